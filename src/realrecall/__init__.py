@@ -1,0 +1,5 @@
+"""realrecall: how good is your retrieval really?"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

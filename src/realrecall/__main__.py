@@ -1,0 +1,3 @@
+from realrecall.cli import main
+
+main()

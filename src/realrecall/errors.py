@@ -1,0 +1,63 @@
+"""Every error realrecall raises on purpose, in one place.
+
+    RealrecallError            base: the CLI catches this (and only this) and exits non-zero
+     ├── InputError            a file or value the user gave is wrong: exit code 2
+     ├── LLMError              an OpenAI-compatible endpoint kept failing after retries: exit code 1
+     └── GateFailed            a quality gate (--fail-under, --max-gap) was crossed: exit code 1
+
+Anything else escaping the library is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["GateFailed", "InputError", "LLMError", "RealrecallError"]
+
+
+class RealrecallError(Exception):
+    """Base of the errors a user is meant to see as one clear line."""
+
+    exit_code: int = 1
+
+
+class InputError(RealrecallError):
+    """Bad input: names the file, the line and the fix.
+
+    ``str(error)`` is the one line the CLI prints, e.g.
+    ``gold.jsonl:12: duplicate query_id 'q7' (first seen on line 3); make query ids unique``.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = None if path is None else str(path)
+        self.line = line
+        self.hint = hint
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = self.path if self.line is None else f"{self.path}:{self.line}"
+            where += ": "
+        text = f"{where}{self.message}"
+        if self.hint:
+            text += f"; {self.hint}"
+        return text
+
+
+class LLMError(RealrecallError):
+    """The model endpoint failed for good (after the retry budget), or answered nothing usable."""
+
+
+class GateFailed(RealrecallError):
+    """A quality gate was crossed; the message says which figure and which bound."""
