@@ -94,7 +94,8 @@ def test_bad_gold_files_get_one_clear_line(tmp_path, content, expected):
 def test_non_utf8_file_is_named_with_a_fix(tmp_path):
     text = json.dumps({**GOOD_QUERY, "query": "Größe"}, ensure_ascii=False) + "\n"
     path = write(tmp_path / "g.jsonl", text, encoding="latin-1")
-    with pytest.raises(InputError, match="not valid UTF-8; save the file as UTF-8"):
+    expected = r"g.jsonl:1: not valid UTF-8 \(byte 0xf6 at column \d+\); save the file as UTF-8"
+    with pytest.raises(InputError, match=expected):
         load_gold(path)
 
 
