@@ -156,7 +156,10 @@ class FakeOpenAI:
         httpd = _Server((self.host, self.port), Handler)
         self._httpd = httpd
         self.port = httpd.server_address[1]
-        self._thread = threading.Thread(target=httpd.serve_forever, name="fake-openai", daemon=True)
+        # A short poll interval makes stop() quick: each test starts and stops a server.
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
+        )
         self._thread.start()
         return self
 
