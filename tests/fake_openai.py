@@ -63,7 +63,7 @@ ENDPOINTS = ("chat", "embeddings", "files", "file_content", "batches", "batch_ge
 ChatAnswer = str | dict[str, Any]
 ChatHandler = Callable[[dict[str, Any]], ChatAnswer]
 
-_HIDDEN_HEADERS = {"authorization", "api-key", "x-api-key", "openai-organization", "openai-project"}
+_HIDDEN_HEADERS = {"authorization", "api-key", "x-api-key"}
 
 
 class RecordedRequest(NamedTuple):
@@ -140,6 +140,7 @@ class FakeOpenAI:
         self._script: collections.deque[ChatAnswer] = collections.deque()
         self._files: dict[str, dict[str, Any]] = {}
         self._batches: dict[str, dict[str, Any]] = {}
+        self._batch_lock = threading.Lock()  # apart from _lock: running a batch calls code that takes _lock
         self._ids = itertools.count(1)
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -633,11 +634,12 @@ def _advance_batch(fake: FakeOpenAI, batch_id: str) -> _Reply:
         batch = fake._batches.get(batch_id)
     if batch is None:
         return _error_reply(404, f"No batch found with id '{batch_id}'.", param="batch_id")
-    if batch["status"] == "validating":
-        batch["status"] = "in_progress"
-    elif batch["status"] == "in_progress":
-        _run_batch(fake, batch)
-    return _json_reply(200, batch)
+    with fake._batch_lock:  # two concurrent polls must not both run the batch
+        if batch["status"] == "validating":
+            batch["status"] = "in_progress"
+        elif batch["status"] == "in_progress":
+            _run_batch(fake, batch)
+        return _json_reply(200, batch)
 
 
 def _run_batch(fake: FakeOpenAI, batch: dict[str, Any]) -> None:
@@ -653,9 +655,12 @@ def _run_batch(fake: FakeOpenAI, batch: dict[str, Any]) -> None:
         body = item.get("body", {})
         fault = fake._take_fault("chat", body)
         shape = None if fault is None else fault.kind
-        if shape is not None and shape not in ("truncated", "refusal"):
+        payload: dict[str, Any]
+        if shape == "reject_json_schema":
+            status, payload = 400, json.loads(_reject_response_format("json_schema").body)
+        elif shape is not None and shape not in ("truncated", "refusal"):
             status = int(shape) if shape.isdigit() else 500
-            payload: dict[str, Any] = {"error": {"message": f"injected {shape}", "type": "server_error"}}
+            payload = {"error": {"message": f"injected {shape}", "type": "server_error"}}
         else:
             status, payload = _chat_completion(fake, body, shape)
         record = {

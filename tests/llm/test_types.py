@@ -79,6 +79,14 @@ def test_bad_config_values_are_input_errors(changes: dict[str, object]) -> None:
         LLMConfig(**changes)  # type: ignore[arg-type]
 
 
+def test_equal_requests_share_fingerprint_and_hash() -> None:
+    first, second = request(), request(json_schema=dict(SCHEMA))
+    assert first == second
+    assert first.fingerprint() == second.fingerprint()
+    assert len({first, second}) == 1
+    assert request(seed=1).fingerprint() != first.fingerprint()
+
+
 def test_usage_adds_up() -> None:
     total = Usage(1, 2) + Usage(10, 20)
     assert total == Usage(11, 22)

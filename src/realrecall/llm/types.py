@@ -6,6 +6,7 @@ Nothing here imports openai, so the generator, the retrievers and their tests ca
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -134,6 +135,15 @@ class ChatRequest:
         if response_format == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
+
+    def fingerprint(self) -> str:
+        """Hex SHA-256 of the canonical JSON body: equal requests, equal fingerprints (a cache key)."""
+        canonical = json.dumps(self.to_body(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def __hash__(self) -> int:
+        # The generated hash would fail on the message dicts; the body's digest is stable and equal-safe.
+        return hash(self.fingerprint())
 
 
 def _plain(value: Any) -> Any:
