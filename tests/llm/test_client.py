@@ -201,6 +201,34 @@ def test_endpoint_without_json_mode_gets_no_response_format(
     assert client.stats.failures == {}
 
 
+def test_schema_breaking_strict_rules_fails_without_fallback(
+    fake_openai: FakeOpenAI, config: LLMConfig
+) -> None:
+    loose = {
+        "type": "object",
+        "properties": {"questions": {"type": "array"}},
+    }  # no required, no additionalProperties
+    request = ChatRequest(messages=({"role": "user", "content": "hi"},), model="m", json_schema=loose)
+    client = OpenAIChatClient(config)
+
+    with pytest.raises(
+        LLMCallError, match=r"^invalid schema \(400\) after 1 attempt: Invalid schema for"
+    ) as caught:
+        complete(client, request)
+
+    assert caught.value.reason == "invalid_schema"
+    assert fake_openai.count("chat") == 1
+    assert client.response_format == "json_schema"
+
+
+def test_handler_error_answer_is_a_client_error(fake_openai: FakeOpenAI, config: LLMConfig) -> None:
+    fake_openai.script([{"error": "This model's maximum context length is 8192 tokens.", "status": 400}])
+    request = ChatRequest(messages=({"role": "user", "content": "hi"},), model="m")
+    with pytest.raises(LLMCallError, match="maximum context length") as caught:
+        complete(OpenAIChatClient(config), request)
+    assert caught.value.reason == "bad_request"
+
+
 def test_refusal_is_returned_not_retried(
     fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
 ) -> None:
