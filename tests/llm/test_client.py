@@ -11,11 +11,19 @@ import pytest
 
 from fake_openai import FakeOpenAI
 from realrecall.errors import LLMCallError, LLMError
-from realrecall.llm import ChatRequest, LLMConfig, OpenAIChatClient, Usage
+from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage
 
 
-def complete(client: OpenAIChatClient, request: ChatRequest):
-    return asyncio.run(client.complete(request))
+def complete(client: OpenAIChatClient, request: ChatRequest) -> ChatResult:
+    """One call in a loop of its own, closing the connections after it; the client stays usable."""
+
+    async def run() -> ChatResult:
+        try:
+            return await client.complete(request)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
 
 
 def test_request_carries_model_messages_and_strict_json_schema(
@@ -301,8 +309,9 @@ def test_concurrent_completions_overlap(
     fake_openai.delay = 0.3
     client = OpenAIChatClient(config)
 
-    async def many() -> list:
-        return await asyncio.gather(*(client.complete(question_request) for _ in range(16)))
+    async def many() -> list[ChatResult]:
+        async with client:
+            return await asyncio.gather(*(client.complete(question_request) for _ in range(16)))
 
     started = time.monotonic()
     results = asyncio.run(many())
@@ -318,3 +327,13 @@ def test_one_client_serves_several_event_loops(
     complete(client, question_request)
     complete(client, question_request)
     assert fake_openai.count("chat") == 2
+
+
+def test_client_works_as_an_async_context_manager(
+    fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
+) -> None:
+    async def use() -> str:
+        async with OpenAIChatClient(config) as client:
+            return (await client.complete(question_request)).text
+
+    assert json.loads(asyncio.run(use()))["questions"]
