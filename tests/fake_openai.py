@@ -136,6 +136,7 @@ class FakeOpenAI:
         self.validate_strict_schemas = True
         self.expected_api_key: str | None = None
         self.reverse_embedding_order = False
+        self.supports_base64_embeddings = True
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
@@ -602,6 +603,10 @@ def _embeddings_reply(fake: FakeOpenAI, body: dict[str, Any]) -> _Reply:
     if any(t == "" for t in texts):
         return _error_reply(400, "'$.input' is invalid: an input cannot be an empty string", param="input")
     encoding = body.get("encoding_format", "float")
+    if encoding == "base64" and not fake.supports_base64_embeddings:
+        return _error_reply(
+            400, "Invalid value for 'encoding_format': only 'float' is supported.", param="encoding_format"
+        )
     data = []
     for index, text in enumerate(texts):
         vector = fake_embedding(text)
