@@ -54,11 +54,13 @@ def test_the_chunk_sharing_words_with_the_query_ranks_first(pets_corpus: Corpus,
     assert "fake-hashing-64" in retriever.description
 
 
-def test_corpus_is_embedded_in_batches_of_batch_size(pets_corpus: Corpus) -> None:
+def test_corpus_is_embedded_in_slices_and_a_query_batch_in_one_call(pets_corpus: Corpus) -> None:
     embedder = HashingEmbedder()
-    DenseRetriever(pets_corpus, embedder, batch_size=2)
+    retriever = DenseRetriever(pets_corpus, embedder, slice_size=2)
     assert embedder.calls == 3
     assert len(embedder.texts_seen) == 5
+    retriever.search(["a", "b", "c"], 1)
+    assert embedder.calls == 4
 
 
 def test_dense_without_an_embedding_model_says_how_to_give_one(pets_corpus: Corpus) -> None:

@@ -13,7 +13,7 @@ from realrecall.corpus import Corpus
 from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
 
 fake_openai = pytest.importorskip("fake_openai", reason="tests/fake_openai.py is not in this tree yet")
-llm = pytest.importorskip("realrecall.llm", reason="realrecall.llm is not in this tree yet")
+llm = pytest.importorskip("realrecall.llm.embeddings", reason="realrecall.llm is not in this tree yet")
 
 
 def test_dense_embeds_through_the_endpoint_once_and_then_from_the_cache(
