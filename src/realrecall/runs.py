@@ -43,7 +43,9 @@ class Run:
     """True when the run came from ranked lists: the given order is the ranking, scores are positions."""
     _docs: Mapping[str, Mapping[str, float]] = field(repr=False)
     _row: Mapping[str, int] = field(repr=False)
-    _flat_scores: np.ndarray = field(repr=False)
+    _scores: np.ndarray = field(repr=False)
+    """float64 scores of all queries end to end (in ``_docs`` order), then NaN padding as long as the
+    longest query, so a window of any query's length can start at any query."""
     _offsets: np.ndarray = field(repr=False)
 
     @classmethod
@@ -78,9 +80,12 @@ class Run:
         lengths = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
         offsets = np.zeros(len(docs) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
+        total = int(offsets[-1])
+        longest = int(lengths.max()) if len(lengths) else 0
+        padded = np.full(total + longest, np.nan, dtype=np.float64)
         try:
-            flat = np.fromiter(
-                chain.from_iterable(map(dict.values, docs.values())), dtype=np.float64, count=int(offsets[-1])
+            padded[:total] = np.fromiter(
+                chain.from_iterable(map(dict.values, docs.values())), dtype=np.float64, count=total
             )
         except (TypeError, ValueError):
             qid, pid, value = _first_bad_score(docs)
@@ -88,14 +93,15 @@ class Run:
                 f"score of passage {pid!r} in query {qid!r} is not a number: {value!r}",
                 hint="scores must be int or float",
             ) from None
-        if np.isnan(flat).any():
-            position = int(np.flatnonzero(np.isnan(flat))[0])
+        nan = np.isnan(padded[:total])
+        if nan.any():
+            position = int(np.flatnonzero(nan)[0])
             row = int(np.searchsorted(offsets, position, side="right")) - 1
             qid = list(docs)[row]
             pid = list(docs[qid])[position - int(offsets[row])]
             raise InputError(f"score of passage {pid!r} in query {qid!r} is NaN", hint="give a real number")
         row_of = {qid: i for i, qid in enumerate(docs)}
-        return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _flat_scores=flat, _offsets=offsets)
+        return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _scores=padded, _offsets=offsets)
 
     @property
     def query_ids(self) -> tuple[str, ...]:
