@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from realrecall.errors import InputError
+from realrecall.files import iter_jsonl
 
 __all__ = ["Run", "load_run"]
 
@@ -178,7 +179,7 @@ def _first_bad_score(docs: Mapping[str, Mapping[str, Any]]) -> tuple[str, str, A
 
 
 def load_run(path: str | Path, *, name: str | None = None) -> Run:
-    """Read a run file: TREC run format, or JSON Lines when the first content line starts with ``{``.
+    """Read a run file: JSON Lines if named ``*.jsonl`` or its first line starts with ``{``, else a TREC run.
 
     Raises InputError naming the file, the line and the fix for malformed lines, non-numeric scores,
     duplicate ``(query_id, passage_id)`` pairs (trec_eval stops on them too), and empty files.
@@ -193,8 +194,8 @@ def load_run(path: str | Path, *, name: str | None = None) -> Run:
             path=p,
             hint="a TREC run line reads 'query_id Q0 passage_id rank score tag'",
         )
-    if kind == "jsonl":
-        return _load_jsonl(p, _read_lines(p), run_name)
+    if kind == "jsonl" or p.suffix.lower() in (".jsonl", ".json"):
+        return _load_jsonl(p, run_name)
     docs = _parse_trec_fast(p)
     if docs is None:
         # The fast reader declines anything unusual; this one names the line that is wrong.
@@ -374,31 +375,11 @@ def _parse_score(raw: str, path: Path, number: int) -> float:
     return score
 
 
-def _load_jsonl(path: Path, lines: Iterable[tuple[int, str]], name: str) -> Run:
-    import json
-
+def _load_jsonl(path: Path, name: str) -> Run:
     scores: dict[str, dict[str, float]] = {}
     ranked: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
-    for number, line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON ({exc.msg} at column {exc.colno})",
-                path=path,
-                line=number,
-                hint="each line must hold one complete JSON object",
-            ) from exc
-        if not isinstance(record, dict):
-            raise InputError(
-                f"expected a JSON object, got {type(record).__name__}",
-                path=path,
-                line=number,
-                hint='write one {"query_id", "ranked"} object per line',
-            )
+    for number, record in iter_jsonl(path, what='{"query_id", "ranked"}'):
         qid = record.get("query_id")
         if not isinstance(qid, str) or not qid:
             raise InputError('record has no string "query_id"', path=path, line=number, hint="add it")
