@@ -58,6 +58,18 @@ class Run:
         return cls._build(docs, name=name, ordered=False)
 
     @classmethod
+    def _borrow_scores(cls, scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
+        """A run over the caller's own dicts, not copied: only for a run that lives inside one call.
+
+        ``score`` given plain dicts uses it, so scoring them never pays for copying every entry.
+        """
+        docs = {
+            _query_id(qid): per_query if type(per_query) is dict else dict(per_query)
+            for qid, per_query in scores.items()
+        }
+        return cls._build(docs, name=name, ordered=False)
+
+    @classmethod
     def from_lists(cls, ranked: Mapping[str, Sequence[str]], *, name: str = "run") -> Run:
         """A run from ``{query_id: [passage_id, ...]}``, best first; each list keeps its order."""
         docs: dict[str, dict[str, float]] = {}
@@ -103,7 +115,7 @@ class Run:
             qid = list(docs)[row]
             pid = list(docs[qid])[position - int(offsets[row])]
             raise InputError(f"score of passage {pid!r} in query {qid!r} is NaN", hint="give a real number")
-        row_of = {qid: i for i, qid in enumerate(docs)}
+        row_of = dict(zip(docs, range(len(docs)), strict=True))
         return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _scores=padded, _offsets=offsets)
 
     @property
@@ -146,10 +158,6 @@ class Run:
     def to_lists(self) -> dict[str, list[str]]:
         """``{query_id: [passage_id, ...]}`` best first."""
         return {qid: list(self.ranked(qid)) for qid in self._docs}
-
-    # Internal accessors for the scoring kernel.
-    def _segment(self, query_id: str) -> int | None:
-        return self._row.get(query_id)
 
 
 def _query_id(value: Any) -> str:
