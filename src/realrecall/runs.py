@@ -54,7 +54,7 @@ class Run:
     @classmethod
     def from_scores(cls, scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
         """A run from ``{query_id: {passage_id: score}}``; higher scores rank first (trec_eval order)."""
-        docs = {_query_id(qid): dict(per_query) for qid, per_query in scores.items()}
+        docs = {_query_id(qid): dict(_scores_of(qid, per_query)) for qid, per_query in scores.items()}
         return cls._build(docs, name=name, ordered=False)
 
     @classmethod
@@ -64,7 +64,7 @@ class Run:
         ``score`` given plain dicts uses it, so scoring them never pays for copying every entry.
         """
         docs = {
-            _query_id(qid): per_query if type(per_query) is dict else dict(per_query)
+            _query_id(qid): per_query if type(per_query) is dict else dict(_scores_of(qid, per_query))
             for qid, per_query in scores.items()
         }
         return cls._build(docs, name=name, ordered=False)
@@ -163,6 +163,15 @@ class Run:
 def _query_id(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise InputError(f"query id {value!r} must be a non-empty string")
+    return value
+
+
+def _scores_of(query_id: str, value: Any) -> Mapping[str, float]:
+    if not isinstance(value, Mapping):
+        raise InputError(
+            f"scores of query {query_id!r} are a {type(value).__name__}, not a dict",
+            hint="give every query {passage_id: score}, or every query a ranked list",
+        )
     return value
 
 

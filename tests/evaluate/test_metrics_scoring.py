@@ -103,6 +103,7 @@ def test_bad_gold_input_is_named(gold, message: str) -> None:
         ({"q1": {"a": float("nan")}}, "score of passage 'a' in query 'q1' is NaN"),
         ({"q1": ["a", "b", "a"]}, "query 'q1' lists passage 'a' twice"),
         ({"q1": "abc"}, "is a string, not a list"),
+        ({"q1": {"a": 1.0}, "q2": ["b"]}, "scores of query 'q2' are a list, not a dict"),
         ([["a"]], "a run must be a Run or a dict"),
     ],
 )
