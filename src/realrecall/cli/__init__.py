@@ -5,6 +5,7 @@ Command modules register themselves on the shared typer app when imported below.
 
 from __future__ import annotations
 
+from realrecall.cli import generate as _generate  # noqa: F401  (registers `generate`)
 from realrecall.cli.app import app
 
 __all__ = ["app", "main"]
