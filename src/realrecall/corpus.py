@@ -112,7 +112,8 @@ def _chunk_from_record(record: Mapping[str, Any], path: Path, line: int) -> Chun
     title = record.get("title") or ""
     if not isinstance(title, str):
         raise InputError('"title" must be a string', path=path, line=line)
-    metadata = record.get("metadata") or {}
+    metadata = record.get("metadata")
+    metadata = {} if metadata is None else metadata
     if not isinstance(metadata, dict):
         raise InputError('"metadata" must be an object', path=path, line=line)
     return Chunk(id=str(raw_id), text=text, title=title, metadata=metadata)

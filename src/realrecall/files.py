@@ -37,19 +37,24 @@ def read_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
     if p.is_dir():
         raise InputError("is a folder, not a file", path=p, hint="give the path of a file")
     try:
-        handle = p.open("r", encoding="utf-8-sig", newline=None)
+        handle = p.open("rb")
     except OSError as exc:
         raise InputError(f"cannot open: {exc.strerror}", path=p) from exc
     with handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                yield number, line.rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"not valid UTF-8 (byte {exc.start} of the undecodable block)",
-                path=p,
-                hint="save the file as UTF-8",
-            ) from exc
+        # Decoded line by line (not by the text layer's blocks) so a bad byte is reported by line.
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(
+                    f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                    path=p,
+                    line=number,
+                    hint="save the file as UTF-8",
+                ) from exc
+            yield number, line.rstrip("\r\n")
 
 
 def iter_jsonl(path: str | Path, *, what: str = "record") -> Iterator[tuple[int, dict[str, Any]]]:

@@ -47,3 +47,8 @@ def warn(message: str) -> None:
 
 def is_interactive() -> bool:
     return sys.stderr.isatty()
+
+
+@app.callback()
+def _root() -> None:
+    """How good is your retrieval really? Generate, evaluate and calibrate gold sets."""

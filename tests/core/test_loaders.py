@@ -1,0 +1,179 @@
+"""Every loader reads real-world files and rejects bad ones with one line naming file, line and fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from realrecall.corpus import load_corpus
+from realrecall.errors import InputError
+from realrecall.gold import GoldQuery, load_gold, write_gold
+
+
+def write(path: Path, text: str, *, encoding: str = "utf-8") -> Path:
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def jsonl(*records: dict) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+GOOD_QUERY = {"query_id": "q1", "query": "how do I reset it", "gold": {"p1": 1}, "origin": "real"}
+
+
+def test_gold_jsonl_keeps_every_field_and_unknown_metadata(tmp_path):
+    record = {
+        **GOOD_QUERY,
+        "type": "conceptual",
+        "language": "en",
+        "source": "ticket",
+        "gold": {"p1": 2, "p2": 0},
+    }
+    gold = load_gold(write(tmp_path / "g.jsonl", jsonl(record)))
+    (query,) = gold.queries
+    assert query == GoldQuery(
+        "q1", "how do I reset it", {"p1": 2, "p2": 0}, "real", "conceptual", "en", {"source": "ticket"}
+    )
+    assert query.relevant() == {"p1"}
+    assert query.to_record() == record
+
+
+def test_gold_ids_list_means_grade_one(tmp_path):
+    record = {"query_id": 7, "query": "x", "gold_ids": ["a", "b"]}
+    (query,) = load_gold(write(tmp_path / "g.jsonl", jsonl(record))).queries
+    assert query.query_id == "7"
+    assert query.gold == {"a": 1, "b": 1}
+
+
+def test_bom_and_crlf_are_read_like_plain_utf8(tmp_path):
+    text = "\ufeff" + jsonl(GOOD_QUERY, {**GOOD_QUERY, "query_id": "q2"}).replace("\n", "\r\n")
+    gold = load_gold(write(tmp_path / "g.jsonl", text))
+    assert [q.query_id for q in gold] == ["q1", "q2"]
+    assert gold["q2"].query == "how do I reset it"
+
+
+def test_blank_lines_are_skipped_and_line_numbers_stay_true(tmp_path):
+    path = write(tmp_path / "g.jsonl", jsonl(GOOD_QUERY) + "\n\n" + '{"query_id": "q2", "query": "y"}\n')
+    with pytest.raises(InputError) as info:
+        load_gold(path)
+    assert str(info.value).startswith(f"{path}:4: ")
+    assert "gold" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("", "empty file: no query found"),
+        ("\n  \n", "empty file: no query found"),
+        ('{"query_id": "q1", "query": "x", "gold": {"p1": 1}\n', "1: malformed JSON"),
+        ("[1, 2]\n", "1: expected a JSON object, got list"),
+        (jsonl(GOOD_QUERY, GOOD_QUERY), "2: duplicate query_id 'q1' (first seen on line 1)"),
+        (jsonl({**GOOD_QUERY, "gold": {}}), "1: empty gold: the query names no passage"),
+        (jsonl({**GOOD_QUERY, "gold_ids": []} | {"gold": {}}), "1: empty gold"),
+        (jsonl({k: v for k, v in GOOD_QUERY.items() if k != "gold"}), '1: query has no "gold" or "gold_ids"'),
+        (jsonl({**GOOD_QUERY, "gold": {"p1": "yes"}}), "grade of passage 'p1' must be an integer"),
+        (jsonl({**GOOD_QUERY, "origin": "llm"}), "1: unknown origin 'llm'"),
+        (jsonl({**GOOD_QUERY, "query": ""}), '1: query has no "query" text'),
+        (jsonl({k: v for k, v in GOOD_QUERY.items() if k != "query_id"}), '1: query has no "query_id"'),
+    ],
+)
+def test_bad_gold_files_get_one_clear_line(tmp_path, content, expected):
+    path = write(tmp_path / "gold.jsonl", content)
+    with pytest.raises(InputError) as info:
+        load_gold(path)
+    message = str(info.value)
+    assert message.startswith(str(path))
+    assert expected in message
+    assert "\n" not in message
+    assert info.value.exit_code == 2
+
+
+def test_non_utf8_file_is_named_with_a_fix(tmp_path):
+    text = json.dumps({**GOOD_QUERY, "query": "Größe"}, ensure_ascii=False) + "\n"
+    path = write(tmp_path / "g.jsonl", text, encoding="latin-1")
+    expected = r"g.jsonl:1: not valid UTF-8 \(byte 0xf6 at column \d+\); save the file as UTF-8"
+    with pytest.raises(InputError, match=expected):
+        load_gold(path)
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        load_gold(tmp_path / "nope.jsonl")
+
+
+def test_trec_qrels_with_comments_and_hash_in_ids(tmp_path):
+    text = "# judged by NIST\n301 0 CR#93E-1860 0\n301 0 FBIS3-10082 1\n\n302 0 d1 -1\n"
+    gold = load_gold(write(tmp_path / "qrels.txt", text), origin="real")
+    assert gold.qrels() == {"301": {"CR#93E-1860": 0, "FBIS3-10082": 1}, "302": {"d1": -1}}
+    assert gold.origins() == {"real"}
+    assert gold["302"].relevant() == frozenset()
+
+
+def test_trec_qrels_short_line_names_the_format(tmp_path):
+    path = write(tmp_path / "qrels.txt", "301 0 d1 1\n301 d2 1\n")
+    with pytest.raises(InputError, match=r"qrels.txt:2: expected 4 fields"):
+        load_gold(path)
+
+
+def test_beir_folder_and_qrels_file_give_the_same_set(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    write(tmp_path / "queries.jsonl", jsonl({"_id": "1", "text": "what is x", "metadata": {}}))
+    write(tmp_path / "qrels" / "test.tsv", "query-id\tcorpus-id\tscore\n1\td1\t1\n1\td2\t2\n")
+    by_folder = load_gold(tmp_path)
+    by_file = load_gold(tmp_path / "qrels" / "test.tsv")
+    assert by_folder.qrels() == by_file.qrels() == {"1": {"d1": 1, "d2": 2}}
+    assert by_folder["1"].query == "what is x"
+
+
+def test_write_gold_round_trips(tmp_path):
+    gold = load_gold(
+        write(tmp_path / "g.jsonl", jsonl(GOOD_QUERY, {**GOOD_QUERY, "query_id": "q2", "type": "lookup"}))
+    )
+    out = tmp_path / "out" / "copy.jsonl"
+    assert write_gold(out, gold.queries) == 2
+    assert load_gold(out).queries == gold.queries
+
+
+def test_missing_passages_are_listed_for_a_warning(tmp_path):
+    gold = load_gold(write(tmp_path / "g.jsonl", jsonl({**GOOD_QUERY, "gold": {"p1": 1, "p9": 1, "p0": 0}})))
+    assert gold.missing_passages(["p1"]) == [("q1", "p9")]
+
+
+def test_corpus_jsonl_beir_and_mapping(tmp_path):
+    beir = load_corpus(write(tmp_path / "c.jsonl", jsonl({"_id": "d1", "title": "T", "text": "body"})))
+    assert beir["d1"].searchable_text() == "T\nbody"
+    mapping = load_corpus(write(tmp_path / "c.json", json.dumps({"a": "one", "b": "two"})))
+    assert mapping.ids == ("a", "b")
+    assert "b" in mapping
+    assert mapping["a"].content_hash != mapping["b"].content_hash
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            jsonl({"id": "a", "text": "x"}, {"id": "a", "text": "y"}),
+            "2: duplicate chunk id 'a' (first seen on line 1)",
+        ),
+        (jsonl({"text": "x"}), '1: chunk has no "id"'),
+        (jsonl({"id": "a"}), '1: chunk has no "text" string'),
+        (jsonl({"id": "a", "text": "x", "metadata": []}), '1: "metadata" must be an object'),
+        ("", "empty file: no chunk found"),
+    ],
+)
+def test_bad_corpus_files_get_one_clear_line(tmp_path, content, expected):
+    path = write(tmp_path / "corpus.jsonl", content)
+    with pytest.raises(InputError) as info:
+        load_corpus(path)
+    assert str(info.value).startswith(str(path))
+    assert expected in str(info.value)
+
+
+def test_reference_corpora_load(reference_data):
+    scifact = load_gold(reference_data / "scifact")
+    assert len(scifact) == 300
+    assert not scifact.missing_passages(load_corpus(reference_data / "scifact" / "corpus.jsonl").ids)
+    assert len(load_corpus(reference_data / "chroma-docs" / "chroma_docs.json")) == 216
