@@ -13,7 +13,6 @@ from rich.table import Table
 
 from realrecall.cli.app import app, err, is_interactive, out, user_errors, warn
 from realrecall.corpus import load_corpus
-from realrecall.errors import RealrecallError
 from realrecall.generate import (
     QUESTION_TYPES,
     Estimate,
@@ -25,7 +24,7 @@ from realrecall.generate import (
     parse_weights,
 )
 from realrecall.generate import Progress as GenerateProgress
-from realrecall.llm.types import ChatClient
+from realrecall.llm import ChatClient, LLMConfig, OpenAIChatClient
 
 TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
     QUESTION_TYPES
@@ -109,10 +108,6 @@ def generate_command(
 
 def make_client(base_url: str | None) -> ChatClient:
     """The OpenAI client; the API key is read from the environment by the client, never from options."""
-    try:
-        from realrecall.llm import LLMConfig, OpenAIChatClient  # type: ignore[attr-defined]
-    except ImportError:
-        raise RealrecallError("the OpenAI client (realrecall.llm) is not installed in this build") from None
     return OpenAIChatClient(LLMConfig(base_url=base_url))
 
 

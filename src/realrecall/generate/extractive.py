@@ -23,17 +23,38 @@ __all__ = ["MAX_QUERY_WORDS", "MIN_SENTENCE_WORDS", "extract_query", "sentences"
 MIN_SENTENCE_WORDS = 4
 MAX_QUERY_WORDS = 20
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n|\n(?=\s*(?:[-*•]|\d+[.)]|#))")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_HEADING = re.compile(r"^\s*#{1,6}\s")
+_ITEM = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 _MARKUP = re.compile(r"^\s*(?:#{1,6}\s*|[-*•]\s+|\d+[.)]\s+|>\s*)")
+
+
+def _blocks(text: str) -> list[str]:
+    """Paragraphs, list items and headings: a sentence never runs across two of them."""
+    blocks: list[str] = []
+    current: list[str] = []
+    for line in text.splitlines():
+        starts_block = not line.strip() or _HEADING.match(line) or _ITEM.match(line)
+        if starts_block and current:
+            blocks.append(" ".join(current))
+            current = []
+        if _HEADING.match(line):
+            blocks.append(line)
+        elif line.strip():
+            current.append(line)
+    if current:
+        blocks.append(" ".join(current))
+    return blocks
 
 
 def sentences(text: str) -> list[str]:
     """The sentences of ``text`` with at least ``MIN_SENTENCE_WORDS`` words, markup stripped."""
     found: list[str] = []
-    for piece in _SENTENCE_END.split(text):
-        cleaned = " ".join(_MARKUP.sub("", piece).replace("`", "").replace("**", "").split())
-        if len(cleaned.split()) >= MIN_SENTENCE_WORDS:
-            found.append(cleaned)
+    for block in _blocks(text):
+        for piece in _SENTENCE_END.split(_MARKUP.sub("", block)):
+            cleaned = " ".join(piece.replace("`", "").replace("**", "").split())
+            if len(cleaned.split()) >= MIN_SENTENCE_WORDS:
+                found.append(cleaned)
     return found
 
 

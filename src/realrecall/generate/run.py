@@ -121,7 +121,17 @@ def generate(
     missing ones are asked for. ``client`` is required by the ``llm`` backend and by ``judge``.
     Raises RealrecallError when no question at all could be kept (after writing the summary file).
     """
-    return asyncio.run(agenerate(corpus, output_path, config, client=client, progress=progress))
+
+    async def run_and_close() -> GenerateSummary:
+        try:
+            return await agenerate(corpus, output_path, config, client=client, progress=progress)
+        finally:
+            # The event loop made here ends with this call: close the connections opened in it.
+            close = getattr(client, "aclose", None)
+            if close is not None:
+                await close()
+
+    return asyncio.run(run_and_close())
 
 
 async def agenerate(

@@ -112,6 +112,8 @@ def _split_header(text: str, source: str) -> tuple[dict[str, str], str]:
     for number, line in enumerate(lines[1:], start=2):
         if line.strip() == "---":
             return header, "\n".join(lines[number:])
+        if not line.strip():
+            continue
         key, sep, value = line.partition(":")
         if not sep:
             raise InputError("header line is not 'key: value'", path=source, line=number, hint=_FORMAT_HINT)
