@@ -33,7 +33,9 @@ def test_question_answers_are_validated(text, question, reason):
 
 def test_verdicts_are_validated():
     verdict, reason = parse_verdict('{"answerable": false, "reason": "off topic"}')
-    assert reason is None and verdict is not None and verdict.answerable is False
+    assert reason is None
+    assert verdict is not None
+    assert verdict.answerable is False
     assert parse_verdict('{"answerable": "yes", "reason": "x"}') == (None, "schema_mismatch")
     assert parse_verdict("nope") == (None, "invalid_json")
 
@@ -69,7 +71,8 @@ def test_extractive_query_is_a_sentence_of_the_chunk_and_deterministic():
 def test_extractive_query_is_cut_to_twenty_words():
     chunk = Chunk("c", " ".join(f"word{i}" for i in range(40)) + ".")
     query = extract_query(chunk, seed=0, position=0)
-    assert query is not None and len(query.split()) == 20
+    assert query is not None
+    assert len(query.split()) == 20
 
 
 def test_chunk_without_a_usable_sentence_yields_none_or_its_whole_text():

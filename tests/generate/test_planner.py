@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from generate.fakes import make_corpus
 
+from generate.fakes import make_corpus
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig, Shard, parse_shard, parse_weights
@@ -104,7 +104,8 @@ def test_slot_keys_change_with_chunk_text_generator_and_seed_only():
     assert plan_slots(chunks, GenerateConfig(), {**GENERATOR, "model": "n"})[0].key != base[0].key
     edited = Chunk(chunks[0].id, chunks[0].text + " more", chunks[0].title, chunks[0].metadata)
     keys = [s.key for s in plan_slots([edited, *chunks[1:]], GenerateConfig(), GENERATOR)]
-    assert keys[0] != base[0].key and keys[1:] == [s.key for s in base[1:]]
+    assert keys[0] != base[0].key
+    assert keys[1:] == [s.key for s in base[1:]]
 
 
 def test_query_ids_name_chunk_and_index():
