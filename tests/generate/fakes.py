@@ -62,8 +62,8 @@ EVERYDAY = [
 def paraphrase(request: ChatRequest) -> str:
     """A valid answer: a question in everyday words, different for each request seed."""
     seed = request.seed or 0
-    words = [EVERYDAY[(seed >> shift) % len(EVERYDAY)] for shift in (0, 5, 10, 15)]
-    return json.dumps({"question": f"why is my {words[0]} {words[1]} not {words[2]} with the {words[3]}?"})
+    w = [EVERYDAY[(seed >> shift) % len(EVERYDAY)] for shift in (0, 5, 10, 15, 20, 25)]
+    return json.dumps({"question": f"why is my {w[0]} {w[1]} {w[2]} not {w[3]} with {w[4]} {w[5]}?"})
 
 
 class FakeChatClient:

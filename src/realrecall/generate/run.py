@@ -40,7 +40,7 @@ from realrecall.generate.summary import GenerateSummary, Progress, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
 from realrecall.llm.types import ChatClient
 
-__all__ = ["Setup", "agenerate", "generate", "prepare"]
+__all__ = ["Setup", "agenerate", "generate", "passes_overlap", "prepare"]
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -152,7 +152,7 @@ async def agenerate(
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
     store.load()
-    kept, removed = store.plan(slot.key for slot in setup.slots)
+    kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: passes_overlap(r, config))
     store.open()
     try:
         run = _Run(setup, store, client, progress)
@@ -185,6 +185,14 @@ async def agenerate(
             f"see {store.failures_path} and {store.summary_path}"
         )
     return summary
+
+
+def passes_overlap(record: dict[str, Any], config: GenerateConfig) -> bool:
+    """Whether a record written earlier passes today's ``max_overlap`` (a tightened bound regenerates it)."""
+    if config.max_overlap is None:
+        return True
+    overlap = record.get("provenance", {}).get("overlap")
+    return not isinstance(overlap, int | float) or overlap <= config.max_overlap
 
 
 def _config_record(config: GenerateConfig) -> dict[str, Any]:

@@ -15,7 +15,7 @@ parameters changed) are removed by an atomic rewrite, and slots that already hav
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,10 +85,13 @@ class GenerationStore:
                 )
             self.cache[entry["key"]] = entry
 
-    def plan(self, slot_keys: Iterable[str]) -> tuple[int, int]:
-        """Forget records and cache entries of slots no longer planned; returns (kept, removed) records."""
+    def plan(
+        self, slot_keys: Iterable[str], keep: Callable[[dict[str, Any]], bool] = lambda record: True
+    ) -> tuple[int, int]:
+        """Forget records of slots no longer planned or failing ``keep``, and cache entries of slots
+        no longer planned; returns the numbers of records (kept, removed)."""
         planned = set(slot_keys)
-        removed = [key for key in self.records if key not in planned]
+        removed = [key for key, record in self.records.items() if key not in planned or not keep(record)]
         for key in removed:
             del self.records[key]
         obsolete = [key for key, entry in self.cache.items() if entry["slot"] not in planned]
