@@ -71,3 +71,10 @@ def test_near_duplicate_index_finds_rewordings_and_keeps_distinct_questions():
 def test_near_duplicate_threshold_bounds():
     with pytest.raises(ValueError, match="threshold"):
         NearDuplicateIndex(threshold=0)
+
+
+def test_a_shared_question_frame_does_not_make_questions_near_duplicates():
+    index = NearDuplicateIndex(threshold=0.8)
+    index.add("q1", "how do I get the thing to work with my printer", "en")
+    assert index.find("how do I get the thing to work with my scanner", "en") is None
+    assert index.find("how do i get the thing to work with my printer?", "en") == "q1"

@@ -1,16 +1,17 @@
 """Near-duplicate questions: two questions that differ only in wording details count once.
 
-Two questions are near-duplicates when the Jaccard similarity of their word-stem sets (see
-``overlap.stems``, stopwords included, so "how do I" and "what is" still differ) reaches the threshold
-(0.8 by default). The index keeps an inverted list per stem, so a check costs the size of the
-questions sharing a stem, not of the whole set.
+Two questions are near-duplicates when the Jaccard similarity of their content-word stem sets (see
+``overlap.content_stems``: stopwords of the question's language left out, so that the frame every
+short question shares, "how do I ... my ...", does not make two different questions look alike)
+reaches the threshold (0.8 by default). A question with no content word is compared by all its stems.
+The index keeps an inverted list per stem, so a check costs the questions sharing a stem, not the set.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from realrecall.generate.overlap import stems
+from realrecall.generate.overlap import content_stems, stems
 
 __all__ = ["NearDuplicateIndex", "jaccard"]
 
@@ -20,6 +21,10 @@ def jaccard(a: set[str], b: set[str]) -> float:
     if not a and not b:
         return 1.0
     return len(a & b) / len(a | b)
+
+
+def _signature(question: str, language: str | None) -> set[str]:
+    return content_stems(question, language) or stems(question)
 
 
 class NearDuplicateIndex:
@@ -36,9 +41,9 @@ class NearDuplicateIndex:
     def __len__(self) -> int:
         return len(self._stems)
 
-    def find(self, question: str) -> str | None:
+    def find(self, question: str, language: str | None = None) -> str | None:
         """The id of a kept question ``question`` nearly duplicates, or None."""
-        candidate = stems(question)
+        candidate = _signature(question, language)
         seen: set[int] = set()
         for stem in candidate:
             for position in self._postings.get(stem, ()):
@@ -54,9 +59,9 @@ class NearDuplicateIndex:
                     return self._ids[position]
         return None
 
-    def add(self, question_id: str, question: str) -> None:
+    def add(self, question_id: str, question: str, language: str | None = None) -> None:
         position = len(self._stems)
-        question_stems = stems(question)
+        question_stems = _signature(question, language)
         self._stems.append(question_stems)
         self._ids.append(question_id)
         for stem in question_stems:

@@ -235,7 +235,7 @@ class _Run:
             self.judge = AnswerabilityJudge(client, setup.judge_prompt, self.config, store, self.judging)
         self.duplicates = NearDuplicateIndex(self.config.near_duplicate or 1.0)
         for key, record in store.records.items():
-            self.duplicates.add(key, record["query"])
+            self.duplicates.add(key, record["query"], record.get("language"))
         self.filtered: Counter[str] = Counter()
         self.shortfall: Counter[str] = Counter()
         self.pending = [slot for slot in setup.slots if slot.key not in store.records]
@@ -310,7 +310,10 @@ class _Run:
         if self.config.max_overlap is not None and overlap > self.config.max_overlap:
             self.filtered["overlap"] += 1
             return "overlap"
-        if self.config.near_duplicate is not None and self.duplicates.find(question) is not None:
+        if (
+            self.config.near_duplicate is not None
+            and self.duplicates.find(question, slot.language) is not None
+        ):
             self.filtered["near_duplicate"] += 1
             return "near_duplicate"
         judged: dict[str, Any] | None = None
@@ -325,7 +328,10 @@ class _Run:
                 return "unanswerable"
             judged = {**self.judge.describe(), "answerable": True, "reason": verdict.reason}
             # Another worker may have kept a near-duplicate while the judge was asked.
-            if self.config.near_duplicate is not None and self.duplicates.find(question) is not None:
+            if (
+                self.config.near_duplicate is not None
+                and self.duplicates.find(question, slot.language) is not None
+            ):
                 self.filtered["near_duplicate"] += 1
                 return "near_duplicate"
         self.keep(slot, candidate, question, overlap, judged, spent)
@@ -371,7 +377,7 @@ class _Run:
             "language": slot.language,
             "provenance": provenance,
         }
-        self.duplicates.add(slot.key, question)
+        self.duplicates.add(slot.key, question, slot.language)
         self.store.add_record(slot.key, record)
         self.added += 1
 
