@@ -205,7 +205,7 @@ def test_invalid_answers_are_retried_then_recorded_with_their_reason(output):
     corpus = make_corpus(2)
     client = FakeChatClient()
     client.script.extend(['{"question": "cut', '{"wrong": "x"}', "[]", '{"question": "fine then, where?"}'])
-    summary = generate(corpus, output, GenerateConfig(max_attempts=3), client=client)
+    summary = generate(corpus, output, GenerateConfig(max_attempts=3, concurrency=1), client=client)
     stage = summary.stage("generation")
     assert stage.failures == {"invalid_json": 1, "schema_mismatch": 2}
     assert summary.shortfall == {"c0": 1}

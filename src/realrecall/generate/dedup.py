@@ -9,7 +9,7 @@ The index keeps an inverted list per stem, so a check costs the questions sharin
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from realrecall.generate.overlap import content_stems, stems
 
@@ -44,19 +44,16 @@ class NearDuplicateIndex:
     def find(self, question: str, language: str | None = None) -> str | None:
         """The id of a kept question ``question`` nearly duplicates, or None."""
         candidate = _signature(question, language)
-        seen: set[int] = set()
-        for stem in candidate:
-            for position in self._postings.get(stem, ()):
-                if position in seen:
-                    continue
-                seen.add(position)
-                if jaccard(candidate, self._stems[position]) >= self.threshold:
-                    return self._ids[position]
         if not candidate:
-            # A question with no word at all duplicates any other such question.
-            for position, kept in enumerate(self._stems):
-                if not kept:
-                    return self._ids[position]
+            return None
+        # Count shared stems through the postings, then Jaccard = shared / (|a| + |b| - shared).
+        shared: Counter[int] = Counter()
+        for stem in candidate:
+            shared.update(self._postings.get(stem, ()))
+        size = len(candidate)
+        for position, common in shared.items():
+            if common / (size + len(self._stems[position]) - common) >= self.threshold:
+                return self._ids[position]
         return None
 
     def add(self, question_id: str, question: str, language: str | None = None) -> None:

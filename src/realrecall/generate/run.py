@@ -381,7 +381,9 @@ class _Run:
         self.store.add_record(slot.key, record)
         self.added += 1
 
-    def fail(self, slot: Slot, outcome: str, reason: str, reasons: list[str], *, message: str = "") -> None:
+    def fail(
+        self, slot: Slot, outcome: str, reason: str, reasons: list[str], *, message: str = ""
+    ) -> None:
         self.failed += 1
         self.shortfall[slot.chunk.id] += 1
         self.store.add_failure(

@@ -15,9 +15,13 @@ parameters changed) are removed by an atomic rewrite, and slots that already hav
 
 from __future__ import annotations
 
+import json
+import os
+import queue
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from realrecall.errors import InputError
 from realrecall.files import AppendLog, iter_jsonl, write_jsonl_atomic
@@ -58,9 +62,7 @@ class GenerationStore:
         self.cache: dict[str, dict[str, Any]] = {}
         self._obsolete_cache = 0
         self._rewrite_output = False
-        self._output: AppendLog | None = None
-        self._cache_log: AppendLog | None = None
-        self._failures: AppendLog | None = None
+        self._writer: _GroupCommitWriter | None = None
 
     def load(self) -> None:
         """Read the existing output and cache (nothing is written)."""
@@ -102,17 +104,15 @@ class GenerationStore:
         return len(self.records), len(removed)
 
     def open(self) -> None:
-        """Rewrite files that lost entries (atomically), then open the logs for appending."""
+        """Rewrite files that lost entries (atomically), then start appending to the logs."""
         if self._rewrite_output or self._has_duplicate_lines():
             write_jsonl_atomic(self.output_path, self.records.values())
         if self._obsolete_cache:
             write_jsonl_atomic(self.cache_path, self.cache.values())
-        self._output = AppendLog(self.output_path)
-        self._cache_log = AppendLog(self.cache_path)
-        self._failures = AppendLog(self.failures_path)
         self.failures_path.unlink(missing_ok=True)
-        for log in (self._output, self._cache_log, self._failures):
-            log.open()
+        self._writer = _GroupCommitWriter(
+            {"output": self.output_path, "cache": self.cache_path, "failures": self.failures_path}
+        )
 
     def _has_duplicate_lines(self) -> bool:
         if not self.output_path.exists():
@@ -121,20 +121,90 @@ class GenerationStore:
         return lines != len(self.records)
 
     def close(self) -> None:
-        for log in (self._output, self._cache_log, self._failures):
-            if log is not None:
-                log.close()
+        """Wait until every appended line is on disk; raises the writer's OSError, if any."""
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            writer.close()
+
+    def _submit(self, log: str, record: Mapping[str, Any]) -> None:
+        if self._writer is None:
+            raise RuntimeError("GenerationStore.open() was not called")
+        self._writer.submit(log, record)
 
     def add_record(self, key: str, record: Mapping[str, Any]) -> None:
-        assert self._output is not None, "open() first"
-        self._output.append(record)
+        """Append a kept question to the output (on disk within one fsync)."""
         self.records[key] = dict(record)
+        self._submit("output", record)
 
     def add_cache(self, entry: Mapping[str, Any]) -> None:
-        assert self._cache_log is not None, "open() first"
-        self._cache_log.append(entry)
+        """Append a model answer to the cache (on disk within one fsync)."""
         self.cache[entry["key"]] = dict(entry)
+        self._submit("cache", entry)
 
     def add_failure(self, entry: Mapping[str, Any]) -> None:
-        assert self._failures is not None, "open() first"
-        self._failures.append(entry)
+        self._submit("failures", entry)
+
+
+class _GroupCommitWriter:
+    """Appends JSON lines to several files from one thread, with one fsync per file per batch.
+
+    An fsync takes milliseconds; done on the event loop for every record it would stall every request
+    in flight, and awaited by each worker it would add to every question's latency. Here lines are
+    queued to a writer thread that writes whatever has arrived, in order, and fsyncs once for the
+    batch (group commit): every record is on disk a few milliseconds after it was kept. A process
+    killed in between loses only those last records, as it loses the requests in flight, and the
+    next run asks for them again; a torn last line is repaired by ``AppendLog`` on the next open.
+    """
+
+    def __init__(self, paths: Mapping[str, Path]) -> None:
+        self._handles: dict[str, IO[str]] = {}
+        for name, path in paths.items():
+            AppendLog(path).open()  # creates the folder and repairs a torn last line
+            self._handles[name] = path.open("a", encoding="utf-8", newline="\n")
+        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._run, name="realrecall-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, log: str, record: Mapping[str, Any]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put((log, json.dumps(record, ensure_ascii=False) + "\n"))
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        for handle in self._handles.values():
+            handle.close()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stopping = True
+                    break
+                batch.append(item)
+            self._commit(batch)
+
+    def _commit(self, batch: list[tuple[str, str]]) -> None:
+        if self._error is not None:
+            return
+        try:
+            for log, line in batch:
+                self._handles[log].write(line)
+            for log in {log for log, _ in batch}:
+                self._handles[log].flush()
+                os.fsync(self._handles[log].fileno())
+        except OSError as exc:
+            self._error = exc
