@@ -28,11 +28,40 @@ from realrecall.corpus import Chunk, Corpus  # noqa: E402
 from realrecall.generate import GenerateConfig, generate  # noqa: E402
 from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage  # noqa: E402
 
-WORDS = (
-    "printer wifi refund login backup folder upload calendar storage license cable battery invoice "
-    "screen laptop phone email meeting password account keyboard mouse desk badge parking lunch "
-    "travel expense holiday contract salary ticket"
-).split()
+WORDS = [
+    "printer",
+    "wifi",
+    "refund",
+    "login",
+    "backup",
+    "folder",
+    "upload",
+    "calendar",
+    "storage",
+    "license",
+    "cable",
+    "battery",
+    "invoice",
+    "screen",
+    "laptop",
+    "phone",
+    "email",
+    "meeting",
+    "password",
+    "account",
+    "keyboard",
+    "mouse",
+    "desk",
+    "badge",
+    "parking",
+    "lunch",
+    "travel",
+    "expense",
+    "holiday",
+    "contract",
+    "salary",
+    "ticket",
+]
 
 
 def question_handler(body: dict[str, Any]) -> str:
