@@ -258,3 +258,18 @@ def test_extractive_chunk_with_injection_is_data(tmp_path):
     )
     summary = generate(Corpus((chunk,)), tmp_path / "s.jsonl", GenerateConfig(backend="extractive"))
     assert summary.total == 1
+
+
+def test_cli_batch_mode_goes_through_the_batch_api(server, tmp_path):
+    corpus_path = tmp_path / "chunks.jsonl"
+    corpus_path.write_text(
+        "".join(json.dumps({"id": f"b{i}", "text": f"Desk {i} has a printer."}) + "\n" for i in range(3))
+    )
+    output = tmp_path / "s.jsonl"
+    args = ["--corpus", str(corpus_path), "--output", str(output), "--batch", "--poll-interval", "0.01"]
+    process = run_cli(args, server)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr.decode()
+    assert len(records(output)) == 3
+    assert server.count("batches") == 1
+    assert server.count("chat") == 0

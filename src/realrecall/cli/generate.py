@@ -15,6 +15,7 @@ from realrecall.cli.app import app, err, is_interactive, out, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.generate import (
     QUESTION_TYPES,
+    BatchOptions,
     Estimate,
     GenerateConfig,
     GenerateSummary,
@@ -66,6 +67,11 @@ def generate_command(
     price_out: Annotated[float | None, typer.Option(help="price per million output tokens")] = None,
     cache: Annotated[Path | None, typer.Option(help="answer cache (default: beside --output)")] = None,
     dry_run: Annotated[bool, typer.Option(help="count requests, tokens and cost; send nothing")] = False,
+    batch: Annotated[bool, typer.Option(help="use the Batch API (cheaper, slower; resumable)")] = False,
+    poll_interval: Annotated[float, typer.Option(help="seconds between batch status checks")] = 30.0,
+    batch_timeout: Annotated[
+        float | None, typer.Option(help="stop waiting after this many seconds (rerun resumes)")
+    ] = None,
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
@@ -100,9 +106,18 @@ def generate_command(
         if dry_run:
             render_estimate(estimate(chunks, output, config))
             return
-        client = make_client(base_url) if backend == "llm" or judge else None
+        needs_model = backend == "llm" or judge
+        batch_options = None
+        client = None
+        if needs_model and batch:
+            llm = LLMConfig(base_url=base_url)
+            batch_options = BatchOptions(llm=llm, poll_interval=poll_interval, timeout=batch_timeout)
+        elif needs_model:
+            client = make_client(base_url)
         with progress_bar() as on_progress:
-            summary = generate(chunks, output, config, client=client, progress=on_progress)
+            summary = generate(
+                chunks, output, config, client=client, progress=on_progress, batch=batch_options
+            )
         render_summary(summary)
 
 

@@ -9,6 +9,7 @@ Each output line is a gold-set record (``query_id``, ``query``, ``gold: {chunk_i
 
 from __future__ import annotations
 
+from realrecall.generate.batch import BatchOptions
 from realrecall.generate.config import (
     BACKENDS,
     QUESTION_TYPES,
@@ -26,6 +27,7 @@ from realrecall.generate.summary import GenerateSummary, Progress, StageSummary
 __all__ = [
     "BACKENDS",
     "QUESTION_TYPES",
+    "BatchOptions",
     "Estimate",
     "GenerateConfig",
     "GenerateSummary",

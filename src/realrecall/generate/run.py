@@ -23,6 +23,7 @@ from realrecall import __version__
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError, LLMError, RealrecallError
 from realrecall.files import atomic_write_text
+from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
 from realrecall.generate.overlap import lexical_overlap
@@ -30,9 +31,11 @@ from realrecall.generate.planner import Slot, plan_slots, select_chunks
 from realrecall.generate.sources import (
     AnswerabilityJudge,
     Candidate,
+    Deferred,
     ExtractiveQuestions,
     LLMQuestions,
     QuestionSource,
+    RequestCollector,
 )
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
@@ -113,18 +116,20 @@ def generate(
     *,
     client: ChatClient | None = None,
     progress: ProgressCallback | None = None,
+    batch: BatchOptions | None = None,
 ) -> GenerateSummary:
     """Write synthetic questions for ``corpus`` to ``output_path`` (a gold set, origin ``synthetic``).
 
     Resumes and updates an earlier output at the same path: questions already written for unchanged
     chunks are kept without a request, those of deleted or changed chunks are removed, and only the
-    missing ones are asked for. ``client`` is required by the ``llm`` backend and by ``judge``.
+    missing ones are asked for. ``client`` is required by the ``llm`` backend and by ``judge``, unless
+    ``batch`` is given: then the answers are asked through the Batch API (see ``generate.batch``).
     Raises RealrecallError when no question at all could be kept (after writing the summary file).
     """
 
     async def run_and_close() -> GenerateSummary:
         try:
-            return await agenerate(corpus, output_path, config, client=client, progress=progress)
+            return await agenerate(corpus, output_path, config, client=client, progress=progress, batch=batch)
         finally:
             # The event loop made here ends with this call: close the connections opened in it.
             close = getattr(client, "aclose", None)
@@ -141,10 +146,11 @@ async def agenerate(
     *,
     client: ChatClient | None = None,
     progress: ProgressCallback | None = None,
+    batch: BatchOptions | None = None,
 ) -> GenerateSummary:
     """``generate`` for callers already inside an event loop."""
     started = time.monotonic()
-    if client is None and (config.backend == "llm" or config.judge):
+    if client is None and batch is None and (config.backend == "llm" or config.judge):
         raise InputError(
             f"the {'judge' if config.backend != 'llm' else config.backend!r} stage needs a chat client",
             hint="pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge",
@@ -155,8 +161,14 @@ async def agenerate(
     kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: passes_overlap(r, config))
     store.open()
     try:
+        totals = None
+        if batch is not None:
+            totals = await _answer_in_batches(setup, store, batch)
+            client = LeftoverClient()
         run = _Run(setup, store, client, progress)
         await run.settle_all()
+        if totals is not None:
+            run.absorb(totals)
     finally:
         store.close()
     summary = run.summary(store, kept=kept, removed=removed, elapsed=time.monotonic() - started)
@@ -187,6 +199,17 @@ async def agenerate(
     return summary
 
 
+async def _answer_in_batches(setup: Setup, store: GenerationStore, options: BatchOptions) -> BatchTotals:
+    async def collect() -> RequestCollector:
+        collector = RequestCollector()
+        await _Run(setup, store, collector, None, write=False).settle_all()
+        return collector
+
+    attempts = setup.config.max_attempts
+    rounds = attempts * (attempts + 1 if setup.config.judge else 1) + 1
+    return await answer_in_batches(store, options, collect, max_rounds=rounds)
+
+
 def passes_overlap(record: dict[str, Any], config: GenerateConfig) -> bool:
     """Whether a record written earlier passes today's ``max_overlap`` (a tightened bound regenerates it)."""
     if config.max_overlap is None:
@@ -211,10 +234,13 @@ class _Run:
         self,
         setup: Setup,
         store: GenerationStore,
-        client: ChatClient | None,
+        client: ChatClient | RequestCollector | None,
         progress: ProgressCallback | None,
+        *,
+        write: bool = True,
     ) -> None:
         self.setup = setup
+        self.write = write
         self.config = setup.config
         self.store = store
         self.progress = progress
@@ -289,6 +315,8 @@ class _Run:
                 spent[1] += candidate.usage.completion_tokens
                 stage = self.judging
                 outcome = await self.examine(slot, candidate, spent)
+            except Deferred:
+                return  # a batch will answer; a later round settles the slot
             except LLMError as exc:
                 reason = getattr(exc, "reason", None) or "llm_error"
                 stage.failures[reason] += 1
@@ -378,12 +406,13 @@ class _Run:
             "provenance": provenance,
         }
         self.duplicates.add(slot.key, question, slot.language)
-        self.store.add_record(slot.key, record)
+        if self.write:
+            self.store.add_record(slot.key, record)
         self.added += 1
 
-    def fail(
-        self, slot: Slot, outcome: str, reason: str, reasons: list[str], *, message: str = ""
-    ) -> None:
+    def fail(self, slot: Slot, outcome: str, reason: str, reasons: list[str], *, message: str = "") -> None:
+        if not self.write:
+            return
         self.failed += 1
         self.shortfall[slot.chunk.id] += 1
         self.store.add_failure(
@@ -398,6 +427,14 @@ class _Run:
                 "slot_key": slot.key,
             }
         )
+
+    def absorb(self, totals: BatchTotals) -> None:
+        """Add what the batches sent and cost to this run's counters."""
+        for stage, counter in (("generate", self.generation), ("judge", self.judging)):
+            counter.requests += totals.requests[stage]
+            counter.tokens_in += totals.tokens_in[stage]
+            counter.tokens_out += totals.tokens_out[stage]
+            counter.failures.update(totals.failures.get(stage, {}))
 
     def summary(self, store: GenerationStore, *, kept: int, removed: int, elapsed: float) -> GenerateSummary:
         stages = [self.generation.freeze(self.config.price_in, self.config.price_out)]

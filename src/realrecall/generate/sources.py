@@ -27,9 +27,12 @@ __all__ = [
     "LANGUAGE_NAMES",
     "AnswerabilityJudge",
     "Candidate",
+    "Deferred",
     "ExtractiveQuestions",
     "LLMQuestions",
     "QuestionSource",
+    "RequestCollector",
+    "cache_entry",
     "question_messages",
 ]
 
@@ -91,8 +94,50 @@ def question_messages(
     return render(template, {name: values.get(name, "") for name in template.variables})
 
 
+class Deferred(Exception):
+    """Raised in place of a request a batch will answer (see ``RequestCollector``)."""
+
+
+class RequestCollector:
+    """Stands in for the chat client while a batch is prepared: notes each request not in the cache.
+
+    A run with a collector settles every slot whose answers are all cached and stops the others at
+    their first missing answer (``Deferred``); the notes become the next batch's requests.
+    """
+
+    def __init__(self) -> None:
+        self.pending: dict[str, tuple[str, str, ChatRequest]] = {}
+
+    def defer(self, key: str, slot_key: str, stage: str, request: ChatRequest) -> None:
+        self.pending[key] = (slot_key, stage, request)
+        raise Deferred(key)
+
+
+def cache_entry(key: str, slot_key: str, stage: str, result: ChatResult) -> dict[str, Any]:
+    """The cache record of one answer (live or from a batch); refusals and cut answers are failures."""
+    failure = None
+    if result.refusal:
+        failure = "refusal"
+    elif result.finish_reason == "length":
+        failure = "truncated"
+    return {
+        "key": key,
+        "slot": slot_key,
+        "stage": stage,
+        "text": result.text or "",
+        "failure": failure,
+        "finish_reason": result.finish_reason,
+        "model": result.model,
+        "usage": {
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+        },
+        "time": _now(),
+    }
+
+
 async def _ask(
-    client: ChatClient | None,
+    client: ChatClient | RequestCollector | None,
     store: GenerationStore,
     counter: StageCounter,
     request: ChatRequest,
@@ -103,12 +148,15 @@ async def _ask(
 ) -> tuple[str, str | None, Usage, str]:
     """``(text, failure, usage now, model)`` for ``request``, from the cache or the endpoint.
 
-    Raises LLMError when the endpoint fails for good (not cached: the next run asks again).
+    Raises LLMError when the endpoint fails for good (not cached: the next run asks again), and
+    Deferred when a batch is being collected.
     """
     cached = store.cache.get(key)
     if cached is not None:
         counter.cached += 1
         return cached["text"], cached.get("failure"), Usage(0, 0), cached.get("model") or request.model
+    if isinstance(client, RequestCollector):
+        client.defer(key, slot_key, stage, request)
     if client is None:
         raise LLMError("a request is needed but no chat client was given")
     counter.requests += 1
@@ -116,28 +164,9 @@ async def _ask(
     counter.retries += max(0, result.attempts - 1)
     counter.tokens_in += result.usage.prompt_tokens
     counter.tokens_out += result.usage.completion_tokens
-    failure = None
-    if result.refusal:
-        failure = "refusal"
-    elif result.finish_reason == "length":
-        failure = "truncated"
-    store.add_cache(
-        {
-            "key": key,
-            "slot": slot_key,
-            "stage": stage,
-            "text": result.text or "",
-            "failure": failure,
-            "finish_reason": result.finish_reason,
-            "model": result.model,
-            "usage": {
-                "prompt_tokens": result.usage.prompt_tokens,
-                "completion_tokens": result.usage.completion_tokens,
-            },
-            "time": _now(),
-        }
-    )
-    return result.text or "", failure, result.usage, result.model or request.model
+    entry = cache_entry(key, slot_key, stage, result)
+    store.add_cache(entry)
+    return result.text or "", entry["failure"], result.usage, result.model or request.model
 
 
 class LLMQuestions:
@@ -145,7 +174,7 @@ class LLMQuestions:
 
     def __init__(
         self,
-        client: ChatClient | None,
+        client: ChatClient | RequestCollector | None,
         template: PromptTemplate,
         config: GenerateConfig,
         style_examples: str,
@@ -205,7 +234,7 @@ class AnswerabilityJudge:
 
     def __init__(
         self,
-        client: ChatClient,
+        client: ChatClient | RequestCollector,
         template: PromptTemplate,
         config: GenerateConfig,
         store: GenerationStore,
