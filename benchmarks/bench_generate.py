@@ -11,63 +11,21 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
 from fake_openai import FakeOpenAI  # noqa: E402
+from generate.fakes import http_question_handler  # noqa: E402
 from realrecall.corpus import Chunk, Corpus  # noqa: E402
 from realrecall.generate import GenerateConfig, generate  # noqa: E402
 from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage  # noqa: E402
-
-WORDS = [
-    "printer",
-    "wifi",
-    "refund",
-    "login",
-    "backup",
-    "folder",
-    "upload",
-    "calendar",
-    "storage",
-    "license",
-    "cable",
-    "battery",
-    "invoice",
-    "screen",
-    "laptop",
-    "phone",
-    "email",
-    "meeting",
-    "password",
-    "account",
-    "keyboard",
-    "mouse",
-    "desk",
-    "badge",
-    "parking",
-    "lunch",
-    "travel",
-    "expense",
-    "holiday",
-    "contract",
-    "salary",
-    "ticket",
-]
-
-
-def question_handler(body: dict[str, Any]) -> str:
-    seed = int(body.get("seed") or 0)
-    picked = [WORDS[(seed >> shift) % len(WORDS)] for shift in (0, 5, 10, 15, 20, 25)]
-    return json.dumps({"question": "why does my {} {} {} keep {} the {} {}?".format(*picked) + f" ({seed})"})
 
 
 class SleepingClient:
@@ -78,13 +36,13 @@ class SleepingClient:
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         await asyncio.sleep(self.delay)
-        text = question_handler(request.to_body())
+        text = http_question_handler(request.to_body())
         return ChatResult(text, "stop", Usage(400, 20), request.model, 1, None, "json_schema")
 
 
 def serve(delay: float, port_queue: multiprocessing.Queue) -> None:
     server = FakeOpenAI(delay=delay)
-    server.chat_handler = question_handler
+    server.chat_handler = http_question_handler
     server.start()
     port_queue.put(server.port)
     threading.Event().wait()

@@ -6,6 +6,7 @@ import json
 import re
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import LLMError
@@ -31,39 +32,55 @@ def passage_of(request: ChatRequest) -> str:
 
 
 EVERYDAY = [
-    "broken",
-    "laptop",
     "printer",
     "wifi",
-    "password",
-    "account",
-    "invoice",
     "refund",
-    "screen",
     "login",
     "backup",
     "folder",
     "upload",
-    "download",
-    "email",
-    "phone",
     "calendar",
-    "meeting",
     "storage",
     "license",
-    "update",
-    "install",
     "cable",
     "battery",
+    "invoice",
+    "screen",
+    "laptop",
+    "phone",
+    "email",
+    "meeting",
+    "password",
+    "account",
     "keyboard",
+    "mouse",
+    "desk",
+    "badge",
+    "parking",
+    "lunch",
+    "travel",
+    "expense",
+    "holiday",
+    "contract",
+    "salary",
+    "ticket",
 ]
 
 
-def paraphrase(request: ChatRequest) -> str:
-    """A valid answer: a question in everyday words, different for each request seed."""
-    seed = request.seed or 0
+def question_for_seed(seed: int) -> str:
+    """A question in everyday words that differs for each seed (so no two are near-duplicates)."""
     w = [EVERYDAY[(seed >> shift) % len(EVERYDAY)] for shift in (0, 5, 10, 15, 20, 25)]
-    return json.dumps({"question": f"why is my {w[0]} {w[1]} {w[2]} not {w[3]} with {w[4]} {w[5]}?"})
+    return f"why does my {w[0]} {w[1]} {w[2]} keep {w[3]} the {w[4]} {w[5]}? ({seed})"
+
+
+def paraphrase(request: ChatRequest) -> str:
+    """A valid answer of the in-process fake client, different for each request seed."""
+    return json.dumps({"question": question_for_seed(request.seed or 0)})
+
+
+def http_question_handler(body: dict[str, Any]) -> str:
+    """The same answers for the fake HTTP server, which hands its chat handler the request body."""
+    return json.dumps({"question": question_for_seed(int(body.get("seed") or 0))})
 
 
 class FakeChatClient:

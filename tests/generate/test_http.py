@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from fake_openai import FakeOpenAI
-from generate.fakes import make_corpus
+from generate.fakes import http_question_handler, make_corpus
 from realrecall.corpus import Chunk, Corpus
 from realrecall.generate import GenerateConfig, generate
 from realrecall.llm import LLMConfig, OpenAIChatClient
@@ -23,52 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-placeholder-key"
 
 
-WORDS = [
-    "printer",
-    "wifi",
-    "refund",
-    "login",
-    "backup",
-    "folder",
-    "upload",
-    "calendar",
-    "storage",
-    "license",
-    "cable",
-    "battery",
-    "invoice",
-    "screen",
-    "laptop",
-    "phone",
-    "email",
-    "meeting",
-    "password",
-    "account",
-    "keyboard",
-    "mouse",
-    "desk",
-    "badge",
-    "parking",
-    "lunch",
-    "travel",
-    "expense",
-    "holiday",
-    "contract",
-    "salary",
-    "ticket",
-]
-
-
-def question_handler(body: dict[str, Any]) -> str:
-    """A valid, varied question for each request (the seed differs per question and attempt)."""
-    seed = int(body.get("seed") or 0)
-    picked = [WORDS[(seed >> shift) % len(WORDS)] for shift in (0, 5, 10, 15, 20, 25)]
-    return json.dumps({"question": "why does my {} {} {} keep {} the {} {}?".format(*picked)})
-
-
 @pytest.fixture
 def server(fake_openai: FakeOpenAI) -> FakeOpenAI:
-    fake_openai.chat_handler = question_handler
+    fake_openai.chat_handler = http_question_handler
     return fake_openai
 
 
@@ -165,7 +122,7 @@ def test_judge_stage_is_summarised_separately(server, client, tmp_path):
     def handler(body: dict[str, Any]) -> str:
         if body["response_format"]["json_schema"]["name"] == "verdict":
             return json.dumps({"answerable": True, "reason": "the passage says so"})
-        return question_handler(body)
+        return http_question_handler(body)
 
     server.chat_handler = handler
     config = GenerateConfig(judge=True, price_in=1.0, price_out=1.0)

@@ -169,24 +169,16 @@ async def _ask(
     return result.text or "", entry["failure"], result.usage, result.model or request.model
 
 
+@dataclass
 class LLMQuestions:
     """Questions written by a chat model with the question-generation prompt."""
 
-    def __init__(
-        self,
-        client: ChatClient | RequestCollector | None,
-        template: PromptTemplate,
-        config: GenerateConfig,
-        style_examples: str,
-        store: GenerationStore,
-        counter: StageCounter,
-    ) -> None:
-        self.client = client
-        self.template = template
-        self.config = config
-        self.style_examples = style_examples
-        self.store = store
-        self.counter = counter
+    client: ChatClient | RequestCollector | None
+    template: PromptTemplate
+    config: GenerateConfig
+    style_examples: str
+    store: GenerationStore
+    counter: StageCounter
 
     def request(self, slot: Slot, attempt: int) -> ChatRequest:
         return ChatRequest(
@@ -229,22 +221,15 @@ class ExtractiveQuestions:
         return Candidate(question, failure, attempt, Usage(0, 0), "extractive")
 
 
+@dataclass
 class AnswerabilityJudge:
     """Asks a chat model whether the chunk answers a question (``--judge``)."""
 
-    def __init__(
-        self,
-        client: ChatClient | RequestCollector,
-        template: PromptTemplate,
-        config: GenerateConfig,
-        store: GenerationStore,
-        counter: StageCounter,
-    ) -> None:
-        self.client = client
-        self.template = template
-        self.config = config
-        self.store = store
-        self.counter = counter
+    client: ChatClient | RequestCollector
+    template: PromptTemplate
+    config: GenerateConfig
+    store: GenerationStore
+    counter: StageCounter
 
     def describe(self) -> dict[str, Any]:
         return {
