@@ -176,7 +176,7 @@ def render_summary(summary: GenerateSummary) -> None:
         f"{summary.output_path}: {summary.total} questions for {summary.chunks} chunks "
         f"(added {summary.added}, kept {summary.kept}, removed {summary.removed}) in {summary.elapsed:.1f} s"
     )
-    table = Table("stage", "requests", "cached", "retries", "regenerated", "tokens in", "tokens out", "cost")
+    table = Table("stage", "sent", "cached", "retries", "regen", "tok in", "tok out", "cost")
     for stage in summary.stages:
         table.add_row(
             stage.name,
