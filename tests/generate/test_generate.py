@@ -400,3 +400,16 @@ def test_empty_selection_is_an_input_error(output, fake_client):
     empty = next(Shard(i, 8) for i in range(8) if not shard_chunks(list(corpus), Shard(i, 8)))
     with pytest.raises(InputError, match="no chunk selected"):
         generate(corpus, output, GenerateConfig(shard=empty), client=fake_client)
+
+
+def test_judge_switched_on_later_judges_the_kept_questions_without_regenerating(corpus, output, fake_client):
+    generate(corpus, output, GenerateConfig(), client=fake_client)
+    client = FakeChatClient(handler=lambda r: json.dumps({"answerable": True, "reason": "ok"}))
+    summary = generate(corpus, output, GenerateConfig(judge=True), client=client)
+    assert [r.schema_name for r in client.requests] == ["verdict"] * 6
+    assert summary.stage("generation").requests == 0
+    assert summary.stage("generation").cached == 6
+    assert all(r["provenance"]["judge"]["answerable"] for r in read_records(output))
+    again = FakeChatClient()
+    generate(corpus, output, GenerateConfig(judge=True), client=again)
+    assert again.requests == []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from realrecall.corpus import Corpus
 from realrecall.generate.config import GenerateConfig
-from realrecall.generate.run import passes_overlap, prepare
+from realrecall.generate.run import prepare, still_valid
 from realrecall.generate.sources import question_messages
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import cost
@@ -65,7 +65,7 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
     store.load()
-    store.plan((slot.key for slot in setup.slots), keep=lambda record: passes_overlap(record, config))
+    store.plan((slot.key for slot in setup.slots), keep=lambda record: still_valid(record, setup))
     pending = [slot for slot in setup.slots if slot.key not in store.records]
     count, method = token_counter(config.model)
     tokens_in = 0

@@ -43,7 +43,7 @@ from realrecall.generate.summary import GenerateSummary, Progress, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
 from realrecall.llm.types import ChatClient
 
-__all__ = ["Setup", "agenerate", "generate", "passes_overlap", "prepare"]
+__all__ = ["Setup", "agenerate", "generate", "prepare", "still_valid"]
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -158,7 +158,7 @@ async def agenerate(
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
     store.load()
-    kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: passes_overlap(r, config))
+    kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup))
     store.open()
     try:
         totals = None
@@ -210,12 +210,27 @@ async def _answer_in_batches(setup: Setup, store: GenerationStore, options: Batc
     return await answer_in_batches(store, options, collect, max_rounds=rounds)
 
 
-def passes_overlap(record: dict[str, Any], config: GenerateConfig) -> bool:
-    """Whether a record written earlier passes today's ``max_overlap`` (a tightened bound regenerates it)."""
-    if config.max_overlap is None:
-        return True
-    overlap = record.get("provenance", {}).get("overlap")
-    return not isinstance(overlap, int | float) or overlap <= config.max_overlap
+def still_valid(record: dict[str, Any], setup: Setup) -> bool:
+    """Whether a record written earlier passes today's filters.
+
+    A tightened ``max_overlap`` or a judge switched on (or changed) since the record was written
+    sends its question back through the filters: the cached answer is replayed, and only what is
+    new (the verdict, or the next attempt) is asked for.
+    """
+    provenance = record.get("provenance") or {}
+    overlap = provenance.get("overlap")
+    bound = setup.config.max_overlap
+    if bound is not None and isinstance(overlap, int | float) and overlap > bound:
+        return False
+    if setup.judge_prompt is not None:
+        judged = provenance.get("judge") or {}
+        wanted = {"model": setup.config.effective_judge_model, "prompt": judge_identity(setup.judge_prompt)}
+        return all(judged.get(name) == value for name, value in wanted.items())
+    return True
+
+
+def judge_identity(prompt: PromptTemplate) -> dict[str, str]:
+    return {"name": prompt.name, "sha256": prompt.sha256}
 
 
 def _config_record(config: GenerateConfig) -> dict[str, Any]:
