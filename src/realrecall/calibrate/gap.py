@@ -1,0 +1,198 @@
+"""The synthetic-vs-real gap, overall and per slice, and the headline that says which figure to quote.
+
+For every metric and every slice (a value of ``type``, ``language`` or any other per-query field), the
+real figure and the synthetic figure each get their interval (see ``intervals``), and the gap
+``synthetic - real`` gets a bootstrap interval that resamples the two sets independently. A real
+figure is flagged as too uncertain to quote alone when its interval is wider than ``max_width`` or
+fewer than ``min_queries`` real queries stand behind it; the flag says how many more would do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from realrecall.calibrate.intervals import (
+    Estimate,
+    Interval,
+    estimate_mean,
+    gap_interval,
+    queries_needed,
+)
+from realrecall.calibrate.results import QueryRecord
+
+__all__ = ["Headline", "SliceGap", "headline", "measure_gaps", "metric_values", "slice_values"]
+
+
+@dataclass(frozen=True)
+class SliceGap:
+    """One metric on one slice (``field`` None = all queries): real, synthetic and their gap."""
+
+    metric: str
+    field: str | None
+    value: Any
+    real: Estimate
+    synthetic: Estimate
+    gap: float
+    gap_interval: Interval
+    more_real_needed: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_real(self) -> int:
+        return self.real.n
+
+    @property
+    def n_synthetic(self) -> int:
+        return self.synthetic.n
+
+    @property
+    def label(self) -> str:
+        return "all queries" if self.field is None else f"{self.field}={_value_text(self.value)}"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The figure to quote, as one line (``text``) and as the numbers behind it."""
+
+    metric: str
+    real: Estimate
+    synthetic: Estimate
+    gap: float
+    gap_interval: Interval
+    text: str
+
+
+def metric_values(records: Sequence[QueryRecord], metric: str) -> np.ndarray:
+    """The per-query values of ``metric`` (queries without it are left out)."""
+    return np.fromiter(
+        (q.metrics[metric] for q in records if metric in q.metrics), dtype=np.float64, count=-1
+    )
+
+
+def slice_values(records: Sequence[QueryRecord], field: str) -> list[Any]:
+    """The distinct values of ``field`` among ``records``, sorted, missing (None) last."""
+    values = {q.field(field) for q in records}
+    present = sorted((v for v in values if v is not None), key=lambda v: (type(v).__name__, str(v)))
+    return present + ([None] if None in values else [])
+
+
+def measure_gaps(
+    real: Sequence[QueryRecord],
+    synthetic: Sequence[QueryRecord],
+    metrics: Sequence[str],
+    fields: Sequence[str],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+    min_queries: int = 30,
+    max_width: float = 0.2,
+) -> tuple[SliceGap, ...]:
+    """Every metric on all queries and on every slice of ``fields`` (values seen in either set)."""
+    gaps: list[SliceGap] = []
+    for metric in metrics:
+        gaps.append(
+            _slice_gap(
+                metric, None, None, real, synthetic, confidence, n_resamples, rng, min_queries, max_width
+            )
+        )
+        for name in fields:
+            for value in slice_values([*real, *synthetic], name):
+                r = [q for q in real if q.field(name) == value]
+                s = [q for q in synthetic if q.field(name) == value]
+                gaps.append(
+                    _slice_gap(
+                        metric, name, value, r, s, confidence, n_resamples, rng, min_queries, max_width
+                    )
+                )
+    return tuple(gaps)
+
+
+def headline(overall: SliceGap) -> Headline:
+    """The one line every report starts with, e.g.
+
+    ``Quote real recall@10 = 0.68 (95% CI 0.61-0.75, n=120). Synthetic 0.94 overstates it by 0.26.``
+    """
+    real, synthetic, metric = overall.real, overall.synthetic, overall.metric
+    level = f"{overall.real.interval.confidence * 100:g}% CI"
+    if real.n == 0:
+        text = f"No real queries: there is no real {metric} to quote."
+        if synthetic.n:
+            text += (
+                f" Synthetic {_fmt(synthetic.value)} ({_ci_text(synthetic.interval, level)}, "
+                f"n={synthetic.n}) is not a real-equivalent figure; add real questions or calibrate."
+            )
+    else:
+        text = f"Quote real {metric} = {_fmt(real.value)} ({_ci_text(real.interval, level)}, n={real.n})."
+        if synthetic.n == 0:
+            text += " No synthetic queries to compare it with."
+        elif round(abs(overall.gap), 2) == 0:
+            text += f" Synthetic {_fmt(synthetic.value)} matches it."
+        else:
+            verb = "overstates" if overall.gap > 0 else "understates"
+            text += f" Synthetic {_fmt(synthetic.value)} {verb} it by {_fmt(abs(overall.gap))}."
+        if overall.more_real_needed > 0:
+            text += (
+                f" The real set is too small for a useful interval: about {overall.more_real_needed} "
+                "more real questions needed."
+            )
+    return Headline(metric, real, synthetic, overall.gap, overall.gap_interval, text)
+
+
+def _slice_gap(
+    metric: str,
+    field: str | None,
+    value: Any,
+    real: Sequence[QueryRecord],
+    synthetic: Sequence[QueryRecord],
+    confidence: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    min_queries: int,
+    max_width: float,
+) -> SliceGap:
+    r = metric_values(real, metric)
+    s = metric_values(synthetic, metric)
+    real_estimate = estimate_mean(r, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    synthetic_estimate = estimate_mean(s, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    gap = synthetic_estimate.value - real_estimate.value if r.size and s.size else math.nan
+    interval = gap_interval(s, r, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    notes: list[str] = []
+    more = 0
+    if r.size == 0:
+        notes.append("no real queries in this slice: no real figure and no gap")
+    else:
+        width = real_estimate.interval.width
+        needed = max(min_queries, queries_needed(r, width=max_width, confidence=confidence))
+        if r.size < min_queries or not width <= max_width:
+            more = max(0, needed - int(r.size))
+            reason = (
+                f"only {r.size} real {'query' if r.size == 1 else 'queries'} (fewer than {min_queries})"
+                if r.size < min_queries
+                else f"real interval {width:.2f} wide (over {max_width:.2f})"
+            )
+            notes.append(f"{reason}: about {more} more real questions needed")
+    if s.size == 0:
+        notes.append("no synthetic queries in this slice")
+    return SliceGap(
+        metric, field, value, real_estimate, synthetic_estimate, gap, interval, more, tuple(notes)
+    )
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def _ci_text(interval: Interval, level: str) -> str:
+    if not interval.defined:
+        return f"{level} undefined"
+    return f"{level} {_fmt(interval.low)}-{_fmt(interval.high)}"
+
+
+def _value_text(value: Any) -> str:
+    return "(missing)" if value is None else str(value)

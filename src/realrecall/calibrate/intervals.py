@@ -1,0 +1,219 @@
+"""Confidence intervals for a mean over queries, and for the gap between two sets of queries.
+
+- Proportions (a per-query value that is 0 or 1, such as ``recall@k``): the Wilson score interval,
+  ``(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``; equals statsmodels
+  ``proportion_confint(count, nobs, alpha, method="wilson")``.
+- Any other mean (MRR, nDCG, precision): the percentile bootstrap, resampling queries with
+  replacement; equals ``scipy.stats.bootstrap((values,), np.mean, method="percentile")`` drawn from the
+  same ``numpy.random.Generator`` with the same ``batch``.
+- The gap (synthetic minus real): the percentile bootstrap resampling the two sets independently;
+  equals ``scipy.stats.bootstrap((synthetic, real), lambda s, r, axis: s.mean(axis) - r.mean(axis))``.
+
+Resampling is vectorised in batches of at most about four million drawn indices, so memory stays flat
+for large sets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+__all__ = [
+    "Estimate",
+    "Interval",
+    "bootstrap_interval",
+    "bootstrap_means",
+    "estimate_mean",
+    "gap_interval",
+    "is_proportion",
+    "queries_needed",
+    "wilson_interval",
+    "z_value",
+]
+
+_MAX_DRAWN = 4_000_000
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided confidence interval; ``low``/``high`` are NaN when it cannot be computed."""
+
+    low: float
+    high: float
+    confidence: float
+    method: str
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    @property
+    def defined(self) -> bool:
+        return not (math.isnan(self.low) or math.isnan(self.high))
+
+    @classmethod
+    def undefined(cls, confidence: float, method: str = "none") -> Interval:
+        return cls(math.nan, math.nan, confidence, method)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over ``n`` queries with its interval; ``value`` is NaN when ``n`` is 0."""
+
+    value: float
+    interval: Interval
+    n: int
+
+
+def z_value(confidence: float) -> float:
+    """The two-sided standard normal quantile for ``confidence`` (1.95996... for 0.95)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for ``successes`` out of ``n`` (statsmodels ``method="wilson"``)."""
+    if n <= 0:
+        return Interval.undefined(confidence, "wilson")
+    z = z_value(confidence)
+    p = successes / n
+    denominator = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / denominator
+    half = z / denominator * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), confidence, "wilson")
+
+
+def bootstrap_means(
+    values: Sequence[float] | np.ndarray,
+    n_resamples: int,
+    rng: np.random.Generator,
+    *,
+    batch: int | None = None,
+) -> np.ndarray:
+    """Means of ``n_resamples`` resamples (with replacement) of ``values``: shape ``(n_resamples,)``."""
+    array = np.asarray(values, dtype=np.float64)
+    size = batch or _default_batch(array.size, n_resamples)
+    out = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, size):
+        stop = min(start + size, n_resamples)
+        index = rng.integers(0, array.size, (stop - start, array.size))
+        out[start:stop] = array[index].mean(axis=-1)
+    return out
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+    batch: int | None = None,
+) -> Interval:
+    """Percentile bootstrap interval of the mean; undefined below two values (nothing to resample)."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size < 2:
+        return Interval.undefined(confidence, "bootstrap")
+    means = bootstrap_means(array, n_resamples, rng, batch=batch)
+    return _percentile(means, confidence)
+
+
+def gap_interval(
+    synthetic: Sequence[float] | np.ndarray,
+    real: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+    batch: int | None = None,
+) -> Interval:
+    """Percentile bootstrap interval of ``mean(synthetic) - mean(real)``, the two sets resampled apart."""
+    s = np.asarray(synthetic, dtype=np.float64)
+    r = np.asarray(real, dtype=np.float64)
+    if s.size == 0 or r.size == 0 or s.size + r.size < 3:
+        return Interval.undefined(confidence, "bootstrap")
+    size = batch or _default_batch(max(s.size, r.size), n_resamples)
+    gaps = np.empty(n_resamples, dtype=np.float64)
+    # Drawn batch by batch, synthetic then real, as scipy.stats.bootstrap draws its samples.
+    for start in range(0, n_resamples, size):
+        stop = min(start + size, n_resamples)
+        s_means = s[rng.integers(0, s.size, (stop - start, s.size))].mean(axis=-1)
+        r_means = r[rng.integers(0, r.size, (stop - start, r.size))].mean(axis=-1)
+        gaps[start:stop] = s_means - r_means
+    return _percentile(gaps, confidence)
+
+
+def is_proportion(values: Sequence[float] | np.ndarray) -> bool:
+    """Whether every value is 0 or 1, so the mean is a proportion and Wilson applies."""
+    array = np.asarray(values, dtype=np.float64)
+    return bool(np.all((array == 0.0) | (array == 1.0)))
+
+
+def estimate_mean(
+    values: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+) -> Estimate:
+    """The mean with its interval: Wilson for 0/1 values, percentile bootstrap otherwise."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size == 0:
+        return Estimate(math.nan, Interval.undefined(confidence), 0)
+    value = float(array.mean())
+    if is_proportion(array):
+        interval = wilson_interval(int(array.sum()), int(array.size), confidence)
+    else:
+        interval = bootstrap_interval(array, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    return Estimate(value, interval, int(array.size))
+
+
+def queries_needed(values: Sequence[float] | np.ndarray, *, width: float, confidence: float = 0.95) -> int:
+    """How many queries like these give an interval no wider than ``width``.
+
+    For 0/1 values: the smallest n whose Wilson interval at the observed proportion is that narrow. For
+    other values: the normal-approximation ``n = ceil((2·z·s / width)²)`` with the sample standard
+    deviation ``s``. At least 1.
+    """
+    array = np.asarray(values, dtype=np.float64)
+    z = z_value(confidence)
+    if array.size == 0:
+        # Nothing observed: plan for the worst case, p = 0.5.
+        return max(1, math.ceil((z / width) ** 2))
+    if is_proportion(array):
+        p = float(array.mean())
+        return _wilson_n_for_width(p, width, confidence)
+    spread = float(array.std(ddof=1)) if array.size > 1 else 0.5
+    return max(1, math.ceil((2.0 * z * spread / width) ** 2))
+
+
+def _wilson_n_for_width(p: float, width: float, confidence: float) -> int:
+    def too_wide(n: int) -> bool:
+        return wilson_interval(round(p * n), n, confidence).width > width
+
+    high = 1
+    while too_wide(high):
+        high *= 2
+    low = high // 2
+    # Bisect on n; rounding p·n makes the width only roughly monotone, which is fine for planning.
+    while low + 1 < high:
+        middle = (low + high) // 2
+        if too_wide(middle):
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def _percentile(samples: np.ndarray, confidence: float) -> Interval:
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(samples, [alpha, 1.0 - alpha])
+    return Interval(float(low), float(high), confidence, "bootstrap")
+
+
+def _default_batch(n: int, n_resamples: int) -> int:
+    return max(1, min(n_resamples, _MAX_DRAWN // max(1, n)))
