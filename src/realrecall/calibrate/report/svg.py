@@ -162,6 +162,6 @@ def _legend(series: Sequence[Series], x: float, y: float, *, across: bool = Fals
     parts = []
     for i, s in enumerate(series):
         lx, ly = (x + 100 * i, y) if across else (x, y + 16 * i)
-        parts.append(f'<rect x="{lx:.1f}" y="{ly:.1f}" width="12" height="12" fill="{s.colour}"/>'
-                     f'<text x="{lx + 18:.1f}" y="{ly + 10:.1f}" {_FONT}>{escape(s.name)}</text>')  # fmt: skip
+        parts.append(f'<rect x="{lx:.1f}" y="{ly:.1f}" width="12" height="12" fill="{s.colour}"/>')
+        parts.append(f'<text x="{lx + 18:.1f}" y="{ly + 10:.1f}" {_FONT}>{escape(s.name)}</text>')
     return "".join(parts)
