@@ -74,7 +74,7 @@ class CalibrationReport:
         """Raise :class:`GateFailed` naming every gate that did not hold."""
         failed = self.failed_gates
         if failed:
-            raise GateFailed("; ".join(g.message for g in failed))
+            raise GateFailed("gate failed: " + "; ".join(g.message for g in failed))
 
 
 def calibrate(
@@ -261,30 +261,28 @@ def _gates(
         if overall.n_real == 0 and calibrated is not None and calibrated.metric == name:
             figure, what = calibrated.value, "calibrated"
         if math.isnan(figure):
-            message = f"gate --fail-under {name}={bound:g} failed: there is no real {name} to check"
+            message = f"--fail-under {name}={bound:g}: there is no real {name} to check"
             results.append(GateResult(f"fail-under {name}", False, message))
         elif figure < bound:
-            message = f"gate --fail-under failed: {what} {name} = {figure:.3f} is under {bound:g}"
+            message = f"{what} {name} = {figure:.3f} is under --fail-under {bound:g}"
             results.append(GateResult(f"fail-under {name}", False, message))
         else:
-            message = f"{what} {name} = {figure:.3f} is at least {bound:g}"
+            message = f"{what} {name} = {figure:.3f} is at least --fail-under {bound:g}"
             results.append(GateResult(f"fail-under {name}", True, message))
     if max_gap is not None:
         overall = next(g for g in gaps if g.metric == metric and g.field is None)
         if math.isnan(overall.gap):
-            message = (
-                f"gate --max-gap {max_gap:g} failed: no gap measured ({metric} needs both real and synthetic)"
-            )
+            message = f"--max-gap {max_gap:g}: no gap measured ({metric} needs real and synthetic queries)"
             results.append(GateResult("max-gap", False, message))
         elif abs(overall.gap) > max_gap:
             verb = "overstates" if overall.gap > 0 else "understates"
             message = (
-                f"gate --max-gap failed: synthetic {metric} {verb} the real figure "
-                f"by {abs(overall.gap):.3f}, over {max_gap:g}"
+                f"synthetic {metric} {verb} the real figure by {abs(overall.gap):.3f}, "
+                f"over --max-gap {max_gap:g}"
             )
             results.append(GateResult("max-gap", False, message))
         else:
-            message = f"gap on {metric} is {abs(overall.gap):.3f}, within {max_gap:g}"
+            message = f"gap on {metric} is {abs(overall.gap):.3f}, within --max-gap {max_gap:g}"
             results.append(GateResult("max-gap", True, message))
     return tuple(results)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -12,7 +13,17 @@ from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, 
 
 __all__ = ["comparison_table", "report_table"]
 
-_GAP_COLUMNS = ("real", "CI", "n", "synthetic", "CI", "n", "gap", "gap CI")
+# Short headers and minimum widths keep the table whole in an 80-column terminal.
+_GAP_COLUMNS = (
+    ("real", 4),
+    ("CI", 9),
+    ("n", 1),
+    ("synth", 4),
+    ("CI", 9),
+    ("n", 1),
+    ("gap", 5),
+    ("gap CI", 11),
+)
 
 
 def report_table(report: CalibrationReport) -> RenderableType:
@@ -68,18 +79,19 @@ def comparison_table(report: ComparisonReport) -> RenderableType:
 
 
 def _gap_table(title: str, first: str, gaps: list, skip: int) -> Table:
-    table = Table(title=title)
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column(first)
-    for column in _GAP_COLUMNS:
-        table.add_column(column, justify="right")
+    for column, width in _GAP_COLUMNS:
+        table.add_column(column, justify="right", min_width=width)
     for gap, row in zip(gaps, gap_rows(gaps), strict=True):
         cells = [row[1], *row[2:]] if skip else [row[0], *row[2:]]
+        cells[-1] = cells[-1].replace(" to ", "..")
         table.add_row(*cells, style="dim" if gap.n_real == 0 else None)
     return table
 
 
 def _diagnostics_table(report: CalibrationReport) -> Table:
-    table = Table(title="why the sets differ")
+    table = Table(title="why the sets differ", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("")
     table.add_column("real", justify="right")
     table.add_column("synthetic", justify="right")
