@@ -1,0 +1,95 @@
+"""Intervals checked against statsmodels and scipy, not against a re-derivation of our own."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from realrecall.calibrate.intervals import (
+    bootstrap_interval,
+    estimate_mean,
+    gap_interval,
+    queries_needed,
+    wilson_interval,
+)
+
+
+@pytest.mark.parametrize(
+    ("count", "nobs", "confidence"),
+    [(82, 120, 0.95), (0, 12, 0.95), (12, 12, 0.95), (1, 1, 0.95), (37, 50, 0.9), (450, 1000, 0.99)],
+)
+def test_wilson_interval_equals_statsmodels_wilson(count: int, nobs: int, confidence: float) -> None:
+    low, high = proportion_confint(count, nobs, alpha=1 - confidence, method="wilson")
+    interval = wilson_interval(count, nobs, confidence)
+    assert interval.low == pytest.approx(low, abs=1e-12)
+    assert interval.high == pytest.approx(high, abs=1e-12)
+
+
+def test_wilson_interval_of_no_queries_is_undefined() -> None:
+    assert not wilson_interval(0, 0).defined
+
+
+@pytest.mark.parametrize("batch", [None, 300])
+def test_bootstrap_interval_equals_scipy_percentile_bootstrap(batch: int | None) -> None:
+    values = np.random.default_rng(1).random(57)
+    reference = stats.bootstrap(
+        (values,), np.mean, method="percentile", n_resamples=2000, batch=batch, rng=np.random.default_rng(7)
+    ).confidence_interval
+    interval = bootstrap_interval(values, n_resamples=2000, rng=np.random.default_rng(7), batch=batch)
+    assert interval.low == pytest.approx(reference.low, abs=1e-12)
+    assert interval.high == pytest.approx(reference.high, abs=1e-12)
+
+
+def test_gap_interval_equals_scipy_two_sample_bootstrap() -> None:
+    synthetic = np.random.default_rng(2).random(80)
+    real = np.random.default_rng(3).random(33) * 0.7
+
+    def difference(s: np.ndarray, r: np.ndarray, axis: int) -> np.ndarray:
+        return s.mean(axis=axis) - r.mean(axis=axis)
+
+    reference = stats.bootstrap(
+        (synthetic, real), difference, method="percentile", n_resamples=3000, batch=500,
+        rng=np.random.default_rng(11),
+    ).confidence_interval  # fmt: skip
+    interval = gap_interval(synthetic, real, n_resamples=3000, rng=np.random.default_rng(11), batch=500)
+    assert interval.low == pytest.approx(reference.low, abs=1e-12)
+    assert interval.high == pytest.approx(reference.high, abs=1e-12)
+
+
+def test_estimate_uses_wilson_for_zero_one_values_and_bootstrap_otherwise() -> None:
+    rng = np.random.default_rng(0)
+    proportion = estimate_mean([1, 0, 1, 1], rng=rng)
+    assert proportion.interval.method == "wilson"
+    assert proportion.value == 0.75
+    reciprocal_ranks = estimate_mean([1.0, 0.5, 0.0, 1 / 3], rng=rng)
+    assert reciprocal_ranks.interval.method == "bootstrap"
+    assert reciprocal_ranks.interval.low <= reciprocal_ranks.value <= reciprocal_ranks.interval.high
+
+
+def test_empty_and_single_value_estimates_do_not_crash() -> None:
+    rng = np.random.default_rng(0)
+    empty = estimate_mean([], rng=rng)
+    assert empty.n == 0
+    assert math.isnan(empty.value)
+    single = estimate_mean([0.5], rng=rng)
+    assert single.value == 0.5
+    assert not single.interval.defined
+    assert not gap_interval([1.0], [], rng=rng).defined
+
+
+def test_queries_needed_is_the_smallest_n_whose_wilson_interval_is_narrow_enough() -> None:
+    values = [1.0] * 68 + [0.0] * 32
+    needed = queries_needed(values, width=0.2)
+    assert wilson_interval(round(0.68 * needed), needed).width <= 0.2
+    assert wilson_interval(round(0.68 * (needed - 1)), needed - 1).width > 0.2
+
+
+def test_queries_needed_for_graded_values_follows_the_normal_width_formula() -> None:
+    values = np.array([0.0, 0.25, 0.5, 1.0, 1.0, 0.2])
+    z = stats.norm.ppf(0.975)
+    expected = math.ceil((2 * z * values.std(ddof=1) / 0.1) ** 2)
+    assert queries_needed(values, width=0.1) == expected
