@@ -46,7 +46,8 @@ def test_headline_quotes_the_real_figure_and_says_the_real_set_is_too_small() ->
     report = calibrate(hand_document(), now=NOW)
     low, high = proportion_confint(4, 6, alpha=0.05, method="wilson")
     assert report.headline.text.startswith(
-        f"Quote real recall@10 = 0.67 (95% CI {low:.2f}-{high:.2f}, n=6). Synthetic 0.88 overstates it by 0.22."
+        f"Quote real recall@10 = 0.67 (95% CI {low:.2f}-{high:.2f}, n=6). "
+        "Synthetic 0.88 overstates it by 0.22."
     )
     assert "too small" in report.headline.text
     assert f"about {report.overall().more_real_needed} more real questions needed" in report.headline.text
