@@ -1,0 +1,114 @@
+"""The calibrate and compare commands: outputs, gates (exit 1) and input errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from calibrate.results_builder import per_query, ranks_set, results_document
+from realrecall.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def results_file(write_results: Callable[..., Path]) -> Path:
+    real = ranks_set("real", 20, 10, prefix="r", type="lookup")
+    synthetic = ranks_set("synthetic", 28, 2, prefix="s", type="lookup")
+    return write_results(results_document([("s", synthetic), ("r", real)]))
+
+
+def test_calibrate_prints_the_headline_and_exits_zero(results_file: Path) -> None:
+    result = runner.invoke(app, ["calibrate", str(results_file)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0].startswith("Quote real recall@10 = 0.67 (95% CI")
+
+
+def test_fail_under_crossed_exits_one_with_the_reason(results_file: Path) -> None:
+    result = runner.invoke(app, ["calibrate", str(results_file), "--fail-under", "recall@10=0.7"])
+    assert result.exit_code == 1
+    assert "gate failed: real recall@10 = 0.667 is under --fail-under 0.7" in result.stderr
+
+
+def test_max_gap_crossed_exits_one(results_file: Path) -> None:
+    result = runner.invoke(app, ["calibrate", str(results_file), "--max-gap", "0.15"])
+    assert result.exit_code == 1
+    assert "overstates the real figure by 0.267, over --max-gap 0.15" in result.stderr
+
+
+def test_gates_that_hold_exit_zero(results_file: Path) -> None:
+    result = runner.invoke(
+        app, ["calibrate", str(results_file), "--fail-under", "recall@10=0.6", "--max-gap", "0.3"]
+    )
+    assert result.exit_code == 0, result.output
+
+
+def test_bad_input_exits_two(results_file: Path, tmp_path: Path) -> None:
+    assert runner.invoke(app, ["calibrate", str(results_file), "--metric", "ndcg@3"]).exit_code == 2
+    assert runner.invoke(app, ["calibrate", str(results_file), "--fail-under", "recall@10"]).exit_code == 2
+    assert runner.invoke(app, ["calibrate", str(tmp_path / "missing.json")]).exit_code == 2
+    assert runner.invoke(app, ["calibrate"]).exit_code == 2
+
+
+def test_report_file_format_follows_the_suffix_and_is_written_whole(
+    results_file: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "out" / "report.json"
+    result = runner.invoke(
+        app, ["calibrate", str(results_file), "-o", str(target), "--fail-under", "recall@10=0.9"]
+    )
+    assert result.exit_code == 1  # the report is still written before the gate fails the job
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data["headline"]["n_real"] == 30
+    assert [p.name for p in target.parent.iterdir()] == ["report.json"]  # no temporary file left
+
+
+def test_compare_command_writes_markdown(write_results: Callable[..., Path], tmp_path: Path) -> None:
+    a = write_results(
+        results_document([("g", [per_query(f"q{i}", "real", rank=1 + i % 3) for i in range(12)])])
+    )
+    b_doc = results_document(
+        [("g", [per_query(f"q{i}", "real", rank=1) for i in range(12)])], retriever="dense"
+    )
+    b = write_results(b_doc)
+    target = tmp_path / "compare.md"
+    result = runner.invoke(
+        app, ["compare", str(a), str(b), "--metric", "mrr@10", "--format", "markdown", "-o", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    text = target.read_text(encoding="utf-8")
+    assert text.splitlines()[0].startswith("dense vs bm25: mrr@10 1.000 vs 0.611")
+
+
+def test_one_call_mode_evaluates_both_sets_then_calibrates(tmp_path: Path) -> None:
+    pytest.importorskip("realrecall.evaluate.scoring", reason="the scoring kernel is not on this branch yet")
+    pytest.importorskip("realrecall.runs", reason="the run loader is not on this branch yet")
+    synthetic = tmp_path / "synthetic.jsonl"
+    real = tmp_path / "real.jsonl"
+    run = tmp_path / "run.jsonl"
+    synthetic.write_text(
+        "\n".join(
+            json.dumps({"query_id": f"s{i}", "query": f"s {i}", "gold": {f"p{i}": 1}}) for i in range(4)
+        ),
+        encoding="utf-8",
+    )
+    real.write_text(
+        "\n".join(
+            json.dumps({"query_id": f"r{i}", "query": f"r {i}", "gold": {f"p{i}": 1}}) for i in range(4)
+        ),
+        encoding="utf-8",
+    )
+    ranked = {f"s{i}": [f"p{i}"] for i in range(4)} | {
+        f"r{i}": ["x", f"p{i}"] if i < 2 else ["x"] for i in range(4)
+    }
+    run.write_text("\n".join(json.dumps({"query_id": q, "ranked": ids}) for q, ids in ranked.items()))
+    result = runner.invoke(
+        app,
+        ["calibrate", "--synthetic", str(synthetic), "--real", str(real), "--run", str(run), "--k", "1,10"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Quote real recall@10 = 0.50" in result.stdout
