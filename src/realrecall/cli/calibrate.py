@@ -11,6 +11,10 @@ from realrecall.cli.app import app, err, out, split_list, user_errors, warn
 from realrecall.errors import InputError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.console import RenderableType
+
     from realrecall.calibrate import CalibrationReport
 
 _SUFFIX_FORMATS = {
@@ -84,7 +88,12 @@ def calibrate(
         if chosen_format != "table":  # the table shows its warnings itself
             for message in report.warnings:
                 warn(message)
-        _emit(report, chosen_format, output)
+        from realrecall.calibrate.report import render, report_table
+
+        _emit(
+            lambda: report_table(report), lambda: render(report, chosen_format),
+            chosen_format, output, report.headline.text,
+        )  # fmt: skip
         report.check_gates()
 
 
@@ -106,12 +115,7 @@ def compare(
     """Is b better than a? A paired test on the same queries, overall and per slice."""
     with user_errors():
         from realrecall.calibrate import compare as run_compare
-        from realrecall.calibrate.report import (
-            COMPARISON_FORMATS,
-            comparison_table,
-            render_comparison,
-            write_report,
-        )
+        from realrecall.calibrate.report import COMPARISON_FORMATS, comparison_table, render_comparison
 
         if output_format != "table" and output_format not in COMPARISON_FORMATS:
             raise InputError(
@@ -122,15 +126,10 @@ def compare(
             results_a, results_b, metric=metric, by=split_list(by) or None, test=test, alpha=alpha,
             n_resamples=n_resamples, seed=seed,
         )  # fmt: skip
-        if output_format == "table":
-            out.print(comparison_table(report))
-            return
-        text = render_comparison(report, output_format)
-        if output is None:
-            out.print(text, markup=False, highlight=False, end="")
-        else:
-            write_report(text, output)
-            err.print(f"comparison written to {output}")
+        _emit(
+            lambda: comparison_table(report), lambda: render_comparison(report, output_format),
+            output_format, output, report.headline,
+        )  # fmt: skip
 
 
 def _one_call(
@@ -170,18 +169,23 @@ def _one_call(
     )  # fmt: skip
 
 
-def _emit(report: CalibrationReport, output_format: str, output: Path | None) -> None:
-    from realrecall.calibrate.report import render, report_table, write_report
+def _emit(
+    table: Callable[[], RenderableType],
+    text: Callable[[], str],
+    output_format: str,
+    output: Path | None,
+    headline: str,
+) -> None:
+    """Print the table, or the text report to stdout, or write it to ``output`` and print the headline."""
+    from realrecall.calibrate.report import write_report
 
     if output_format == "table":
-        out.print(report_table(report))
-        return
-    text = render(report, output_format)
-    if output is None:
-        out.print(text, markup=False, highlight=False, end="")
+        out.print(table())
+    elif output is None:
+        out.print(text(), markup=False, highlight=False, end="")
     else:
-        write_report(text, output)
-        out.print(report.headline.text, markup=False, highlight=False)
+        write_report(text(), output)
+        out.print(headline, markup=False, highlight=False)
         err.print(f"report written to {output}")
 
 
