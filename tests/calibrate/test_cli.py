@@ -112,3 +112,24 @@ def test_one_call_mode_evaluates_both_sets_then_calibrates(tmp_path: Path) -> No
     )
     assert result.exit_code == 0, result.output
     assert "Quote real recall@10 = 0.50" in result.stdout
+
+
+def test_bca_bootstrap_option_reaches_the_report(
+    results_file: Path, write_results: Callable[..., Path], tmp_path: Path
+) -> None:
+    ranked = write_results(
+        results_document(
+            [("s", [per_query(f"s{i}", "synthetic", rank=1 + i % 3) for i in range(20)]),
+             ("r", [per_query(f"r{i}", "real", rank=1 + i % 5) for i in range(20)])]
+        )
+    )  # fmt: skip
+    target = tmp_path / "report.json"
+    result = runner.invoke(
+        app, ["calibrate", str(ranked), "--bootstrap", "bca", "--metric", "mrr@10", "-o", str(target)]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert data["headline"]["metric"] == "mrr@10"
+    assert {s["real_method"] for s in data["overall"] if s["metric"] == "mrr@10"} == {"bootstrap-bca"}
+    bad = runner.invoke(app, ["calibrate", str(results_file), "--bootstrap", "studentized"])
+    assert bad.exit_code == 2

@@ -93,3 +93,36 @@ def test_queries_needed_for_graded_values_follows_the_normal_width_formula() -> 
     z = stats.norm.ppf(0.975)
     expected = math.ceil((2 * z * values.std(ddof=1) / 0.1) ** 2)
     assert queries_needed(values, width=0.1) == expected
+
+
+def test_bca_interval_equals_scipy_bca() -> None:
+    skewed = np.random.default_rng(4).random(57) ** 3  # reciprocal-rank-like: most mass near zero
+    reference = stats.bootstrap(
+        (skewed,), np.mean, method="BCa", n_resamples=2000, batch=500, rng=np.random.default_rng(7)
+    ).confidence_interval
+    interval = bootstrap_interval(
+        skewed, n_resamples=2000, rng=np.random.default_rng(7), batch=500, method="bca"
+    )
+    assert interval.method == "bootstrap-bca"
+    assert (interval.low, interval.high) == pytest.approx((reference.low, reference.high), abs=1e-12)
+
+
+def test_bca_gap_interval_equals_scipy_two_sample_bca() -> None:
+    synthetic = np.random.default_rng(5).random(40) ** 2
+    real = np.random.default_rng(6).random(25) ** 4
+
+    def difference(s: np.ndarray, r: np.ndarray, axis: int) -> np.ndarray:
+        return s.mean(axis=axis) - r.mean(axis=axis)
+
+    reference = stats.bootstrap(
+        (synthetic, real), difference, method="BCa", n_resamples=2000, batch=400, rng=np.random.default_rng(9)
+    ).confidence_interval
+    interval = gap_interval(
+        synthetic, real, n_resamples=2000, rng=np.random.default_rng(9), batch=400, method="bca"
+    )
+    assert (interval.low, interval.high) == pytest.approx((reference.low, reference.high), abs=1e-12)
+
+
+def test_bca_of_identical_values_is_the_value_itself() -> None:
+    interval = bootstrap_interval([0.5] * 10, rng=np.random.default_rng(0), method="bca")
+    assert (interval.low, interval.high) == (0.5, 0.5)

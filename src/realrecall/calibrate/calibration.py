@@ -16,7 +16,7 @@ from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
-from realrecall.calibrate.intervals import z_value
+from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, z_value
 from realrecall.calibrate.results import Results, load_results, merge_by_retriever
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
@@ -94,6 +94,7 @@ def calibrate(
     max_gap: float | None = None,
     seed: int = 0,
     n_resamples: int = 2000,
+    bootstrap: str = "percentile",
     min_queries: int = 30,
     max_width: float = 0.2,
     now: datetime | None = None,
@@ -102,11 +103,16 @@ def calibrate(
 
     ``results``: evaluate's results.json (paths or parsed mappings). Files of the same retriever merge;
     the first retriever is the one reported, and all retrievers evaluated on both sets feed the rank
-    agreement. ``calibrate_on``: earlier results holding the real set, whose per-slice gaps correct
+    agreement. ``bootstrap``: ``percentile`` or ``bca`` intervals for non-proportions and gaps.
+    ``calibrate_on``: earlier results holding the real set, whose per-slice gaps correct
     these synthetic figures (default: these results). Gates are evaluated, not raised: call
     :meth:`CalibrationReport.check_gates`.
     """
     z_value(confidence)  # validates the level before any work
+    if bootstrap not in BOOTSTRAP_METHODS:
+        raise InputError(
+            f"unknown bootstrap {bootstrap!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
+        )
     sources = [results] if isinstance(results, Mapping | str | Path | Results) else list(results)
     if not sources:
         raise InputError("no results given", hint="pass at least one results.json")
@@ -123,6 +129,7 @@ def calibrate(
     gaps = measure_gaps(
         real, synthetic, primary.metrics, fields,
         confidence=confidence, n_resamples=n_resamples, rng=rng, min_queries=min_queries, max_width=max_width,
+        method=bootstrap,
     )  # fmt: skip
     overall = next(g for g in gaps if g.metric == chosen and g.field is None)
 

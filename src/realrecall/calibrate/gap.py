@@ -92,24 +92,21 @@ def measure_gaps(
     rng: np.random.Generator,
     min_queries: int = 30,
     max_width: float = 0.2,
+    method: str = "percentile",
 ) -> tuple[SliceGap, ...]:
-    """Every metric on all queries and on every slice of ``fields`` (values seen in either set)."""
+    """Every metric on all queries and on every slice of ``fields`` (values seen in either set).
+
+    ``method``: the bootstrap interval (``percentile`` or ``bca``) for non-proportions and gaps.
+    """
+    settings = _Settings(confidence, n_resamples, rng, min_queries, max_width, method)
     gaps: list[SliceGap] = []
     for metric in metrics:
-        gaps.append(
-            _slice_gap(
-                metric, None, None, real, synthetic, confidence, n_resamples, rng, min_queries, max_width
-            )
-        )
+        gaps.append(_slice_gap(metric, None, None, real, synthetic, settings))
         for name in fields:
             for value in slice_values([*real, *synthetic], name):
                 r = [q for q in real if q.field(name) == value]
                 s = [q for q in synthetic if q.field(name) == value]
-                gaps.append(
-                    _slice_gap(
-                        metric, name, value, r, s, confidence, n_resamples, rng, min_queries, max_width
-                    )
-                )
+                gaps.append(_slice_gap(metric, name, value, r, s, settings))
     return tuple(gaps)
 
 
@@ -144,24 +141,32 @@ def headline(overall: SliceGap) -> Headline:
     return Headline(metric, real, synthetic, overall.gap, overall.gap_interval, text)
 
 
+@dataclass(frozen=True)
+class _Settings:
+    confidence: float
+    n_resamples: int
+    rng: np.random.Generator
+    min_queries: int
+    max_width: float
+    method: str
+
+
 def _slice_gap(
     metric: str,
     field: str | None,
     value: Any,
     real: Sequence[QueryRecord],
     synthetic: Sequence[QueryRecord],
-    confidence: float,
-    n_resamples: int,
-    rng: np.random.Generator,
-    min_queries: int,
-    max_width: float,
+    settings: _Settings,
 ) -> SliceGap:
+    confidence, min_queries, max_width = settings.confidence, settings.min_queries, settings.max_width
+    draw = {"confidence": confidence, "n_resamples": settings.n_resamples, "rng": settings.rng}
     r = metric_values(real, metric)
     s = metric_values(synthetic, metric)
-    real_estimate = estimate_mean(r, confidence=confidence, n_resamples=n_resamples, rng=rng)
-    synthetic_estimate = estimate_mean(s, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    real_estimate = estimate_mean(r, method=settings.method, **draw)
+    synthetic_estimate = estimate_mean(s, method=settings.method, **draw)
     gap = synthetic_estimate.value - real_estimate.value if r.size and s.size else math.nan
-    interval = gap_interval(s, r, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    interval = gap_interval(s, r, method=settings.method, **draw)
     notes: list[str] = []
     more = 0
     if r.size == 0:

@@ -57,6 +57,7 @@ def calibrate(
     max_gap: Annotated[float | None, typer.Option(help="Gate: largest allowed |synthetic - real|.")] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    bootstrap: Annotated[str, typer.Option(help="Bootstrap interval: percentile or bca.")] = "percentile",
     synthetic: Annotated[Path | None, typer.Option(help="One-call mode: synthetic gold set.")] = None,
     real: Annotated[Path | None, typer.Option(help="One-call mode: real gold set.")] = None,
     corpus: Annotated[
@@ -73,7 +74,7 @@ def calibrate(
         options = dict(
             metric=metric, confidence=confidence, calibrate_by=calibrate_by, calibrate_on=calibrate_on,
             real_date=real_date, max_age_days=max_age, answers=answers, answer_k=answer_k,
-            fail_under=gates, max_gap=max_gap, seed=seed, n_resamples=n_resamples,
+            fail_under=gates, max_gap=max_gap, seed=seed, n_resamples=n_resamples, bootstrap=bootstrap,
         )  # fmt: skip
         if synthetic is not None or real is not None:
             if results:
