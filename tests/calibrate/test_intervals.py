@@ -11,6 +11,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from realrecall.calibrate.intervals import (
     bootstrap_interval,
+    bootstrap_mean_matrix,
+    bootstrap_means,
     estimate_mean,
     gap_interval,
     queries_needed,
@@ -126,3 +128,33 @@ def test_bca_gap_interval_equals_scipy_two_sample_bca() -> None:
 def test_bca_of_identical_values_is_the_value_itself() -> None:
     interval = bootstrap_interval([0.5] * 10, rng=np.random.default_rng(0), method="bca")
     assert (interval.low, interval.high) == (0.5, 0.5)
+
+
+def test_shared_resampling_of_several_metrics_gives_each_metric_its_own_bootstrap_means() -> None:
+    values = np.random.default_rng(8).random((45, 3))
+    shared = bootstrap_mean_matrix(values, 500, np.random.default_rng(5))
+    for column in range(3):
+        alone = bootstrap_means(values[:, column], 500, np.random.default_rng(5))
+        assert shared[:, column] == pytest.approx(alone, abs=1e-12)
+
+
+def test_gap_interval_inside_calibrate_equals_scipy_on_the_same_seed() -> None:
+    from calibrate.results_builder import per_query, results_document
+    from realrecall.calibrate import calibrate
+
+    real_ranks = [1, 2, None, 4, 1, 3, 1, None, 2, 6, 1, 1]
+    synthetic_ranks = [1, 1, 2, 1, None, 1, 3, 1, 1, 2, 1, 1, 1, 5, 1]
+    document = results_document(
+        [("s", [per_query(f"s{i}", "synthetic", rank=r) for i, r in enumerate(synthetic_ranks)]),
+         ("r", [per_query(f"r{i}", "real", rank=r) for i, r in enumerate(real_ranks)])]
+    )  # fmt: skip
+    report = calibrate(document, metric="mrr@10", by=[], seed=3)
+    s = np.array([1 / r if r else 0.0 for r in synthetic_ranks])
+    r = np.array([1 / q if q else 0.0 for q in real_ranks])
+    # mrr@10 is the last metric, but every metric shares the one draw of the all-queries slice.
+    reference = stats.bootstrap(
+        (s, r), lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis), method="percentile",
+        n_resamples=2000, rng=np.random.default_rng(3),
+    ).confidence_interval  # fmt: skip
+    gap = report.overall("mrr@10").gap_interval
+    assert (gap.low, gap.high) == pytest.approx((reference.low, reference.high), abs=1e-12)

@@ -19,9 +19,14 @@ import numpy as np
 from realrecall.calibrate.intervals import (
     Estimate,
     Interval,
+    bootstrap_mean_matrix,
     estimate_mean,
     gap_interval,
+    gap_interval_from_draws,
+    interval_from_draws,
+    is_proportion,
     queries_needed,
+    wilson_interval,
 )
 from realrecall.calibrate.results import QueryRecord
 
@@ -99,15 +104,14 @@ def measure_gaps(
     ``method``: the bootstrap interval (``percentile`` or ``bca``) for non-proportions and gaps.
     """
     settings = _Settings(confidence, n_resamples, rng, min_queries, max_width, method)
-    gaps: list[SliceGap] = []
-    for metric in metrics:
-        gaps.append(_slice_gap(metric, None, None, real, synthetic, settings))
-        for name in fields:
-            for value in slice_values([*real, *synthetic], name):
-                r = [q for q in real if q.field(name) == value]
-                s = [q for q in synthetic if q.field(name) == value]
-                gaps.append(_slice_gap(metric, name, value, r, s, settings))
-    return tuple(gaps)
+    slices: list[list[SliceGap]] = [_slice_gaps(metrics, None, None, real, synthetic, settings)]
+    for name in fields:
+        for value in slice_values([*real, *synthetic], name):
+            r = [q for q in real if q.field(name) == value]
+            s = [q for q in synthetic if q.field(name) == value]
+            slices.append(_slice_gaps(metrics, name, value, r, s, settings))
+    # Reported metric by metric: all queries first, then each slice.
+    return tuple(rows[position] for position in range(len(metrics)) for rows in slices)
 
 
 def headline(overall: SliceGap) -> Headline:
@@ -151,7 +155,65 @@ class _Settings:
     method: str
 
 
-def _slice_gap(
+def _slice_gaps(
+    metrics: Sequence[str],
+    field: str | None,
+    value: Any,
+    real: Sequence[QueryRecord],
+    synthetic: Sequence[QueryRecord],
+    settings: _Settings,
+) -> list[SliceGap]:
+    """Every metric on one slice, from one resampling of each set shared by all metrics."""
+    r_values, s_values = _matrix(real, metrics), _matrix(synthetic, metrics)
+    # Synthetic drawn before real, as scipy.stats.bootstrap draws (synthetic, real).
+    s_draws = _draws(s_values, settings)
+    r_draws = _draws(r_values, settings)
+    rows = []
+    for j, metric in enumerate(metrics):
+        r, s = r_values[:, j], s_values[:, j]
+        if np.isnan(r).any() or np.isnan(s).any():
+            rows.append(_slice_gap_apart(metric, field, value, real, synthetic, settings))
+            continue
+        real_estimate = _estimate(r, None if r_draws is None else r_draws[:, j], settings)
+        synthetic_estimate = _estimate(s, None if s_draws is None else s_draws[:, j], settings)
+        if r_draws is None or s_draws is None or r.size + s.size < 3:
+            interval = Interval.undefined(settings.confidence, "bootstrap")
+        else:
+            interval = gap_interval_from_draws(
+                s_draws[:, j] - r_draws[:, j], s, r, confidence=settings.confidence, method=settings.method
+            )
+        rows.append(
+            _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
+        )
+    return rows
+
+
+def _matrix(records: Sequence[QueryRecord], metrics: Sequence[str]) -> np.ndarray:
+    return np.array(
+        [[q.metrics.get(m, math.nan) for m in metrics] for q in records], dtype=np.float64
+    ).reshape(len(records), len(metrics))
+
+
+def _draws(values: np.ndarray, settings: _Settings) -> np.ndarray | None:
+    if values.shape[0] == 0:
+        return None
+    return bootstrap_mean_matrix(np.nan_to_num(values), settings.n_resamples, settings.rng)
+
+
+def _estimate(values: np.ndarray, draws: np.ndarray | None, settings: _Settings) -> Estimate:
+    confidence = settings.confidence
+    if values.size == 0 or draws is None:
+        return Estimate(math.nan, Interval.undefined(confidence), 0)
+    if is_proportion(values):
+        interval = wilson_interval(int(values.sum()), int(values.size), confidence)
+    elif values.size < 2:
+        interval = Interval.undefined(confidence, "bootstrap")
+    else:
+        interval = interval_from_draws(draws, values, confidence=confidence, method=settings.method)
+    return Estimate(float(values.mean()), interval, int(values.size))
+
+
+def _slice_gap_apart(
     metric: str,
     field: str | None,
     value: Any,
@@ -159,14 +221,28 @@ def _slice_gap(
     synthetic: Sequence[QueryRecord],
     settings: _Settings,
 ) -> SliceGap:
-    confidence, min_queries, max_width = settings.confidence, settings.min_queries, settings.max_width
-    draw = {"confidence": confidence, "n_resamples": settings.n_resamples, "rng": settings.rng}
-    r = metric_values(real, metric)
-    s = metric_values(synthetic, metric)
+    # Some queries lack this metric: resample only those that have it, for this metric alone.
+    draw = {"confidence": settings.confidence, "n_resamples": settings.n_resamples, "rng": settings.rng}
+    r, s = metric_values(real, metric), metric_values(synthetic, metric)
     real_estimate = estimate_mean(r, method=settings.method, **draw)
     synthetic_estimate = estimate_mean(s, method=settings.method, **draw)
-    gap = synthetic_estimate.value - real_estimate.value if r.size and s.size else math.nan
     interval = gap_interval(s, r, method=settings.method, **draw)
+    return _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
+
+
+def _slice_gap(
+    metric: str,
+    field: str | None,
+    value: Any,
+    r: np.ndarray,
+    s: np.ndarray,
+    real_estimate: Estimate,
+    synthetic_estimate: Estimate,
+    interval: Interval,
+    settings: _Settings,
+) -> SliceGap:
+    confidence, min_queries, max_width = settings.confidence, settings.min_queries, settings.max_width
+    gap = synthetic_estimate.value - real_estimate.value if r.size and s.size else math.nan
     notes: list[str] = []
     more = 0
     if r.size == 0:

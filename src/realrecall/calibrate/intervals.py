@@ -23,16 +23,18 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr, ndtri
-from scipy.stats import norm
 
 __all__ = [
     "BOOTSTRAP_METHODS",
     "Estimate",
     "Interval",
     "bootstrap_interval",
+    "bootstrap_mean_matrix",
     "bootstrap_means",
     "estimate_mean",
     "gap_interval",
+    "gap_interval_from_draws",
+    "interval_from_draws",
     "is_proportion",
     "queries_needed",
     "wilson_interval",
@@ -78,7 +80,7 @@ def z_value(confidence: float) -> float:
     """The two-sided standard normal quantile for ``confidence`` (1.95996... for 0.95)."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    return float(ndtri(1.0 - (1.0 - confidence) / 2.0))
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
@@ -111,6 +113,52 @@ def bootstrap_means(
     return out
 
 
+def bootstrap_mean_matrix(
+    values: np.ndarray, n_resamples: int, rng: np.random.Generator, *, batch: int | None = None
+) -> np.ndarray:
+    """Means of every column of ``values`` (n queries x m metrics) over the same resamples: ``(B, m)``.
+
+    One draw of query indices serves every metric, so a slice costs one resampling, not one per
+    metric; each resample's counts times the values give its means (a matrix product). The draws are
+    those of :func:`bootstrap_means`, so a single column gives the same means (to rounding).
+    """
+    n = values.shape[0]
+    size = batch or _default_batch(n, n_resamples)
+    out = np.empty((n_resamples, values.shape[1]), dtype=np.float64)
+    for start in range(0, n_resamples, size):
+        stop = min(start + size, n_resamples)
+        index = rng.integers(0, n, (stop - start, n))
+        rows = np.arange(stop - start)[:, None] * n
+        counts = np.bincount((index + rows).ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
+        out[start:stop] = counts.astype(np.float64) @ values / n
+    return out
+
+
+def interval_from_draws(
+    draws: np.ndarray, values: np.ndarray, *, confidence: float = 0.95, method: str = "percentile"
+) -> Interval:
+    """The interval of the mean of ``values`` from its bootstrap means ``draws``."""
+    if method == "bca":
+        return _bca(draws, float(values.mean()), [_jackknife_means(values)], confidence)
+    return _percentile(draws, confidence)
+
+
+def gap_interval_from_draws(
+    draws: np.ndarray,
+    synthetic: np.ndarray,
+    real: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    method: str = "percentile",
+) -> Interval:
+    """The interval of ``mean(synthetic) - mean(real)`` from its bootstrap differences ``draws``."""
+    if method == "bca":
+        # Jackknife one set at a time, the other held at its mean (scipy's multi-sample acceleration).
+        jackknife = [_jackknife_means(synthetic) - real.mean(), synthetic.mean() - _jackknife_means(real)]
+        return _bca(draws, float(synthetic.mean() - real.mean()), jackknife, confidence)
+    return _percentile(draws, confidence)
+
+
 def bootstrap_interval(
     values: Sequence[float] | np.ndarray,
     *,
@@ -126,9 +174,7 @@ def bootstrap_interval(
     if array.size < 2:
         return Interval.undefined(confidence, "bootstrap")
     means = bootstrap_means(array, n_resamples, rng, batch=batch)
-    if method == "bca":
-        return _bca(means, float(array.mean()), [_jackknife_means(array)], confidence)
-    return _percentile(means, confidence)
+    return interval_from_draws(means, array, confidence=confidence, method=method)
 
 
 def gap_interval(
@@ -155,11 +201,7 @@ def gap_interval(
         s_means = s[rng.integers(0, s.size, (stop - start, s.size))].mean(axis=-1)
         r_means = r[rng.integers(0, r.size, (stop - start, r.size))].mean(axis=-1)
         gaps[start:stop] = s_means - r_means
-    if method == "bca":
-        # Jackknife one set at a time, the other held at its mean (scipy's multi-sample acceleration).
-        jackknife = [_jackknife_means(s) - r.mean(), s.mean() - _jackknife_means(r)]
-        return _bca(gaps, float(s.mean() - r.mean()), jackknife, confidence)
-    return _percentile(gaps, confidence)
+    return gap_interval_from_draws(gaps, s, r, confidence=confidence, method=method)
 
 
 def is_proportion(values: Sequence[float] | np.ndarray) -> bool:
