@@ -133,3 +133,39 @@ def test_bca_bootstrap_option_reaches_the_report(
     assert {s["real_method"] for s in data["overall"] if s["metric"] == "mrr@10"} == {"bootstrap-bca"}
     bad = runner.invoke(app, ["calibrate", str(results_file), "--bootstrap", "studentized"])
     assert bad.exit_code == 2
+
+
+def test_origin_option_names_the_real_set_of_results_evaluated_without_origins(
+    write_results: Callable[..., Path],
+) -> None:
+    document = results_document(
+        [
+            ("generated", ranks_set("synthetic", 9, 1, prefix="s")),
+            ("beir_real", ranks_set("real", 6, 4, prefix="r")),
+        ]
+    )
+    real_set = document["gold_sets"][1]
+    real_set["origins"] = {"unknown": 10}  # what evaluate writes for a gold set without origins
+    for record in real_set["per_query"]:
+        record["origin"] = None
+    path = write_results(document)
+    refused = runner.invoke(app, ["calibrate", str(path)])
+    assert refused.exit_code == 2
+    assert "--origin beir_real=real" in refused.stderr
+    result = runner.invoke(app, ["calibrate", str(path), "--origin", "beir_real=real"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Quote real recall@10 = 0.60")
+
+
+def test_answers_option_prints_the_grid_and_verdict(results_file: Path, tmp_path: Path) -> None:
+    answers = tmp_path / "answers.csv"
+    # r0..r19 were found at rank 1, r20..r29 were missed.
+    rows = [f"r{i},{'false' if i >= 24 else 'true'}" for i in range(30)]
+    answers.write_text("query_id,correct\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    result = runner.invoke(app, ["calibrate", str(results_file), "--answers", str(answers), "-f", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "| Retrieval problem | 6 |" in result.stdout
+    assert "| Lucky | 4 |" in result.stdout
+    assert (
+        "Verdict: work on retrieval: 6 of 6 wrong answers had no gold passage in the top 10." in result.stdout
+    )

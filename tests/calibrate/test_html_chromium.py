@@ -38,7 +38,9 @@ def html_report(tmp_path: Path) -> tuple[Path, str]:
     synthetic = ranks_set("synthetic", 90, 6, prefix="s", type="lookup") + ranks_set(
         "synthetic", 20, 4, prefix="c", type="compare"
     )
-    report = calibrate(results_document([("s", synthetic), ("r", real)]))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "p1", "text": "question r1 answered here in a passage"}\n', encoding="utf-8")
+    report = calibrate(results_document([("s", synthetic), ("r", real)], corpus_path=str(corpus)))
     path = tmp_path / "report.html"
     write_report(render(report, "html"), path)
     return path, report.headline.text
@@ -52,6 +54,7 @@ def test_chromium_renders_the_report_with_its_headline_and_charts(tmp_path: Path
     assert f'<p class="headline" id="headline">{headline}</p>' in dom
     assert dom.count("<svg") >= 3
     assert "recall@10 by slice" in dom
+    assert "lexical overlap with the gold passage" in dom
 
 
 def test_chromium_screenshot_of_the_report_is_a_picture(tmp_path: Path, html_report) -> None:

@@ -92,6 +92,7 @@ def calibrate(
     answer_k: int | None = None,
     fail_under: Mapping[str, float] | None = None,
     max_gap: float | None = None,
+    origins: Mapping[str, str] | None = None,
     seed: int = 0,
     n_resamples: int = 2000,
     bootstrap: str = "percentile",
@@ -105,7 +106,8 @@ def calibrate(
     the first retriever is the one reported, and all retrievers evaluated on both sets feed the rank
     agreement. ``bootstrap``: ``percentile`` or ``bca`` intervals for non-proportions and gaps.
     ``calibrate_on``: earlier results holding the real set, whose per-slice gaps correct
-    these synthetic figures (default: these results). Gates are evaluated, not raised: call
+    these synthetic figures (default: these results). ``origins``: gold set name -> ``real`` or
+    ``synthetic``, for sets evaluated without an origin. Gates are evaluated, not raised: call
     :meth:`CalibrationReport.check_gates`.
     """
     z_value(confidence)  # validates the level before any work
@@ -116,7 +118,12 @@ def calibrate(
     sources = [results] if isinstance(results, Mapping | str | Path | Results) else list(results)
     if not sources:
         raise InputError("no results given", hint="pass at least one results.json")
-    retrievers = merge_by_retriever(s if isinstance(s, Results) else load_results(s) for s in sources)
+    for name, origin in (origins or {}).items():
+        if origin not in ("real", "synthetic"):
+            raise InputError(f"origin of {name!r} must be real or synthetic, got {origin!r}")
+    retrievers = merge_by_retriever(
+        s if isinstance(s, Results) else load_results(s, origins=origins) for s in sources
+    )
     primary = retrievers[0]
     if not primary.metrics:
         raise InputError("the results hold no metric", path=primary.source, hint="rerun evaluate")
@@ -133,7 +140,7 @@ def calibrate(
     )  # fmt: skip
     overall = next(g for g in gaps if g.metric == chosen and g.field is None)
 
-    calibration = primary if calibrate_on is None else _as_results(calibrate_on)
+    calibration = primary if calibrate_on is None else _as_results(calibrate_on, origins)
     by_field = calibrate_by if calibrate_by in calibration.slice_fields() else None
     dates = calibration.real_set_dates()
     # The oldest real set dates the calibration: staleness errs on the side of a warning.
@@ -186,8 +193,10 @@ def parse_gate(text: str) -> tuple[str, float]:
     return name.strip(), value
 
 
-def _as_results(source: ResultsSource) -> Results:
-    return source if isinstance(source, Results) else merge_by_retriever([load_results(source)])[0]
+def _as_results(source: ResultsSource, origins: Mapping[str, str] | None) -> Results:
+    if isinstance(source, Results):
+        return source
+    return merge_by_retriever([load_results(source, origins=origins)])[0]
 
 
 def _choose_metric(metric: str | None, results: Results) -> str:

@@ -87,10 +87,16 @@ class Results:
         return (self.retriever, self.description)
 
 
-def load_results(source: Mapping[str, Any] | str | Path) -> Results:
-    """Read results.json (a path, or the already-parsed mapping) into :class:`Results`."""
+def load_results(
+    source: Mapping[str, Any] | str | Path, *, origins: Mapping[str, str] | None = None
+) -> Results:
+    """Read results.json (a path, or the already-parsed mapping) into :class:`Results`.
+
+    ``origins`` (gold set name -> ``real`` | ``synthetic``) sets the origin of every query of the named
+    gold sets, for sets evaluated without one (a BEIR or TREC real set, say).
+    """
     if isinstance(source, Mapping):
-        return _parse(source, None)
+        return _parse(source, None, origins or {})
     path = Path(source)
     if not path.is_file():
         raise InputError("results file not found", path=path, hint="run `realrecall evaluate` first")
@@ -102,7 +108,7 @@ def load_results(source: Mapping[str, Any] | str | Path) -> Results:
         ) from exc
     if not isinstance(data, Mapping):
         raise InputError("expected a JSON object", path=path, hint="give evaluate's results.json")
-    return _parse(data, str(path))
+    return _parse(data, str(path), origins or {})
 
 
 def merge_by_retriever(results: Iterable[Results]) -> tuple[Results, ...]:
@@ -126,7 +132,7 @@ def merge_by_retriever(results: Iterable[Results]) -> tuple[Results, ...]:
     return tuple(merged.values())
 
 
-def _parse(data: Mapping[str, Any], path: str | None) -> Results:
+def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str]) -> Results:
     gold_sets = data.get("gold_sets")
     if not isinstance(gold_sets, list) or not gold_sets:
         raise InputError('no "gold_sets" in results', path=path, hint="give evaluate's results.json")
@@ -157,7 +163,7 @@ def _parse(data: Mapping[str, Any], path: str | None) -> Results:
                 hint="rerun evaluate; calibrate needs per-query values for its intervals",
             )
         default_origin = next(iter(origins)) if len(origins) == 1 else None
-        queries.extend(_query(record, name, default_origin, path) for record in per_query)
+        queries.extend(_query(record, name, default_origin, forced.get(name), path) for record in per_query)
     if not metrics:
         metrics = tuple(dict.fromkeys(m for q in queries for m in q.metrics))
     return Results(
@@ -172,15 +178,19 @@ def _parse(data: Mapping[str, Any], path: str | None) -> Results:
 
 
 def _query(
-    record: Mapping[str, Any], gold_set: str, default_origin: str | None, path: str | None
+    record: Mapping[str, Any],
+    gold_set: str,
+    default_origin: str | None,
+    forced_origin: str | None,
+    path: str | None,
 ) -> QueryRecord:
     query_id = str(record.get("query_id", ""))
-    origin = record.get("origin") or default_origin
+    origin = forced_origin or record.get("origin") or default_origin
     if origin not in ORIGINS:
         raise InputError(
             f"query {query_id!r} of gold set {gold_set!r} has origin {origin!r}",
             path=path,
-            hint=f"each per-query record needs an origin: {' or '.join(ORIGINS)}",
+            hint=f"name it: --origin {gold_set}=real (or synthetic), or evaluate with --origin",
         )
     values: dict[str, float] = {}
     for name, value in (record.get("metrics") or {}).items():

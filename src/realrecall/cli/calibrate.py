@@ -55,6 +55,10 @@ def calibrate(
         list[str] | None, typer.Option(help="Gate: METRIC=VALUE, e.g. recall@10=0.7 (repeatable).")
     ] = None,
     max_gap: Annotated[float | None, typer.Option(help="Gate: largest allowed |synthetic - real|.")] = None,
+    origin: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=real|synthetic: origin of a gold set's queries (repeatable)."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
     n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
     bootstrap: Annotated[str, typer.Option(help="Bootstrap interval: percentile or bca.")] = "percentile",
@@ -74,7 +78,8 @@ def calibrate(
         options = dict(
             metric=metric, confidence=confidence, calibrate_by=calibrate_by, calibrate_on=calibrate_on,
             real_date=real_date, max_age_days=max_age, answers=answers, answer_k=answer_k,
-            fail_under=gates, max_gap=max_gap, seed=seed, n_resamples=n_resamples, bootstrap=bootstrap,
+            fail_under=gates, max_gap=max_gap, origins=_parse_origins(origin or []), seed=seed,
+            n_resamples=n_resamples, bootstrap=bootstrap,
         )  # fmt: skip
         if synthetic is not None or real is not None:
             if results:
@@ -207,6 +212,16 @@ def _format(output_format: str | None, output: Path | None) -> str:
             "the table format is for the terminal", hint="give --format markdown|json|html with -o"
         )
     return output_format
+
+
+def _parse_origins(values: list[str]) -> dict[str, str]:
+    origins = {}
+    for value in values:
+        name, sep, origin = value.rpartition("=")
+        if not sep or not name:
+            raise InputError(f"--origin {value!r} is not NAME=ORIGIN", hint="write e.g. real_questions=real")
+        origins[name] = origin
+    return origins
 
 
 def _parse_gates(values: list[str]) -> list[tuple[str, float]]:

@@ -34,7 +34,7 @@ h1 { font-size: 1.45rem; margin: 0 0 .4rem; }
 .charts figure { margin: 0; border: 1px solid #e3e3e3; padding: .5rem; background: #fff; }
 table { border-collapse: collapse; margin: .6rem 0 1.2rem; font-size: .9rem; }
 th, td { border-bottom: 1px solid #e3e3e3; padding: .25rem .6rem; text-align: right; white-space: nowrap; }
-td:last-child { white-space: normal; }
+table.slices td:last-child { white-space: normal; text-align: left; color: #666; }
 th:first-child, td:first-child { text-align: left; }
 tr.empty td { color: #999; }
 .note { color: #666; font-size: .85rem; }
@@ -135,7 +135,7 @@ def _slice_table(report: CalibrationReport) -> str:
         return '<p class="note">No slice fields in the per-query records.</p>'
     rows = [[row[0], *row[2:], "; ".join(g.notes)] for g, row in zip(slices, gap_rows(slices), strict=True)]
     header = ["slice", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI", "notes"]
-    return _table(header, rows, empty=[g.n_real == 0 for g in slices])
+    return _table(header, rows, empty=[g.n_real == 0 for g in slices], css_class="slices")
 
 
 def _overall_table(report: CalibrationReport) -> str:
@@ -188,10 +188,13 @@ def _figure(content: str) -> str:
     return f"<figure>{content}</figure>"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], empty: Sequence[bool] = ()) -> str:
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], empty: Sequence[bool] = (), css_class: str = ""
+) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in header)
     lines = []
     for i, row in enumerate(rows):
         css = ' class="empty"' if i < len(empty) and empty[i] else ""
         lines.append(f"<tr{css}>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
+    css = f' class="{css_class}"' if css_class else ""
+    return f"<table{css}><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
