@@ -308,7 +308,8 @@ def _warnings(
 ) -> tuple[str, ...]:
     warnings: list[str] = []
     for gap in gaps:
-        if gap.metric == metric and gap.field is not None and gap.n_real == 0 and gap.n_synthetic:
+        # A value the real set lacks is worth a warning; a field the synthetic set lacks is not.
+        if gap.metric == metric and gap.value is not None and gap.n_real == 0 and gap.n_synthetic:
             warnings.append(
                 f"the real set has no queries with {gap.label} (the synthetic set has {gap.n_synthetic}): "
                 "its gap cannot be measured"
