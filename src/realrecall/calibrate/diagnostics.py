@@ -93,15 +93,12 @@ def diagnose(
 ) -> Diagnostics:
     """Diagnostics of both sets; ``passage_text(id)`` gives a gold passage's text (None: no corpus)."""
     overlap_fn, source = _overlap_function()
-    text_of = passage_text if passage_text is not None else None
-    reason = skipped_reason if text_of is None else None
-    if text_of is None and reason is None:
-        reason = "no corpus text available"
+    reason = None if passage_text is not None else (skipped_reason or "no corpus text available")
     return Diagnostics(
-        real=_diagnose_set("real", real, text_of, overlap_fn),
-        synthetic=_diagnose_set("synthetic", synthetic, text_of, overlap_fn),
+        real=_diagnose_set("real", real, passage_text, overlap_fn),
+        synthetic=_diagnose_set("synthetic", synthetic, passage_text, overlap_fn),
         overlap_skipped=reason,
-        overlap_source=source if text_of is not None else "",
+        overlap_source=source if passage_text is not None else "",
     )
 
 
