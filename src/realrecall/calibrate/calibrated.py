@@ -63,6 +63,11 @@ class CalibratedEstimate:
     stale: bool
     notes: tuple[str, ...] = ()
 
+    @property
+    def age_text(self) -> str:
+        """``today``, ``1 day ago``, ``12 days ago``; empty when the real set has no date."""
+        return _age_text(self.age_days)
+
 
 def calibrated_estimate(
     metric: str,
@@ -124,7 +129,7 @@ def calibrated_estimate(
         notes.append("the real set has no date: give --real-date so staleness can be checked")
     elif stale:
         notes.append(
-            f"calibration is stale: the real set dates from {calibrated_on[:10]}, {age} days ago "
+            f"calibration is stale: the real set dates from {calibrated_on[:10]}, {_age_text(age)} "
             f"(over {max_age_days:g}); collect fresh real questions"
         )
     return CalibratedEstimate(
@@ -147,6 +152,14 @@ def parse_date(text: str, *, what: str = "date") -> datetime:
     except ValueError as exc:
         raise InputError(f"{what} {text!r} is not an ISO date", hint="write it as 2026-11-30") from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _age_text(days: int | None) -> str:
+    if days is None:
+        return ""
+    if days == 0:
+        return "today"
+    return f"{days} day ago" if days == 1 else f"{days} days ago"
 
 
 def _member(records: Sequence[QueryRecord], by: str | None, value: Any) -> list[QueryRecord]:

@@ -228,7 +228,7 @@ def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Head
         verb = "overstates" if gap > 0 else "understates"
         text += f" Synthetic {head.synthetic.value:.2f} {verb} it by {abs(gap):.2f}."
     if calibrated.stale:
-        text += f" Calibration is stale ({calibrated.age_days} days old)."
+        text += f" Calibration is stale (real set from {calibrated.age_text})."
     return Headline(head.metric, head.real, head.synthetic, head.gap, head.gap_interval, text)
 
 

@@ -151,7 +151,7 @@ def _calibrated(report: CalibrationReport) -> list[str]:
     when = c.calibrated_on[:10] if c.calibrated_on else "an undated real set"
     text = (
         f"Calibrated {c.metric} = {figure(c.value)} ({ci_text(c.interval)}), calibrated on the real set "
-        f"of {when}" + (f", {c.age_days} days ago" if c.age_days is not None else "") + "."
+        f"of {when}" + (f", {c.age_text}" if c.age_text else "") + "."
     )
     rows = [[str(s.value), figure(s.weight), figure(s.synthetic), figure(s.gap), figure(s.corrected),
              str(s.n_synthetic), str(s.n_real)] for s in c.strata]  # fmt: skip

@@ -93,7 +93,7 @@ def _calibrated(report: CalibrationReport) -> list[str]:
         "## Calibrated estimate",
         "",
         f"{c.metric} = {figure(c.value)} ({ci_text(c.interval)}), calibrated on the real set of {when}"
-        + (f" ({c.age_days} days ago)" if c.age_days is not None else "")
+        + (f" ({c.age_text})" if c.age_text else "")
         + (", **stale**" if c.stale else "")
         + ".",
         "",
