@@ -74,3 +74,23 @@ def test_unknown_format_names_the_choices(report: CalibrationReport) -> None:
 
     with pytest.raises(InputError, match="choose from table, markdown, json, html"):
         render(report, "pdf")
+
+
+@pytest.mark.parametrize(
+    "sets",
+    [
+        [("s", ranks_set("synthetic", 3, 1, prefix="s"))],  # no real query at all
+        [("r", ranks_set("real", 0, 1, prefix="r"))],  # one real query, no synthetic
+        [("s", []), ("r", ranks_set("real", 1, 0, prefix="r", type="x"))],  # an empty gold set
+    ],
+    ids=["synthetic-only", "single-real-query", "empty-gold-set"],
+)
+def test_every_format_renders_one_sided_and_tiny_sets(sets: list) -> None:
+    report = calibrate(results_document(sets))
+    for name in ("markdown", "json", "html"):
+        text = render(report, name)
+        assert report.headline.text.split(":")[0] in text
+    json.loads(render(report, "json"))  # strict JSON: no NaN slipped through
+    console = Console(record=True, width=120, soft_wrap=True)
+    console.print(report_table(report))
+    assert console.export_text().startswith(report.headline.text)
