@@ -76,3 +76,17 @@ def test_slicing_by_a_field_no_query_has_gives_one_missing_slice() -> None:
     report = calibrate(document, by=["product"])
     slices = report.slices()
     assert [(g.field, g.value, g.n_real, g.n_synthetic) for g in slices] == [("product", None, 4, 4)]
+
+
+def test_retrievers_of_one_name_are_labelled_by_what_differs_in_their_descriptions() -> None:
+    from realrecall.calibrate.results import distinct_labels
+
+    def described(description: str):
+        document = results_document([("r", [per_query("q1", "real", rank=1)])], retriever="bm25")
+        document["retriever"]["description"] = description
+        return load_results(document)
+
+    first = described("bm25s k1=0.9 b=0.4 stemmer=english over 240 chunks")
+    second = described("bm25s k1=1.5 b=0.75 stemmer=english over 240 chunks")
+    assert distinct_labels([first, second]) == ["bm25 k1=0.9 b=0.4", "bm25 k1=1.5 b=0.75"]
+    assert distinct_labels([first, first]) == ["bm25 #1", "bm25 #2"]

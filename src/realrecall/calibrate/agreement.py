@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from scipy.stats import kendalltau
 
 from realrecall.calibrate.gap import metric_values
-from realrecall.calibrate.results import Results
+from realrecall.calibrate.results import Results, distinct_labels
 
 __all__ = ["RankAgreement", "SystemScore", "rank_agreement"]
 
@@ -48,11 +48,11 @@ class RankAgreement:
 def rank_agreement(results: Sequence[Results], metric: str) -> RankAgreement | None:
     """Agreement over the retrievers evaluated on both sets; None when fewer than two are."""
     systems: list[SystemScore] = []
-    for item in results:
+    both = [item for item in results if item.of_origin("synthetic") and item.of_origin("real")]
+    for item, name in zip(both, distinct_labels(both), strict=True):
         s = metric_values(item.of_origin("synthetic"), metric)
         r = metric_values(item.of_origin("real"), metric)
         if s.size and r.size:
-            name = item.retriever if item.description in ("", item.retriever) else item.description
             systems.append(SystemScore(name, float(s.mean()), float(r.mean()), int(s.size), int(r.size)))
     if len(systems) < 2:
         return None

@@ -26,7 +26,7 @@ from scipy.stats import ttest_rel
 
 from realrecall.calibrate.gap import slice_values
 from realrecall.calibrate.intervals import Interval, bootstrap_means
-from realrecall.calibrate.results import QueryRecord, Results, load_results
+from realrecall.calibrate.results import QueryRecord, Results, distinct_labels, load_results
 from realrecall.errors import InputError
 
 __all__ = [
@@ -163,9 +163,7 @@ def compare(
             subset = [(qa, qb) for qa, qb in pairs if qa.field(name) == value]
             rows.append(_row(chosen, name, value, subset, test, alpha, confidence, n_resamples, rng))
     unpaired = len(first.queries) + len(second.queries) - 2 * len(pairs)
-    name_a, name_b = _name(first, "a"), _name(second, "b")
-    if name_a == name_b:
-        name_a, name_b = f"{name_a} (a)", f"{name_b} (b)"
+    name_a, name_b = distinct_labels([first, second])
     return ComparisonReport(
         name_a,
         name_b,
@@ -223,10 +221,6 @@ def _default_metric(first: Results, second: Results) -> str:
     if not shared:
         raise InputError("the two results share no metric", path=second.source, hint="evaluate both alike")
     return "recall@10" if "recall@10" in shared else shared[0]
-
-
-def _name(results: Results, fallback: str) -> str:
-    return results.description or results.retriever or fallback
 
 
 def _headline(row: PairedComparison, name_a: str, name_b: str, test: str, alpha: float) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from realrecall.errors import InputError
 from realrecall.gold import ORIGINS
 
-__all__ = ["GoldSetInfo", "QueryRecord", "Results", "load_results", "merge_by_retriever"]
+__all__ = ["GoldSetInfo", "QueryRecord", "Results", "distinct_labels", "load_results", "merge_by_retriever"]
 
 # Per-query keys that are not slice fields: identity, judgments, ranks and values.
 _NOT_SLICE_FIELDS = frozenset(
@@ -130,6 +130,26 @@ def merge_by_retriever(results: Iterable[Results]) -> tuple[Results, ...]:
             source=previous.source,
         )
     return tuple(merged.values())
+
+
+def distinct_labels(results: Sequence[Results]) -> list[str]:
+    """Short labels that tell the retrievers apart: the name, plus what differs in the descriptions.
+
+    ``bm25`` and ``bm25`` described as ``... k1=0.9 b=0.4 ...`` and ``... k1=1.5 b=0.75 ...`` become
+    ``bm25 k1=0.9 b=0.4`` and ``bm25 k1=1.5 b=0.75``.
+    """
+    names = [r.retriever for r in results]
+    if len(set(names)) == len(names):
+        return names
+    words = [r.description.split() for r in results]
+    shared = set.intersection(*(set(w) for w in words)) if words else set()
+    labels = [
+        " ".join([name, *(w for w in description if w not in shared)])
+        for name, description in zip(names, words, strict=True)
+    ]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    return labels
 
 
 def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str]) -> Results:

@@ -67,8 +67,8 @@ def render_comparison_markdown(report: ComparisonReport) -> str:
     lines = [report.headline, "", f"# {report.name_b} against {report.name_a}: {report.metric}", ""]
     rows = [
         [
-            r.label, str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference),
-            ci_text(r.interval, signed_values=True), figure(r.p_value, 4),
+            r.label, str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
+            ci_text(r.interval, signed_values=True, digits=3), figure(r.p_value, 4),
             "yes" if r.significant else ("-" if r.note else "no"),
         ]
         for r in report.rows

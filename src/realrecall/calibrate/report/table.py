@@ -71,8 +71,8 @@ def comparison_table(report: ComparisonReport) -> RenderableType:
         table.add_column(column, justify="left" if column == "slice" else "right")
     for r in report.rows:
         table.add_row(
-            r.label, str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference),
-            ci_text(r.interval, signed_values=True), figure(r.p_value, 4),
+            r.label, str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
+            ci_text(r.interval, signed_values=True, digits=3), figure(r.p_value, 4),
             "yes" if r.significant else ("-" if r.note else "no"),
         )  # fmt: skip
     return Group(Text(report.headline, style="bold"), table)
