@@ -62,6 +62,7 @@ def render_html(report: CalibrationReport) -> str:
         _slice_table(report),
         "<h2>Every metric, all queries</h2>",
         _overall_table(report),
+        *_other_metrics(report),
         *_calibrated(report),
         "<h2>Why the sets differ</h2>",
         _table(["", "real", "synthetic"], diagnostics_rows(report)),
@@ -142,6 +143,18 @@ def _overall_table(report: CalibrationReport) -> str:
     overall = [g for g in report.gaps if g.field is None]
     header = ["metric", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI"]
     return _table(header, [row[1:] for row in gap_rows(overall)])
+
+
+def _other_metrics(report: CalibrationReport) -> list[str]:
+    other = [g for g in report.gaps if g.field is not None and g.metric != report.metric]
+    if not other:
+        return []
+    header = ["slice", "metric", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI"]
+    return [
+        "<details><summary>Every other metric by slice</summary>",
+        _table(header, gap_rows(other), empty=[g.n_real == 0 for g in other]),
+        "</details>",
+    ]
 
 
 def _calibrated(report: CalibrationReport) -> list[str]:

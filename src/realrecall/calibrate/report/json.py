@@ -36,6 +36,8 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             "n_real": head.real.n,
             "n_synthetic": head.synthetic.n,
             "confidence": report.confidence,
+            "calibrated": None if report.calibrated is None else _num(report.calibrated.value),
+            "calibrated_ci": None if report.calibrated is None else _ci(report.calibrated.interval),
         },
         "retriever": report.retriever,
         "metrics": list(report.metrics),

@@ -37,6 +37,13 @@ def render_markdown(report: CalibrationReport) -> str:
             lines += ["", *notes]
     else:
         lines.append("No slice fields in the per-query records.")
+    other = [g for g in report.gaps if g.field is not None and g.metric != report.metric]
+    if other:
+        lines += ["", "## Every other metric by slice", ""]
+        lines += _table(
+            ["slice", "metric", "real", "CI", "n real", "synthetic", "CI", "n synth", "gap", "gap CI"],
+            gap_rows(other),
+        )
     lines += ["", *_calibrated(report), "", *_diagnostics(report)]
     if report.rank_agreement is not None:
         a = report.rank_agreement
