@@ -169,3 +169,21 @@ def test_answers_option_prints_the_grid_and_verdict(results_file: Path, tmp_path
     assert (
         "Verdict: work on retrieval: 6 of 6 wrong answers had no gold passage in the top 10." in result.stdout
     )
+
+
+def test_calibrate_on_earlier_results_quotes_a_calibrated_figure_and_warns_when_stale(
+    results_file: Path, write_results: Callable[..., Path]
+) -> None:
+    regenerated = write_results(
+        results_document([("new", ranks_set("synthetic", 27, 3, prefix="n", type="lookup"))])
+    )
+    result = runner.invoke(
+        app,
+        ["calibrate", str(regenerated), "--calibrate-on", str(results_file), "--real-date", "2020-01-01",
+         "-f", "markdown"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    # 0.9 new synthetic - (0.9333 old synthetic - 0.6667 real) = 0.6333
+    assert result.stdout.startswith("Quote calibrated recall@10 = 0.63 (95% CI")
+    assert "calibrated on the real set of 2020-01-01" in result.stdout
+    assert "calibration is stale" in result.stderr
