@@ -90,3 +90,19 @@ def test_retrievers_of_one_name_are_labelled_by_what_differs_in_their_descriptio
     second = described("bm25s k1=1.5 b=0.75 stemmer=english over 240 chunks")
     assert distinct_labels([first, second]) == ["bm25 k1=0.9 b=0.4", "bm25 k1=1.5 b=0.75"]
     assert distinct_labels([first, first]) == ["bm25 #1", "bm25 #2"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"confidence": 1.5}, "confidence must be between 0 and 1"), ({"n_resamples": 10}, "too few")],
+)
+def test_nonsense_settings_are_input_errors(options: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        calibrate(results_document([("r", ranks_set("real", 1, 1, prefix="r"))]), **options)
+
+
+def test_per_query_record_without_metrics_is_an_input_error() -> None:
+    document = results_document([("r", [per_query("q1", "real", rank=1)])])
+    document["gold_sets"][0]["per_query"][0]["metrics"] = [1.0]
+    with pytest.raises(InputError, match="query 'q1' of gold set 'r' has no metrics object"):
+        load_results(document)

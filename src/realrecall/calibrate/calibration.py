@@ -16,7 +16,7 @@ from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
-from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, z_value
+from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, check_settings
 from realrecall.calibrate.results import Results, load_results, merge_by_retriever
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
@@ -110,7 +110,7 @@ def calibrate(
     ``synthetic``, for sets evaluated without an origin. Gates are evaluated, not raised: call
     :meth:`CalibrationReport.check_gates`.
     """
-    z_value(confidence)  # validates the level before any work
+    check_settings(confidence=confidence, n_resamples=n_resamples)
     if bootstrap not in BOOTSTRAP_METHODS:
         raise InputError(
             f"unknown bootstrap {bootstrap!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"

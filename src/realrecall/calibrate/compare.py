@@ -25,7 +25,7 @@ import numpy as np
 from scipy.stats import ttest_rel
 
 from realrecall.calibrate.gap import slice_values
-from realrecall.calibrate.intervals import Interval, bootstrap_means
+from realrecall.calibrate.intervals import Interval, bootstrap_means, check_settings
 from realrecall.calibrate.results import QueryRecord, Results, distinct_labels, load_results
 from realrecall.errors import InputError
 
@@ -142,6 +142,7 @@ def compare(
 
     ``by``: slice fields (None: every field present). Significance: ``p_value <= alpha``.
     """
+    check_settings(confidence=confidence, n_resamples=n_resamples, alpha=alpha)
     if test not in TESTS:
         raise InputError(f"unknown test {test!r}", hint=f"choose from {', '.join(TESTS)}")
     first = a if isinstance(a, Results) else load_results(a)

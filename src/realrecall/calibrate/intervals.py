@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from realrecall.errors import InputError
+
 __all__ = [
     "BOOTSTRAP_METHODS",
     "Estimate",
@@ -31,6 +33,7 @@ __all__ = [
     "bootstrap_interval",
     "bootstrap_mean_matrix",
     "bootstrap_means",
+    "check_settings",
     "estimate_mean",
     "gap_interval",
     "gap_interval_from_draws",
@@ -273,6 +276,16 @@ def _percentile(samples: np.ndarray, confidence: float) -> Interval:
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(samples, [alpha, 1.0 - alpha])
     return Interval(float(low), float(high), confidence, "bootstrap")
+
+
+def check_settings(*, confidence: float, n_resamples: int, alpha: float | None = None) -> None:
+    """Reject a confidence level, resample count or significance level that makes no sense."""
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"confidence must be between 0 and 1, got {confidence}", hint="e.g. 0.95")
+    if n_resamples < 100:
+        raise InputError(f"{n_resamples} resamples are too few for an interval", hint="use at least 1000")
+    if alpha is not None and not 0.0 < alpha < 1.0:
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}", hint="e.g. 0.05")
 
 
 def _jackknife_means(values: np.ndarray) -> np.ndarray:

@@ -164,6 +164,10 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
     infos: list[GoldSetInfo] = []
     queries: list[QueryRecord] = []
     for position, gold_set in enumerate(gold_sets):
+        if not isinstance(gold_set, Mapping):
+            raise InputError(
+                f"gold set {position + 1} is not an object", path=path, hint="give evaluate's results.json"
+            )
         name = str(gold_set.get("name") or f"gold_set_{position}")
         origins = {str(k): int(v) for k, v in (gold_set.get("origins") or {}).items()}
         infos.append(
@@ -176,7 +180,7 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
             )
         )
         per_query = gold_set.get("per_query")
-        if not isinstance(per_query, list):
+        if not isinstance(per_query, list) or not all(isinstance(r, Mapping) for r in per_query):
             raise InputError(
                 f'gold set {name!r} has no "per_query" records',
                 path=path,
@@ -212,8 +216,11 @@ def _query(
             path=path,
             hint=f"name it: --origin {gold_set}=real (or synthetic), or evaluate with --origin",
         )
+    raw_metrics = record.get("metrics")
+    if not isinstance(raw_metrics, Mapping):
+        raise InputError(f"query {query_id!r} of gold set {gold_set!r} has no metrics object", path=path)
     values: dict[str, float] = {}
-    for name, value in (record.get("metrics") or {}).items():
+    for name, value in raw_metrics.items():
         if value is None or isinstance(value, bool) or not isinstance(value, int | float):
             continue
         if math.isfinite(value):
