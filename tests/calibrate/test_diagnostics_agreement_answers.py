@@ -124,3 +124,18 @@ def test_answer_label_that_is_not_a_boolean_names_the_line(tmp_path: Path) -> No
     bad.write_text("query_id,correct\nq1,maybe\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"answers.csv:2: correct must be true or false"):
         load_answers(bad)
+
+
+def test_rank_agreement_says_when_the_systems_differ_by_less_than_their_noise() -> None:
+    documents = [
+        results_document(
+            [("s", ranks_set("synthetic", 30 + i, 10 - i, prefix="s")),
+             ("r", ranks_set("real", 20 + (i * 7) % 3, 20 - (i * 7) % 3, prefix="r"))],
+            retriever=f"system{i}",
+        )
+        for i in range(3)
+    ]  # fmt: skip
+    agreement = calibrate(documents).rank_agreement
+    assert agreement is not None
+    assert "On the real set the systems lie within 0.050 of each other" in agreement.advice
+    assert "that order is mostly chance" in agreement.advice

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from scipy.stats import kendalltau
 
 from realrecall.calibrate.gap import metric_values
@@ -48,17 +49,39 @@ class RankAgreement:
 def rank_agreement(results: Sequence[Results], metric: str) -> RankAgreement | None:
     """Agreement over the retrievers evaluated on both sets; None when fewer than two are."""
     systems: list[SystemScore] = []
+    errors: dict[str, list[float]] = {"synthetic": [], "real": []}
     both = [item for item in results if item.of_origin("synthetic") and item.of_origin("real")]
     for item, name in zip(both, distinct_labels(both), strict=True):
         s = metric_values(item.of_origin("synthetic"), metric)
         r = metric_values(item.of_origin("real"), metric)
         if s.size and r.size:
             systems.append(SystemScore(name, float(s.mean()), float(r.mean()), int(s.size), int(r.size)))
+            errors["synthetic"].append(_standard_error(s))
+            errors["real"].append(_standard_error(r))
     if len(systems) < 2:
         return None
     outcome = kendalltau([x.synthetic for x in systems], [x.real for x in systems])
     tau, p_value = float(outcome.statistic), float(outcome.pvalue)
-    return RankAgreement(metric, tuple(systems), tau, p_value, _advice(tau, len(systems)))
+    advice = _advice(tau, len(systems)) + _noise_note(systems, errors)
+    return RankAgreement(metric, tuple(systems), tau, p_value, advice)
+
+
+def _standard_error(values: np.ndarray) -> float:
+    return float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else math.inf
+
+
+def _noise_note(systems: Sequence[SystemScore], errors: dict[str, list[float]]) -> str:
+    # Figures closer together than about two standard errors are ordered by chance; tau then says little.
+    notes = []
+    for origin in ("synthetic", "real"):
+        figures = [getattr(x, origin) for x in systems]
+        spread, error = max(figures) - min(figures), float(np.median(errors[origin]))
+        if spread < 2.0 * error:
+            notes.append(
+                f" On the {origin} set the systems lie within {spread:.3f} of each other, less than two "
+                f"standard errors ({2.0 * error:.3f}): that order is mostly chance."
+            )
+    return "".join(notes)
 
 
 def _advice(tau: float, count: int) -> str:
