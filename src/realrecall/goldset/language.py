@@ -7,6 +7,7 @@ to the languages the corpus holds (``languages=("en", "de")``) makes it reliable
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -25,17 +26,7 @@ class LanguageDetector:
     min_confidence: float = 0.5
 
     def __post_init__(self) -> None:
-        # A private identifier per detector: py3langid's module-level one is shared, mutable state.
-        identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-        if self.languages:
-            try:
-                identifier.set_languages(list(self.languages))
-            except ValueError as exc:
-                raise InputError(
-                    f"unknown language code in {', '.join(self.languages)}: {exc}",
-                    hint="use ISO 639-1 codes such as en, de, fr",
-                ) from None
-        object.__setattr__(self, "_identifier", identifier)
+        object.__setattr__(self, "_identifier", _identifier(self.languages))
 
     def detect(self, text: str) -> tuple[str | None, float]:
         """``(language, probability)`` of the best guess; language ``None`` if not confident enough."""
@@ -47,3 +38,20 @@ class LanguageDetector:
     @classmethod
     def for_languages(cls, languages: Sequence[str] | None, min_confidence: float = 0.5) -> LanguageDetector:
         return cls(tuple(languages) if languages else None, min_confidence)
+
+
+@functools.cache
+def _identifier(languages: tuple[str, ...] | None) -> LanguageIdentifier:
+    # Loading the model takes about half a second, so each candidate set is built once per process.
+    # Our own instance, never changed after this: py3langid's module-level identifier is shared and
+    # mutable (set_languages), which would leak one caller's restriction into another's.
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    if languages:
+        try:
+            identifier.set_languages(list(languages))
+        except ValueError as exc:
+            raise InputError(
+                f"unknown language code in {', '.join(languages)}: {exc}",
+                hint="use ISO 639-1 codes such as en, de, fr",
+            ) from None
+    return identifier
