@@ -42,6 +42,11 @@ _CorpusOption = Annotated[
 ]
 
 
+def _say(text: str) -> None:
+    """Print a line as plain text: ids, paths and queries may hold brackets rich would read as markup."""
+    out.print(Text(text))
+
+
 def _default_judge() -> str:
     try:
         return getpass.getuser()
@@ -106,12 +111,12 @@ def import_command(
             type_rules=type_rules,
         )
         result = import_gold(source, spec, corpus=corpus, output=output, unmatched_output=unmatched)
-    out.print(
+    _say(
         f"imported {len(result.queries)} queries ({result.gold_ids} gold ids) from {result.rows} rows "
         f"into {result.output}"
     )
-    out.print("types: " + ", ".join(f"{k} {v}" for k, v in sorted(result.types.items())))
-    out.print("languages: " + ", ".join(f"{k or 'undetermined'} {v}" for k, v in result.languages.items()))
+    _say("types: " + ", ".join(f"{k} {v}" for k, v in sorted(result.types.items())))
+    _say("languages: " + ", ".join(f"{k or 'undetermined'} {v}" for k, v in result.languages.items()))
     problems = result.unmatched + result.below_min_clicks
     if problems:
         warn(f"{len(result.unmatched)} unmatched row(s), {len(result.below_min_clicks)} below --min-clicks:")
@@ -123,7 +128,7 @@ def import_command(
                 + ("" if unmatched else " (write them with --unmatched)")
             )
         if unmatched:
-            err.print(f"  all listed in {unmatched}")
+            err.print(Text(f"  all listed in {unmatched}"))
 
 
 def _render_miss(number: int, total: int, miss: Miss, width: int) -> None:
@@ -185,12 +190,10 @@ def review_command(
             return
         for number, miss in enumerate(review.misses, start=1):
             _render_miss(number, len(review.misses), miss, width)
-        out.print(_summary(review))
+        _say(_summary(review))
         if judgements is not None:
             lines = write_judgement_template(judgements, review, by=by)
-            out.print(
-                f"wrote {lines} judgement line(s) to fill in to {judgements} (grade 1, 0, or leave null)"
-            )
+            _say(f"wrote {lines} judgement line(s) to fill in to {judgements} (grade 1, 0, or leave null)")
 
 
 _KEYS = {"r": 1, "n": 0}
@@ -199,12 +202,12 @@ _KEYS = {"r": 1, "n": 0}
 def _ask() -> str:
     """One key press: r, n, s or q (Ctrl-C and Ctrl-D quit, keeping what was recorded)."""
     while True:
-        out.print("[r]elevant / [n]ot / [s]kip / [q]uit ? ", end="")
+        out.print(Text("[r]elevant / [n]ot / [s]kip / [q]uit ? "), end="")
         try:
             key = click.getchar().lower()
         except (KeyboardInterrupt, EOFError):
             key = "q"
-        out.print(key)
+        out.print(Text(key))
         if key in ("r", "n", "s", "q"):
             return key
 
@@ -218,7 +221,7 @@ def _already_judged(path: Path) -> set[tuple[str, str]]:
 def _interactive(review: ReviewList, path: Path, by: str, width: int, results: Path) -> None:
     done = _already_judged(path)
     counts = {"r": 0, "n": 0, "s": 0}
-    out.print(_summary(review) + f"; recording into {path}")
+    _say(_summary(review) + f"; recording into {path}")
     with AppendLog(path) as log:
         for number, miss in enumerate(review.misses, start=1):
             pending = [
@@ -248,7 +251,7 @@ def _interactive(review: ReviewList, path: Path, by: str, width: int, results: P
 
 
 def _closing(counts: dict[str, int], path: Path) -> None:
-    out.print(
+    _say(
         f"judged {counts['r']} relevant, {counts['n']} not relevant, skipped {counts['s']}; saved in {path}\n"
         f"apply with: realrecall gold add GOLD_FILE --judgements {path}"
     )
@@ -281,7 +284,7 @@ def add_command(
         else:
             raise InputError("nothing to add", hint="give QUERY_ID PASSAGE_ID, or --judgements FILE")
         result = add_judgements(gold_file, items, corpus=corpus, output=output)
-    out.print(
+    _say(
         f"added {len(result.added)} gold id(s), regraded {len(result.regraded)}, "
         f"{len(result.unchanged)} already as judged" + (f"; wrote {result.output}" if result.changed else "")
     )
@@ -305,7 +308,7 @@ def dupes_command(
         for pid in cluster:
             chunk = loaded[pid]
             out.print(Text(f"  {pid}  {_snippet(Passage(pid, chunk.title, chunk.text), width)}"))
-    out.print(
+    _say(
         f"{len(found.clusters)} cluster(s), {len(found.pairs)} pair(s) at Jaccard >= {threshold} "
         f"over {shingle}-word shingles in {len(loaded)} passages"
     )
@@ -330,13 +333,13 @@ def expand_command(
         result = expand_gold(
             gold_file, corpus, output=output, threshold=threshold, shingle=shingle, per_query=per_query, k=k
         )
-    out.print(
+    _say(
         f"added {result.n_added} near-duplicate gold id(s) to {len(result.added)} queries; "
         f"wrote {result.output}"
     )
     if result.misses_before is not None:
         at = f"at k={result.k}" if result.k else "in the retrieved lists"
-        out.print(
+        _say(
             f"misses {at}: {result.misses_before} -> {result.misses_after} of {result.evaluated} queries "
             f"({len(result.recovered)} removed"
             + (f": {', '.join(result.recovered)})" if result.recovered else ")")
