@@ -10,7 +10,7 @@ import pytest
 
 from realrecall.errors import InputError
 from realrecall.gold import load_gold
-from realrecall.goldset import ImportSpec, import_gold, stable_query_id
+from realrecall.goldset import ImportSpec, import_gold, read_table, stable_query_id
 
 COLUMNS = ("ticket", "question", "doc", "clicks")
 TICKETS = [
@@ -266,3 +266,21 @@ def test_unreadable_tables_are_refused_with_the_file_named(
     assert result.exit_code == 2
     assert message in result.stderr
     assert name in result.stderr
+
+
+def test_a_semicolon_separated_export_with_quoted_cells_reads_by_spreadsheet_row(tmp_path: Path) -> None:
+    source = tmp_path / "export.csv"
+    source.write_text('frage;seite\n"Wie geht das; bitte?";en-1\n\n"zwei\nZeilen";en-2\n', encoding="utf-8")
+    table = read_table(source)
+    assert table.columns == ("frage", "seite")
+    assert [(n, dict(r)) for n, r in table.rows] == [
+        (2, {"frage": "Wie geht das; bitte?", "seite": "en-1"}),
+        (4, {"frage": "zwei\nZeilen", "seite": "en-2"}),
+    ]
+
+
+def test_a_row_with_more_cells_than_the_header_is_refused_naming_the_row(tmp_path: Path) -> None:
+    source = tmp_path / "export.csv"
+    source.write_text("q,doc\nfine,en-1\nnot, quoted,en-2\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"export\.csv:3: row has 3 cells, the header has 2"):
+        read_table(source)

@@ -187,3 +187,11 @@ def test_review_template_filled_in_and_added_round_trips(
         ("en-release-034", "ana", "same text as the gold passage"),
         ("en-sync-002", "ana", None),
     ]
+
+
+def test_review_against_the_current_gold_set_counts_passages_added_since(
+    results_file: Path, per_query_file: Path, gold_file: Path
+) -> None:
+    add_judgements(gold_file, [Judgement("q1", "en-release-034", 1, "ana")], now=NOW)
+    review = find_misses(results_file, per_query_file, gold=gold_file)
+    assert [m.query_id for m in review.misses] == ["q3"]

@@ -162,6 +162,9 @@ def review_command(
     ] = None,
     show: Annotated[int, typer.Option("--show", help="Retrieved passages shown per miss.")] = 5,
     gold_set: Annotated[str | None, typer.Option("--gold-set", help="Only this gold set's queries.")] = None,
+    gold: Annotated[
+        Path | None, typer.Option("--gold", help="Current gold set: counts passages added since evaluating.")
+    ] = None,
     interactive: Annotated[bool, typer.Option("--interactive", "-i", help="Judge each passage.")] = False,
     judgements: Annotated[
         Path | None,
@@ -179,7 +182,7 @@ def review_command(
                 "--interactive needs a terminal", hint="run it in a terminal, or drop --interactive"
             )
         review = find_misses(
-            results, per_query, corpus=corpus, k=k, limit=limit, show=show, gold_set=gold_set
+            results, per_query, corpus=corpus, k=k, limit=limit, show=show, gold_set=gold_set, gold=gold
         )
         for message in review.warnings:
             warn(message)

@@ -9,13 +9,14 @@ judgements (see ``judgements``) add the passage to the gold set.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
 from realrecall.files import file_sha256, write_jsonl_atomic
+from realrecall.gold import GoldSet, load_gold
 from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results
 
 __all__ = ["Miss", "Passage", "Retrieved", "ReviewList", "find_misses", "write_judgement_template"]
@@ -76,6 +77,7 @@ def find_misses(
     limit: int | None = None,
     show: int = 5,
     gold_set: str | None = None,
+    gold: GoldSet | str | Path | None = None,
 ) -> ReviewList:
     """List the queries whose relevant gold passages are all outside the top ``k`` retrieved.
 
@@ -91,6 +93,9 @@ def find_misses(
     records = [r for r in read_per_query(per_query) if gold_set is None or r.gold_set == gold_set]
     if not records:
         raise InputError(f"no per-query record for gold set {gold_set!r}", path=per_query)
+    if gold is not None:
+        current = load_gold(gold) if isinstance(gold, str | Path) else gold
+        records = [replace(r, gold=current[r.query_id].gold) if r.query_id in current else r for r in records]
     loaded, warnings = _corpus(corpus, summary)
     cutoff = k if k is not None else (max(summary.recall_ks) if summary.recall_ks else None)
     threshold = summary.relevance_threshold

@@ -7,6 +7,7 @@ for Parquet.
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from realrecall.errors import InputError
-from realrecall.files import iter_jsonl
+from realrecall.files import iter_jsonl, read_text_lines
 
 __all__ = ["FORMATS", "Table", "read_table"]
 
@@ -55,42 +56,68 @@ def read_table(path: str | Path) -> Table:
         raise InputError("file not found", path=p, hint="check the path")
     if kind == "jsonl":
         return _read_jsonl(p)
-    frame = _read_frame(p, kind)
-    if frame.empty:
-        raise InputError("no rows found", path=p, hint="the file needs a header and at least one row")
-    first_row = 2 if kind in ("csv", "tsv") else 1
-    columns = tuple(str(c) for c in frame.columns)
-    rows = tuple(
-        (first_row + position, dict(zip(columns, (_cell(v) for v in values), strict=True)))
-        for position, values in enumerate(frame.itertuples(index=False, name=None))
-    )
-    return Table(str(p), columns, rows)
+    if kind in ("csv", "tsv"):
+        return _read_csv(p, "\t" if kind == "tsv" else _csv_delimiter(p))
+    return _read_parquet(p)
 
 
-def _read_frame(path: Path, kind: str) -> pd.DataFrame:
+def _read_parquet(path: Path) -> Table:
     try:
-        if kind == "parquet":
-            return pd.read_parquet(path)
-        return pd.read_csv(
-            path,
-            sep="\t" if kind == "tsv" else ",",
-            dtype=str,
-            keep_default_na=False,
-            encoding="utf-8-sig",
-        )
+        frame = pd.read_parquet(path)
     except ImportError as exc:  # pandas reads Parquet through the optional pyarrow
         raise InputError(
             "reading Parquet needs pyarrow", path=path, hint="pip install 'realrecall[parquet]'"
         ) from exc
-    except UnicodeDecodeError as exc:
-        raise InputError("not valid UTF-8", path=path, hint="save the file as UTF-8") from exc
-    except pd.errors.EmptyDataError as exc:
-        raise InputError(
-            "empty file", path=path, hint="the file needs a header and at least one row"
-        ) from exc
-    except (ValueError, OSError) as exc:  # pandas' ParserError and pyarrow's ArrowInvalid are ValueErrors
+    except (ValueError, OSError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read as {kind}: {first_line}", path=path) from exc
+        raise InputError(f"cannot read as parquet: {first_line}", path=path) from exc
+    if frame.empty:
+        raise InputError("no rows found", path=path, hint="the file needs at least one row")
+    columns = tuple(str(c) for c in frame.columns)
+    rows = tuple(
+        (position, dict(zip(columns, (_cell(v) for v in values), strict=True)))
+        for position, values in enumerate(frame.itertuples(index=False, name=None), start=1)
+    )
+    return Table(str(path), columns, rows)
+
+
+def _read_csv(path: Path, delimiter: str) -> Table:
+    # The csv module rather than pandas: a row with more or fewer cells than the header is an error
+    # naming the row, where pandas would quietly shift cells into an index or drop them.
+    lines = (line + "\n" for _, line in read_text_lines(path))
+    reader = csv.reader(lines, delimiter=delimiter)
+    try:
+        header = next(reader, None)
+        if header is None or not any(cell.strip() for cell in header):
+            raise InputError("empty file", path=path, hint="the file needs a header and at least one row")
+        columns = tuple(cell.strip() for cell in header)
+        rows = []
+        for position, cells in enumerate(reader, start=2):
+            if not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) != len(columns):
+                raise InputError(
+                    f"row has {len(cells)} cells, the header has {len(columns)}",
+                    path=path,
+                    line=position,
+                    hint=f"quote cells that contain {delimiter!r}",
+                )
+            rows.append((position, {c: v.strip() for c, v in zip(columns, cells, strict=True)}))
+    except csv.Error as exc:
+        raise InputError(f"cannot read as CSV: {exc}", path=path) from exc
+    if not rows:
+        raise InputError("no rows found", path=path, hint="the file needs a header and at least one row")
+    return Table(str(path), columns, tuple(rows))
+
+
+def _csv_delimiter(path: Path) -> str:
+    """Comma, or the delimiter the file consistently uses instead (European exports use semicolons)."""
+    with path.open(encoding="utf-8-sig", errors="replace", newline="") as handle:
+        sample = handle.read(1 << 16)
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:  # one column, or no consistent delimiter: the CSV default
+        return ","
 
 
 def _read_jsonl(path: Path) -> Table:
