@@ -195,3 +195,17 @@ def test_review_against_the_current_gold_set_counts_passages_added_since(
     add_judgements(gold_file, [Judgement("q1", "en-release-034", 1, "ana")], now=NOW)
     review = find_misses(results_file, per_query_file, gold=gold_file)
     assert [m.query_id for m in review.misses] == ["q3"]
+
+
+def test_cli_review_of_a_file_that_is_not_results_json_exits_2_with_one_line(
+    per_query_file: Path, tmp_path: Path, cli
+) -> None:
+    not_results = tmp_path / "results.json"
+    not_results.write_text('{"metrics": []}')
+    result = cli(
+        "gold", "review", not_results, "--per-query", per_query_file, "--judgements", tmp_path / "j.jsonl"
+    )
+    assert result.exit_code == 2
+    assert "not a realrecall results.json (no gold_sets)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "j.jsonl").exists()

@@ -20,7 +20,7 @@ from typing import Any
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
 from realrecall.files import iter_jsonl
-from realrecall.gold import GoldQuery, load_gold, write_gold
+from realrecall.gold import GoldQuery, GoldSet, load_gold, write_gold
 
 __all__ = ["AddResult", "Judgement", "Judgements", "add_judgements", "read_judgements", "record_history"]
 
@@ -144,7 +144,9 @@ def add_judgements(
         _check(judgement, gold_path, gold, known)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     updated: dict[str, GoldQuery] = {}
-    added, regraded, unchanged = [], [], []
+    added: list[Judgement] = []
+    regraded: list[Judgement] = []
+    unchanged: list[Judgement] = []
     for judgement in judgements:
         query = updated.get(judgement.query_id, gold[judgement.query_id])
         previous = query.gold.get(judgement.passage_id)
@@ -178,17 +180,22 @@ def _history(metadata: Mapping[str, Any]) -> list[Any]:
     return list(history) if isinstance(history, list) else []
 
 
-def _check(judgement: Judgement, gold_path: str | Path, gold: Any, corpus: Corpus | None) -> None:
-    where = {"path": judgement.source, "line": judgement.line} if judgement.source else {"path": gold_path}
+def _check(judgement: Judgement, gold_path: str | Path, gold: GoldSet, corpus: Corpus | None) -> None:
+    # Name the judgements file and line when there is one; a judgement given on the command line has
+    # only the gold file to point at.
+    path = judgement.source or gold_path
+    line = judgement.line if judgement.source else None
     if judgement.query_id not in gold:
         raise InputError(
             f"unknown query id {judgement.query_id!r} (not in {Path(gold_path).name})",
+            path=path,
+            line=line,
             hint="check the id against the gold set",
-            **where,
         )
     if corpus is not None and judgement.passage_id not in corpus:
         raise InputError(
             f"unknown passage id {judgement.passage_id!r} (not in the corpus)",
+            path=path,
+            line=line,
             hint="check the id against the corpus",
-            **where,
         )
