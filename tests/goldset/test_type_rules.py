@@ -16,7 +16,7 @@ from realrecall.goldset import LanguageDetector, default_type_rules, load_type_r
     [
         ("ERR_SYNC_042", "lookup", "error-code"),
         ("what does HN-4031 mean", "lookup", "error-code"),
-        ("default of sync.interval_ms", "lookup", "config-key"),
+        ("where is sync.interval_ms set", "lookup", "config-key"),
         ("where do I set max_upload_size", "lookup", "config-key"),
         ("SyncManager options", "lookup", "camel-case"),
         ("what is in /etc/harbor/harbord.toml", "lookup", "path"),
@@ -25,7 +25,11 @@ from realrecall.goldset import LanguageDetector, default_type_rules, load_type_r
         ("What is the difference between archive and delete?", "comparison", "comparison"),
         ("Unterschied zwischen Archivieren und Löschen", "comparison", "comparison"),
         ("sync not working after upgrade", "troubleshooting", "troubleshooting"),
-        ("login fails with ERR_AUTH_001", "troubleshooting", "troubleshooting"),
+        ("login fails with ERR_AUTH_001", "lookup", "error-code"),  # the code has one right page
+        ("login fails since the upgrade", "troubleshooting", "troubleshooting"),
+        ("how many devices can one user sign in on", "lookup", "fact"),
+        ("wie groß darf ein Anhang sein", "lookup", "fact"),
+        ("docker or apt package, which is recommended?", "comparison", "comparison"),
         ("Synchronisierung funktioniert nicht", "troubleshooting", "troubleshooting"),
         ("How does end-to-end encryption protect my notes?", "conceptual", None),
         ("Why would a team self-host its notes?", "conceptual", None),
