@@ -284,3 +284,30 @@ def test_a_row_with_more_cells_than_the_header_is_refused_naming_the_row(tmp_pat
     source.write_text("q,doc\nfine,en-1\nnot, quoted,en-2\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"export\.csv:3: row has 3 cells, the header has 2"):
         read_table(source)
+
+
+def test_cli_import_by_id_without_a_corpus_warns_that_ids_were_not_checked(tmp_path: Path, cli) -> None:
+    source = write_table(tmp_path / "t.csv", [{"q": "a question", "doc": "any-id"}])
+    result = cli(
+        "gold", "import", source, "--question", "q", "--passage", "doc", "--output", tmp_path / "g.jsonl"
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "passage ids were not checked" in result.stderr
+    assert dict(load_gold(tmp_path / "g.jsonl").queries[0].gold) == {"any-id": 1}
+
+
+def test_cli_import_by_url_without_a_corpus_exits_2(tmp_path: Path, cli) -> None:
+    source = write_table(tmp_path / "t.csv", [{"q": "a question", "doc": "https://x.example/a"}])
+    result = cli("gold", "import", source, "--question", "q", "--passage", "doc", "--passage-by", "url",
+                 "--output", tmp_path / "g.jsonl")  # fmt: skip
+    assert result.exit_code == 2
+    assert "--passage-by url needs the corpus; pass --corpus" in result.stderr
+    assert not (tmp_path / "g.jsonl").exists()
+
+
+def test_cli_import_with_an_unknown_passage_by_lists_the_choices(tmp_path: Path, cli) -> None:
+    source = write_table(tmp_path / "t.csv", [{"q": "a question", "doc": "x"}])
+    result = cli("gold", "import", source, "--question", "q", "--passage", "doc", "--passage-by", "link",
+                 "--output", tmp_path / "g.jsonl")  # fmt: skip
+    assert result.exit_code == 2
+    assert "unknown --passage-by 'link'; choose from id, url, title" in result.stderr

@@ -117,6 +117,8 @@ def import_command(
     )
     _say("types: " + ", ".join(f"{k} {v}" for k, v in sorted(result.types.items())))
     _say("languages: " + ", ".join(f"{k or 'undetermined'} {v}" for k, v in result.languages.items()))
+    if not result.checked_against_corpus:
+        warn("no --corpus given: passage ids were not checked against a corpus")
     problems = result.unmatched + result.below_min_clicks
     if problems:
         warn(f"{len(result.unmatched)} unmatched row(s), {len(result.below_min_clicks)} below --min-clicks:")

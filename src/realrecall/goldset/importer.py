@@ -81,6 +81,7 @@ class ImportResult:
     types: Mapping[str, int] = field(default_factory=dict)
     languages: Mapping[str | None, int] = field(default_factory=dict)
     output: str | None = None
+    checked_against_corpus: bool = True
 
     @property
     def gold_ids(self) -> int:
@@ -134,6 +135,7 @@ def import_gold(
         types=dict(Counter(q.type for q in queries if q.type is not None)),
         languages=dict(Counter(q.language for q in queries)),
         output=None if output is None else str(output),
+        checked_against_corpus=loaded is not None,
     )
     if unmatched_output is not None:
         write_jsonl_atomic(unmatched_output, (row.to_record() for row in unmatched + below))
