@@ -311,3 +311,20 @@ def test_cli_import_with_an_unknown_passage_by_lists_the_choices(tmp_path: Path,
                  "--output", tmp_path / "g.jsonl")  # fmt: skip
     assert result.exit_code == 2
     assert "unknown --passage-by 'link'; choose from id, url, title" in result.stderr
+
+
+def test_parquet_numbers_and_missing_cells_read_as_text(tmp_path: Path, corpus_file: Path) -> None:
+    frame = pd.DataFrame(
+        {
+            "q": ["sync conflicts", None, "sync conflicts"],
+            "doc": ["en-sync-001", "en-sync-002", "en-sync-001"],
+            "n": [2, 7, 1],
+        }
+    )
+    source = tmp_path / "clicks.parquet"
+    frame.to_parquet(source, index=False)
+    result = import_gold(
+        source, ImportSpec(question="q", passage="doc", clicks_column="n", min_clicks=3), corpus=corpus_file
+    )
+    assert [dict(q.gold) for q in result.queries] == [{"en-sync-001": 1}]
+    assert [(r.row, r.reason) for r in result.unmatched] == [(2, "empty question cell")]

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from realrecall.gold import load_gold
+from realrecall.goldset import add_judgements, read_judgements
+
 pexpect = pytest.importorskip("pexpect")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +32,7 @@ def review_args(results: Path, per_query: Path, judgements: Path) -> list[str]:
 
 
 def test_interactive_review_records_relevant_and_not_relevant_and_stops_on_quit(
-    results_file: Path, per_query_file: Path, tmp_path: Path
+    results_file: Path, per_query_file: Path, gold_file: Path, tmp_path: Path
 ) -> None:
     judgements = tmp_path / "judged.jsonl"
     child = spawn(review_args(results_file, per_query_file, judgements), tmp_path)
@@ -59,6 +62,12 @@ def test_interactive_review_records_relevant_and_not_relevant_and_stops_on_quit(
         ("q1", "en-sync-002", 0, "ana"),
     ]
     assert all(r["at"] and "rank" in r["why"] for r in records)
+
+    # The file it wrote is what `gold add --judgements` applies.
+    add_judgements(gold_file, read_judgements(judgements).items)
+    query = load_gold(gold_file)["q1"]
+    assert dict(query.gold) == {"en-sync-001": 1, "en-release-034": 1, "en-sync-002": 0}
+    assert [h["at"] for h in query.metadata["gold_history"]] == [r["at"] for r in records]
 
 
 def test_a_second_interactive_review_skips_what_was_already_judged(
