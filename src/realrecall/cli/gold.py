@@ -133,7 +133,7 @@ def import_command(
             err.print(Text(f"  all listed in {unmatched}"))
 
 
-def _render_miss(number: int, total: int, miss: Miss, width: int) -> None:
+def _render_miss(number: int, total: int, miss: Miss, width: int, *, retrieved: bool = True) -> None:
     facets = " · ".join(v for v in (miss.gold_set, miss.type, miss.language) if v)
     rank = miss.first_relevant_rank if miss.first_relevant_rank is not None else "none retrieved"
     out.rule(Text(f"{number}/{total}  {miss.query_id}  [{facets}]  first relevant rank: {rank}"))
@@ -141,6 +141,8 @@ def _render_miss(number: int, total: int, miss: Miss, width: int) -> None:
     out.print("Gold:")
     for passage in miss.gold or (Passage("(no relevant gold passage)", found=True),):
         out.print(Text(f"  {passage.id}  {_snippet(passage, width)}"))
+    if not retrieved:  # interactive mode shows each retrieved passage as it asks about it
+        return
     out.print("Retrieved:")
     for hit in miss.retrieved:
         judged = "" if hit.judged is None else f"  (judged {hit.judged})"
@@ -234,7 +236,7 @@ def _interactive(review: ReviewList, path: Path, by: str, width: int, results: P
             ]
             if not pending:
                 continue
-            _render_miss(number, len(review.misses), miss, width)
+            _render_miss(number, len(review.misses), miss, width, retrieved=False)
             for hit in pending:
                 out.print(Text(f"\n#{hit.rank} {hit.passage.id}: {_snippet(hit.passage, width * 3)}"))
                 key = _ask()
