@@ -1,11 +1,13 @@
 """Command-line interface: each command parses options, calls one library function and renders.
 
-Command modules register themselves on the shared typer app when imported below.
+Importing a command module registers its commands on the shared typer ``app``.
 """
 
 from __future__ import annotations
 
-from realrecall.cli import gold as _gold  # noqa: F401  (registers `realrecall gold`)
+from realrecall.cli import evaluate as _evaluate  # noqa: F401
+from realrecall.cli import gold as _gold  # noqa: F401
+from realrecall.cli import pipeline as _pipeline  # noqa: F401
 from realrecall.cli.app import app
 
 __all__ = ["app", "main"]

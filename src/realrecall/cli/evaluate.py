@@ -1,0 +1,206 @@
+"""``realrecall evaluate``: score a retriever or a run on gold sets and print a table per set and slice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from realrecall.cli.app import app, err, out, split_list, user_errors, warn
+from realrecall.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.progress import Progress, TaskID
+
+    from realrecall.evaluate import EvaluationResult
+
+
+@app.command()
+def evaluate(
+    gold: Annotated[
+        list[Path],
+        typer.Option("--gold", "-g", help="Gold set (JSONL, BEIR folder/qrels, TREC qrels); repeatable."),
+    ],
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", "-c", help="Corpus JSONL (needed to retrieve).")
+    ] = None,
+    retriever: Annotated[
+        str | None, typer.Option(help="bm25 (default), dense, local-dense, hybrid, or module:function.")
+    ] = None,
+    run: Annotated[
+        Path | None, typer.Option("--run", help="Score a run made elsewhere (TREC or JSONL).")
+    ] = None,
+    k: Annotated[str, typer.Option("--k", help="Cutoffs, comma-separated.")] = "1,5,10,50",
+    metrics: Annotated[
+        str | None, typer.Option(help="Explicit metrics, e.g. recall@10,mrr@10,ndcg@10.")
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option(help="Slice by gold-set fields, e.g. type,language,origin.")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write results.json here.")] = None,
+    per_query: Annotated[Path | None, typer.Option(help="Write per-query outcomes (JSONL) here.")] = None,
+    relevance_threshold: Annotated[int, typer.Option(help="Lowest grade that counts as relevant.")] = 1,
+    origin: Annotated[
+        str | None, typer.Option(help="Origin of gold queries whose file states none: real|synthetic.")
+    ] = None,
+    embed_model: Annotated[str | None, typer.Option(help="Embedding model for the dense retriever.")] = None,
+    hybrid_dense: Annotated[
+        str, typer.Option(help="Dense side of hybrid: dense or local-dense.")
+    ] = "local-dense",
+    cache_dir: Annotated[Path | None, typer.Option(help="Embedding cache folder.")] = None,
+    workers: Annotated[int, typer.Option(help="Threads for a custom retriever function.")] = 1,
+) -> None:
+    """Score a retriever (or a run) on gold sets: recall@k, MRR, nDCG@k, sliced by any field."""
+    with user_errors():
+        result = _evaluate(
+            gold=gold, corpus=corpus, retriever=retriever, run=run, k=k, metrics=metrics, by=by,
+            relevance_threshold=relevance_threshold, origin=origin, embed_model=embed_model,
+            hybrid_dense=hybrid_dense, cache_dir=cache_dir, workers=workers,
+        )  # fmt: skip
+        from realrecall.evaluate import write_per_query, write_results
+
+        for message in result.warnings:
+            warn(message)
+        for table in render_tables(result):
+            out.print(table)
+        if output is not None:
+            write_results(result, output)
+            err.print(f"results written to {output}")
+        if per_query is not None:
+            write_per_query(result, per_query)
+            err.print(f"per-query outcomes written to {per_query}")
+
+
+def _evaluate(
+    *,
+    gold: list[Path],
+    corpus: Path | None,
+    retriever: str | None,
+    run: Path | None,
+    k: str,
+    metrics: str | None,
+    by: str | None,
+    relevance_threshold: int,
+    origin: str | None,
+    embed_model: str | None,
+    hybrid_dense: str,
+    cache_dir: Path | None,
+    workers: int,
+) -> EvaluationResult:
+    from realrecall.corpus import load_corpus
+    from realrecall.evaluate import evaluate
+    from realrecall.gold import load_gold
+
+    cutoffs = _parse_cutoffs(k)
+    if run is not None and retriever is not None:
+        raise InputError("give --run or --retriever, not both")
+    gold_sets = [load_gold(path, origin=origin) for path in gold]
+    loaded_corpus = load_corpus(corpus) if corpus is not None else None
+    if run is not None:
+        from realrecall.runs import load_run
+
+        return evaluate(
+            gold_sets,
+            corpus=loaded_corpus,
+            run=load_run(run),
+            metrics=split_list(metrics) or None,
+            k=cutoffs,
+            by=split_list(by),
+            relevance_threshold=relevance_threshold,
+        )
+    if loaded_corpus is None:
+        raise InputError(
+            "--corpus is needed to retrieve", hint="give --corpus FILE, or score a finished --run FILE"
+        )
+    from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
+
+    options = RetrieverOptions(
+        embed_model=embed_model, cache_dir=cache_dir, dense_component=hybrid_dense, workers=workers
+    )
+    built = build_retriever(retriever or "bm25", loaded_corpus, options=options)
+    with _RetrievalProgress() as progress:
+        return evaluate(
+            gold_sets,
+            corpus=loaded_corpus,
+            retriever=built,
+            metrics=split_list(metrics) or None,
+            k=cutoffs,
+            by=split_list(by),
+            relevance_threshold=relevance_threshold,
+            progress=progress,
+        )
+
+
+def _parse_cutoffs(text: str) -> list[int]:
+    try:
+        cutoffs = [int(item) for item in split_list(text)]
+    except ValueError:
+        raise InputError(
+            f"--k takes comma-separated positive integers, got {text!r}", hint="e.g. --k 1,5,10"
+        ) from None
+    if not cutoffs or min(cutoffs) < 1:
+        raise InputError(f"--k takes comma-separated positive integers, got {text!r}", hint="e.g. --k 1,5,10")
+    return cutoffs
+
+
+class _RetrievalProgress:
+    """A rich progress bar for retrieval, shown only on long runs and only on a terminal."""
+
+    def __init__(self) -> None:
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        return self.update
+
+    def update(self, done: int, total: int) -> None:
+        if total < 200 or not err.is_terminal:
+            return
+        if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            self._progress = Progress(
+                "retrieving",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("retrieve", total=total)
+        if self._task is not None:
+            self._progress.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+
+def render_tables(result: EvaluationResult) -> list[Table]:
+    """One table per gold set: the overall row, then one row per slice, with n and every metric."""
+    tables = []
+    for gold_set in result.gold_sets:
+        origins = ", ".join(f"{name} {count}" for name, count in gold_set.origins.items())
+        table = Table(
+            title=f"{gold_set.name} ({origins}) - {result.retriever['name']}",
+            title_justify="left",
+            show_edge=False,
+        )
+        table.add_column("slice")
+        table.add_column("n", justify="right")
+        for metric in result.metrics:
+            table.add_column(metric, justify="right")
+        rows = [gold_set.overall, *gold_set.slices]
+        for row in rows:
+            label = (
+                "all" if row.field is None else f"{row.field}={'(none)' if row.value is None else row.value}"
+            )
+            table.add_row(label, str(row.n), *(f"{row.metrics[m]:.4f}" for m in result.metrics))
+        tables.append(table)
+    return tables

@@ -1,0 +1,209 @@
+"""``evaluate``: score a retriever (or a run made elsewhere) on one or more gold sets, sliced."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from realrecall.errors import InputError
+from realrecall.evaluate.results import EvaluationResult, GoldSetResult, QueryResult, SliceResult
+from realrecall.evaluate.slicing import group_by_field, slice_sort_key
+from realrecall.files import file_sha256
+from realrecall.gold import GoldSet
+
+if TYPE_CHECKING:
+    from realrecall.corpus import Corpus
+    from realrecall.evaluate.retrievers import Retriever
+    from realrecall.evaluate.scoring import QueryScores
+    from realrecall.runs import Run
+
+__all__ = ["DEFAULT_K", "default_metrics", "evaluate"]
+
+DEFAULT_K = (1, 5, 10, 50)
+
+
+def default_metrics(k: Sequence[int]) -> list[str]:
+    """recall@k for every cutoff, MRR cut at the largest, nDCG at the cutoff nearest 10.
+
+    Few enough to read in one table; any other metric is one ``metrics=[...]`` away.
+    """
+    ks = sorted(set(k))
+    if not ks or ks[0] < 1:
+        raise InputError(f"cutoffs must be positive integers, got {list(k)}", hint="e.g. --k 1,5,10,50")
+    ndcg_cutoff = min(ks, key=lambda n: (abs(n - 10), n))
+    return [f"recall@{n}" for n in ks] + [f"mrr@{ks[-1]}", f"ndcg@{ndcg_cutoff}"]
+
+
+def evaluate(
+    gold_sets: Sequence[GoldSet],
+    *,
+    corpus: Corpus | None = None,
+    retriever: Retriever | None = None,
+    run: Run | None = None,
+    metrics: Sequence[str] | None = None,
+    k: Sequence[int] = DEFAULT_K,
+    by: Sequence[str] = (),
+    relevance_threshold: int = 1,
+    depth: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvaluationResult:
+    """Score ``retriever`` (searching ``corpus``) or a finished ``run`` on every gold set.
+
+    Each gold set gets its overall figures, one slice per value of every field in ``by`` (with the
+    number of queries behind it) and per-query outcomes. The retriever is asked for ``depth`` ids
+    per query (default: the largest cutoff the metrics use).
+    """
+    from realrecall import __version__
+    from realrecall.evaluate.scoring import score_queries
+
+    if (retriever is None) == (run is None):
+        raise InputError("give either a retriever or a run, not both and not neither")
+    if not gold_sets:
+        raise InputError("no gold set given", hint="pass at least one gold set")
+    metric_names = list(metrics) if metrics else default_metrics(k)
+    depth = depth or _deepest_cutoff(metric_names, default=max(k))
+    warnings: list[str] = []
+    results = []
+    for gold in gold_sets:
+        gold_run = run if run is not None else _retrieve(retriever, gold, depth, progress)
+        scores = score_queries(gold, gold_run, metric_names, relevance_threshold=relevance_threshold)
+        missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
+        warnings.extend(_warnings_for(gold, scores, missing_passages))
+        results.append(_gold_set_result(gold, gold_run, scores, metric_names, by, depth, missing_passages))
+    description = (
+        {"name": "run", "description": f"run file {run.name}"}
+        if run is not None
+        else {"name": retriever_name(retriever), "description": retriever.description}
+    )
+    return EvaluationResult(
+        retriever=description,
+        corpus=_describe_corpus(corpus),
+        metrics=tuple(metric_names),
+        relevance_threshold=relevance_threshold,
+        gold_sets=tuple(results),
+        created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        warnings=tuple(warnings),
+        version=__version__,
+    )
+
+
+def _deepest_cutoff(metrics: Sequence[str], *, default: int) -> int:
+    cutoffs = [int(tail) for _, _, tail in (m.rpartition("@") for m in metrics) if tail.isdigit()]
+    return max(cutoffs, default=default)
+
+
+def retriever_name(retriever: Any) -> str:
+    return str(getattr(retriever, "name", type(retriever).__name__))
+
+
+def _retrieve(
+    retriever: Retriever, gold: GoldSet, depth: int, progress: Callable[[int, int], None] | None
+) -> Run:
+    from realrecall.evaluate.retrievers import retrieve
+    from realrecall.runs import Run
+
+    empty = [q.query_id for q in gold if not q.query.strip()]
+    if empty:
+        raise InputError(
+            f"{len(empty)} queries have no text (first: {empty[0]!r}); a retriever needs the question",
+            path=gold.path,
+            hint="TREC qrels carry no query text: give a JSON Lines or BEIR gold set, or score a --run",
+        )
+    ranked = retrieve(retriever, {q.query_id: q.query for q in gold}, depth, progress=progress)
+    return Run.from_lists(ranked, name=retriever_name(retriever))
+
+
+def _warnings_for(gold: GoldSet, scores: QueryScores, missing_passages: int) -> list[str]:
+    warnings = []
+    if missing_passages:
+        warnings.append(
+            f"{gold.name}: {missing_passages} gold passage ids are not in the corpus "
+            "(those queries cannot reach a perfect score; check ids match the corpus)"
+        )
+    if scores.missing_run:
+        warnings.append(
+            f"{gold.name}: {len(scores.missing_run)} of {len(gold)} queries have no entry in the run; "
+            "they score 0 (a retriever that returns nothing has missed)"
+        )
+    if scores.no_relevant:
+        warnings.append(
+            f"{gold.name}: {len(scores.no_relevant)} queries have no relevant passage at this threshold; "
+            "they score 0"
+        )
+    return warnings
+
+
+def _gold_set_result(
+    gold: GoldSet,
+    run: Run,
+    scores: QueryScores,
+    metrics: Sequence[str],
+    by: Sequence[str],
+    depth: int,
+    missing_passages: int,
+) -> GoldSetResult:
+    overall = SliceResult(None, None, len(gold), {m: scores.mean(m) for m in metrics})
+    slices = []
+    for field in by:
+        for value, members in sorted(group_by_field(gold, field).items(), key=slice_sort_key):
+            slices.append(
+                SliceResult(field, value, len(members), {m: scores.mean(m, members) for m in metrics})
+            )
+    position = {query_id: i for i, query_id in enumerate(scores.query_ids)}
+    queries = []
+    for query in gold:
+        i = position[query.query_id]
+        rank = int(scores.first_relevant_rank[i])
+        queries.append(
+            QueryResult(
+                query_id=query.query_id,
+                query=query.query,
+                gold=tuple(sorted(query.relevant())),
+                origin=query.origin,
+                type=query.type,
+                language=query.language,
+                first_relevant_rank=rank or None,
+                top=tuple(run.ranked(query.query_id)[:depth]) if query.query_id in run else (),
+                metrics={m: float(scores.values[m][i]) for m in metrics},
+                fields={f: _jsonable(query.field(f)) for f in by},
+            )
+        )
+    origins: dict[str, int] = {}
+    for query in gold:
+        origins[query.origin or "unknown"] = origins.get(query.origin or "unknown", 0) + 1
+    path = Path(gold.path) if gold.path else None
+    is_file = path is not None and path.is_file()
+    return GoldSetResult(
+        name=gold.name,
+        path=gold.path,
+        sha256=file_sha256(path) if is_file else None,
+        modified=_mtime(path) if is_file else None,
+        origins=origins,
+        overall=overall,
+        slices=tuple(slices),
+        queries=tuple(queries),
+        missing_run=tuple(scores.missing_run),
+        no_relevant=tuple(scores.no_relevant),
+        missing_passages=missing_passages,
+    )
+
+
+def _describe_corpus(corpus: Corpus | None) -> Mapping[str, Any] | None:
+    if corpus is None:
+        return None
+    path = Path(corpus.path) if corpus.path else None
+    return {
+        "path": corpus.path,
+        "sha256": file_sha256(path) if path is not None and path.is_file() else None,
+        "chunks": len(corpus),
+    }
+
+
+def _mtime(path: Path) -> str:
+    return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC).isoformat(timespec="seconds")
+
+
+def _jsonable(value: Any) -> Any:
+    return value if value is None or isinstance(value, str | int | float | bool) else str(value)

@@ -1,0 +1,136 @@
+"""evaluate(): overall, sliced and per-query figures of a run or a retriever, and the files it writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from realrecall.corpus import Chunk, Corpus
+from realrecall.errors import InputError
+from realrecall.evaluate import evaluate, write_per_query, write_results
+from realrecall.evaluate.scoring import score
+from realrecall.gold import GoldQuery, GoldSet
+from realrecall.runs import Run
+
+GOLD = GoldSet(
+    (
+        GoldQuery("q1", "reset password", {"p1": 1}, "real", "lookup", "en"),
+        GoldQuery("q2", "sync stopped", {"p2": 1, "p3": 2}, "real", "troubleshooting", "en"),
+        GoldQuery("q3", "Passwort ändern", {"p4": 1}, "real", "lookup", "de"),
+        GoldQuery("q4", "no run for me", {"p1": 1}, "real", "conceptual", None),
+    ),
+    name="tiny",
+)
+RUN = Run.from_lists(
+    {"q1": ["p1", "p2"], "q2": ["p9", "p3", "p2"], "q3": ["p8", "p7", "p6"]}, name="tiny-run"
+)
+
+
+def test_overall_figures_equal_score_on_the_whole_set():
+    result = evaluate([GOLD], run=RUN, k=(1, 3), by=("type",))
+    (gold_set,) = result.gold_sets
+    assert gold_set.overall.n == 4
+    assert dict(gold_set.overall.metrics) == score(GOLD, RUN, list(result.metrics))
+
+
+def test_each_slice_equals_score_on_its_own_queries():
+    result = evaluate([GOLD], run=RUN, k=(1, 3), by=("type", "language"))
+    slices = {(s.field, s.value): s for s in result.gold_sets[0].slices}
+    assert {key: s.n for key, s in slices.items()} == {
+        ("type", "lookup"): 2,
+        ("type", "troubleshooting"): 1,
+        ("type", "conceptual"): 1,
+        ("language", "en"): 2,
+        ("language", "de"): 1,
+        ("language", None): 1,
+    }
+    lookups = GoldSet(tuple(q for q in GOLD if q.type == "lookup"))
+    assert dict(slices[("type", "lookup")].metrics) == score(lookups, RUN, list(result.metrics))
+
+
+def test_missing_run_queries_score_zero_and_are_reported():
+    result = evaluate([GOLD], run=RUN, metrics=["recall@3"])
+    (gold_set,) = result.gold_sets
+    assert gold_set.missing_run == ("q4",)
+    assert gold_set.overall.metrics["recall@3"] == 0.5
+    assert any("1 of 4 queries have no entry in the run" in w for w in result.warnings)
+
+
+def test_gold_passages_absent_from_the_corpus_are_counted_in_a_warning():
+    corpus = Corpus((Chunk("p1", "a"), Chunk("p2", "b"), Chunk("p3", "c")))
+    result = evaluate([GOLD], run=RUN, corpus=corpus, metrics=["recall@1"])
+    assert result.gold_sets[0].missing_passages == 1
+    assert any("1 gold passage ids are not in the corpus" in w for w in result.warnings)
+
+
+def test_per_query_outcomes_give_first_gold_rank_and_top_ids(tmp_path):
+    result = evaluate([GOLD], run=RUN, k=(1, 3))
+    queries = {q.query_id: q for q in result.gold_sets[0].queries}
+    assert queries["q2"].first_relevant_rank == 2
+    assert queries["q3"].first_relevant_rank is None
+    assert queries["q2"].top == ("p9", "p3", "p2")
+    assert queries["q2"].metrics["recall@1"] == 0.0
+    assert queries["q2"].metrics["recall@3"] == 1.0
+
+    path = tmp_path / "pq.jsonl"
+    assert write_per_query(result, path) == 4
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert records[1]["top"] == ["p9", "p3", "p2"]
+    assert records[1]["gold"] == ["p2", "p3"]
+    assert records[3]["first_relevant_rank"] is None
+
+
+def test_results_json_holds_figures_counts_and_input_hashes(tmp_path):
+    gold_path = tmp_path / "gold.jsonl"
+    gold_path.write_text("".join(json.dumps(q.to_record()) + "\n" for q in GOLD))
+    from realrecall.gold import load_gold
+
+    result = evaluate([load_gold(gold_path)], run=RUN, k=(1, 3), by=("type",))
+    out = tmp_path / "results.json"
+    write_results(result, out)
+    data = json.loads(out.read_text())
+    assert data["retriever"]["name"] == "run"
+    assert data["metrics"] == list(result.metrics)
+    (gold_set,) = data["gold_sets"]
+    assert gold_set["n_queries"] == 4
+    assert len(gold_set["sha256"]) == 64
+    assert gold_set["origins"] == {"real": 4}
+    assert gold_set["overall"]["n"] == 4
+    assert {s["value"] for s in gold_set["slices"]} == {"lookup", "troubleshooting", "conceptual"}
+    assert [q["query_id"] for q in gold_set["per_query"]] == ["q1", "q2", "q3", "q4"]
+    assert gold_set["per_query"][0]["metrics"]["recall@1"] == 1.0
+
+
+def test_retriever_and_run_are_exclusive():
+    with pytest.raises(InputError, match="either a retriever or a run"):
+        evaluate([GOLD])
+
+
+def test_queries_without_text_cannot_be_retrieved():
+    class Echo:
+        description = "echo"
+
+        def search(self, queries, k):
+            return [["p1"] for _ in queries]
+
+    no_text = GoldSet((GoldQuery("q1", "", {"p1": 1}),), name="qrels", path="qrels.txt")
+    with pytest.raises(InputError, match="1 queries have no text"):
+        evaluate([no_text], retriever=Echo())
+
+
+def test_a_retriever_is_asked_for_the_deepest_cutoff(tmp_path: Path):
+    asked = []
+
+    class Recorder:
+        description = "records k"
+
+        def search(self, queries, k):
+            asked.append(k)
+            return [["p1", "p2"] for _ in queries]
+
+    result = evaluate([GOLD], retriever=Recorder(), k=(1, 5, 20))
+    assert asked
+    assert set(asked) == {20}
+    assert result.retriever == {"name": "Recorder", "description": "records k"}
