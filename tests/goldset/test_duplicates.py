@@ -113,3 +113,17 @@ def test_cli_dupes_lists_clusters(corpus_file: Path, cli) -> None:
     assert "en-sync-001  Sync > Conflicts" in result.stdout
     assert "en-release-034  Sync > Conflicts" in result.stdout
     assert "1 cluster(s), 1 pair(s) at Jaccard >= 0.8 over 3-word shingles in 7 passages" in result.stdout
+
+
+def test_expand_counts_only_its_own_gold_sets_records_in_a_shared_per_query_file(
+    gold_file: Path, corpus_file: Path, per_query_file: Path, tmp_path: Path
+) -> None:
+    records = [json.loads(line) for line in per_query_file.read_text().splitlines()]
+    # The same query ids evaluated for another gold set, where q1 and q3 were hits.
+    other = [{**r, "gold_set": "synthetic", "top": [*r["gold"]]} for r in records]
+    mine = [{**r, "gold_set": "gold"} for r in records]
+    shared = tmp_path / "shared.jsonl"
+    shared.write_text("".join(json.dumps(r) + "\n" for r in mine + other))
+
+    result = expand_gold(gold_file, corpus_file, output=tmp_path / "x.jsonl", per_query=shared)
+    assert (result.evaluated, result.misses_before, result.misses_after) == (3, 2, 1)

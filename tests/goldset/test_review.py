@@ -209,3 +209,18 @@ def test_cli_review_of_a_file_that_is_not_results_json_exits_2_with_one_line(
     assert "not a realrecall results.json (no gold_sets)" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "j.jsonl").exists()
+
+
+def test_gold_ids_listed_by_evaluate_count_as_relevant_whatever_the_threshold(
+    results_file: Path, tmp_path: Path
+) -> None:
+    results = json.loads(results_file.read_text())
+    results["relevance_threshold"] = 2
+    results_file.write_text(json.dumps(results))
+    per_query = tmp_path / "pq.jsonl"
+    per_query.write_text(
+        json.dumps({"query_id": "listed", "gold": ["en-sync-001"], "top": ["en-sync-001"]}) + "\n"
+        + json.dumps({"query_id": "graded", "gold": {"en-sync-001": 1}, "top": ["en-sync-001"]}) + "\n"
+    )  # fmt: skip
+    review = find_misses(results_file, per_query)
+    assert [m.query_id for m in review.misses] == ["graded"]

@@ -334,11 +334,22 @@ def expand_command(
     k: Annotated[
         int | None, typer.Option("--k", help="Cut-off for misses (default: whole top list).")
     ] = None,
+    gold_set: Annotated[
+        str | None,
+        typer.Option("--gold-set", help="Per-query records of this gold set (default: file stem)."),
+    ] = None,
 ) -> None:
     """Add each gold passage's near-duplicates to its gold ids."""
     with user_errors():
         result = expand_gold(
-            gold_file, corpus, output=output, threshold=threshold, shingle=shingle, per_query=per_query, k=k
+            gold_file,
+            corpus,
+            output=output,
+            threshold=threshold,
+            shingle=shingle,
+            per_query=per_query,
+            k=k,
+            gold_set=gold_set,
         )
     _say(
         f"added {result.n_added} near-duplicate gold id(s) to {len(result.added)} queries; "

@@ -20,7 +20,7 @@ from realrecall.goldset.judgements import (
 from realrecall.goldset.language import LanguageDetector
 from realrecall.goldset.matching import PassageMatcher
 from realrecall.goldset.normalise import normalise_question, normalise_title, normalise_url, stable_query_id
-from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results
+from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results, records_for
 from realrecall.goldset.review import (
     Miss,
     Passage,
@@ -68,6 +68,7 @@ __all__ = [
     "read_results",
     "read_table",
     "record_history",
+    "records_for",
     "shingles",
     "stable_query_id",
     "write_judgement_template",

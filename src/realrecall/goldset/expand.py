@@ -18,7 +18,7 @@ from realrecall.errors import InputError
 from realrecall.gold import GoldQuery, GoldSet, load_gold, write_gold
 from realrecall.goldset.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.goldset.judgements import Judgement, record_history
-from realrecall.goldset.per_query import read_per_query
+from realrecall.goldset.per_query import read_per_query, records_for
 
 __all__ = ["ExpandResult", "expand_gold"]
 
@@ -51,13 +51,15 @@ def expand_gold(
     per_query: str | Path | None = None,
     k: int | None = None,
     relevance_threshold: int = 1,
+    gold_set: str | None = None,
     now: datetime | None = None,
 ) -> ExpandResult:
     """Add each relevant gold passage's near-duplicates to its query and write the set to ``output``.
 
     A passage the query already judges (any grade, including a reviewer's 0) is left as judged. With
     ``per_query``, a miss is a query with no relevant passage in its top ``k`` (default: the whole
-    retrieved list), counted before and after the expansion.
+    retrieved list), counted before and after the expansion. A per-query file of several gold sets
+    is narrowed to the records of ``gold_set`` (default: the gold set's name, its file stem).
     """
     if Path(output).suffix != ".jsonl":
         raise InputError(
@@ -67,7 +69,10 @@ def expand_gold(
         raise InputError(f"k must be at least 1, got {k}")
     gold = load_gold(gold_path)
     loaded = load_corpus(corpus) if isinstance(corpus, str | Path) else corpus
-    tops = {r.query_id: r.top for r in read_per_query(per_query)} if per_query is not None else None
+    tops = None
+    if per_query is not None:
+        records = records_for(read_per_query(per_query), gold_set or gold.name)
+        tops = {r.query_id: r.top for r in records}
     duplicates = find_near_duplicates(loaded, threshold=threshold, shingle=shingle)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     expanded, added = _expand(gold, duplicates, relevance_threshold, stamp)

@@ -18,7 +18,7 @@ from typing import Any
 from realrecall.errors import InputError
 from realrecall.files import iter_jsonl, read_text_lines
 
-__all__ = ["PerQuery", "Results", "read_per_query", "read_results"]
+__all__ = ["PerQuery", "Results", "read_per_query", "read_results", "records_for"]
 
 _RECALL = re.compile(r"^recall@(\d+)$")
 
@@ -37,6 +37,13 @@ class PerQuery:
     origin: str | None = None
     first_relevant_rank: int | None = None
     line: int | None = None
+    gold_listed: bool = False
+
+    def relevant(self, threshold: int) -> frozenset[str]:
+        """The relevant gold ids: all of a plain list (evaluate writes only relevant ids), else by grade."""
+        if self.gold_listed:
+            return frozenset(self.gold)
+        return frozenset(pid for pid, grade in self.gold.items() if grade >= threshold)
 
 
 @dataclass(frozen=True)
@@ -92,12 +99,14 @@ def read_per_query(path: str | Path) -> tuple[PerQuery, ...]:
                 hint="write the per-query file with realrecall evaluate --per-query",
             )
         rank = record.get("first_relevant_rank")
+        raw_gold = record.get("gold", record.get("gold_ids"))
         records.append(
             PerQuery(
                 query_id=str(query_id),
                 top=tuple(str(pid) for pid in top),
                 query=str(record.get("query") or ""),
-                gold=_gold(record.get("gold", record.get("gold_ids")), path, number),
+                gold=_gold(raw_gold, path, number),
+                gold_listed=isinstance(raw_gold, list),
                 gold_set=_text(record.get("gold_set")),
                 type=_text(record.get("type")),
                 language=_text(record.get("language")),
@@ -107,6 +116,14 @@ def read_per_query(path: str | Path) -> tuple[PerQuery, ...]:
             )
         )
     return tuple(records)
+
+
+def records_for(records: tuple[PerQuery, ...], gold_set: str | None) -> tuple[PerQuery, ...]:
+    """The records of one gold set (by the ``gold_set`` field); all records when it names none of them."""
+    if gold_set is None:
+        return records
+    chosen = tuple(r for r in records if r.gold_set == gold_set)
+    return chosen if chosen or any(r.gold_set is not None for r in records) else records
 
 
 def _gold(value: Any, path: str | Path, line: int) -> dict[str, int]:

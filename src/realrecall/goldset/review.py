@@ -95,7 +95,10 @@ def find_misses(
         raise InputError(f"no per-query record for gold set {gold_set!r}", path=per_query)
     if gold is not None:
         current = load_gold(gold) if isinstance(gold, str | Path) else gold
-        records = [replace(r, gold=current[r.query_id].gold) if r.query_id in current else r for r in records]
+        records = [
+            replace(r, gold=current[r.query_id].gold, gold_listed=False) if r.query_id in current else r
+            for r in records
+        ]
     loaded, warnings = _corpus(corpus, summary)
     cutoff = k if k is not None else (max(summary.recall_ks) if summary.recall_ks else None)
     threshold = summary.relevance_threshold
@@ -162,13 +165,9 @@ def _corpus(corpus: Corpus | str | Path | None, summary: Results) -> tuple[Corpu
     return load_corpus(path), warnings
 
 
-def _relevant(record: PerQuery, threshold: int) -> set[str]:
-    return {pid for pid, grade in record.gold.items() if grade >= threshold}
-
-
 def _hit(record: PerQuery, k: int | None, threshold: int) -> bool:
     top = record.top if k is None else record.top[:k]
-    return not _relevant(record, threshold).isdisjoint(top)
+    return not record.relevant(threshold).isdisjoint(top)
 
 
 def _passage(corpus: Corpus, passage_id: str) -> Passage:
@@ -179,7 +178,7 @@ def _passage(corpus: Corpus, passage_id: str) -> Passage:
 
 
 def _miss(record: PerQuery, corpus: Corpus, show: int, threshold: int) -> Miss:
-    relevant = _relevant(record, threshold)
+    relevant = record.relevant(threshold)
     retrieved = tuple(
         Retrieved(rank, _passage(corpus, pid), record.gold.get(pid))
         for rank, pid in enumerate(record.top[:show], start=1)
