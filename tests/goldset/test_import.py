@@ -328,3 +328,12 @@ def test_parquet_numbers_and_missing_cells_read_as_text(tmp_path: Path, corpus_f
     )
     assert [dict(q.gold) for q in result.queries] == [{"en-sync-001": 1}]
     assert [(r.row, r.reason) for r in result.unmatched] == [(2, "empty question cell")]
+
+
+def test_an_output_that_is_not_jsonl_is_refused_before_reading(tmp_path: Path, corpus_file: Path) -> None:
+    source = write_table(tmp_path / "tickets.csv", TICKETS)
+    with pytest.raises(
+        InputError, match=r"gold\.tsv: the gold set is written as JSON Lines; name it \*\.jsonl"
+    ):
+        import_gold(source, spec(), corpus=corpus_file, output=tmp_path / "gold.tsv")
+    assert not (tmp_path / "gold.tsv").exists()

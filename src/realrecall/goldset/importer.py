@@ -111,6 +111,8 @@ def import_gold(
 
     Raises InputError, writing nothing, for a missing column or when no row matches at all.
     """
+    if output is not None and Path(output).suffix != ".jsonl":
+        raise InputError("the gold set is written as JSON Lines", path=output, hint="name it *.jsonl")
     table = read_table(source)
     _check_columns(table, spec)
     if spec.passage_by != "id" and corpus is None:
