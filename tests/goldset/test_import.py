@@ -337,3 +337,17 @@ def test_an_output_that_is_not_jsonl_is_refused_before_reading(tmp_path: Path, c
     ):
         import_gold(source, spec(), corpus=corpus_file, output=tmp_path / "gold.tsv")
     assert not (tmp_path / "gold.tsv").exists()
+
+
+def test_with_a_clicks_column_a_pair_nobody_clicked_is_not_gold(tmp_path: Path, corpus_file: Path) -> None:
+    rows = [
+        {"query": "sync conflicts", "shown": "en-sync-001", "n": "1"},
+        {"query": "sync conflicts", "shown": "en-sync-002", "n": "0"},
+        {"query": "sync conflicts", "shown": "en-backup-001", "n": ""},
+    ]
+    source = write_table(tmp_path / "log.csv", rows)
+    result = import_gold(
+        source, ImportSpec(question="query", passage="shown", clicks_column="n"), corpus=corpus_file
+    )
+    assert [dict(q.gold) for q in result.queries] == [{"en-sync-001": 1}]
+    assert [r.row for r in result.below_min_clicks] == [3, 4]

@@ -121,7 +121,8 @@ def import_command(
         warn("no --corpus given: passage ids were not checked against a corpus")
     problems = result.unmatched + result.below_min_clicks
     if problems:
-        warn(f"{len(result.unmatched)} unmatched row(s), {len(result.below_min_clicks)} below --min-clicks:")
+        below = len(result.below_min_clicks)
+        warn(f"{len(result.unmatched)} unmatched row(s), {below} below the click minimum:")
         for row in problems[:20]:
             err.print(Text(f"  row {row.row}: {row.reason}"))
         if len(problems) > 20:

@@ -4,7 +4,8 @@ Each row pairs a question with a passage (by id, URL or title). Rows with the sa
 same id column value) merge into one query with several gold passages. Rows that name no passage of
 the corpus are returned as ``unmatched`` with their row number, never dropped silently. For click
 logs, a (question, passage) pair must reach ``min_clicks`` clicks, summed over its rows (each row
-counts as one click when there is no clicks column).
+counts as one click when there is no clicks column; with a clicks column the minimum is at least 1,
+since a pair nobody clicked is no evidence).
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def import_gold(
     queries, below = _finish(drafts, spec, rules, table)
     if not queries:
         raise InputError(
-            f"no usable row: {len(unmatched)} unmatched, {len(below)} below --min-clicks",
+            f"no usable row: {len(unmatched)} unmatched, {len(below)} below the click minimum",
             path=table.path,
             hint=_first_problem(unmatched + below),
         )
@@ -195,6 +196,8 @@ def _clicks(row: Mapping[str, str], spec: ImportSpec, path: str, number: int) ->
     if spec.clicks_column is None:
         return 1.0
     raw = row.get(spec.clicks_column, "").strip()
+    if not raw:  # an impression without a click is often logged with an empty cell
+        return 0.0
     try:
         value = float(raw)
     except ValueError:
@@ -215,13 +218,13 @@ def _finish(
     detector: LanguageDetector | None = None
     queries: list[GoldQuery] = []
     below: list[UnmatchedRow] = []
+    # With a clicks column, a pair nobody clicked is no evidence of relevance even without --min-clicks.
+    minimum = spec.min_clicks if spec.min_clicks is not None else (1 if spec.clicks_column else None)
     for draft in drafts.values():
         gold = {}
         for passage_id, clicks in draft.clicks.items():
-            if spec.min_clicks is not None and clicks < spec.min_clicks:
-                reason = (
-                    f"passage {passage_id!r} has {clicks:g} click(s), below --min-clicks {spec.min_clicks}"
-                )
+            if minimum is not None and clicks < minimum:
+                reason = f"passage {passage_id!r} has {clicks:g} click(s), below the minimum of {minimum}"
                 below.append(UnmatchedRow(draft.pair_rows[passage_id][0], draft.question, passage_id, reason))
             else:
                 gold[passage_id] = 1
