@@ -224,3 +224,13 @@ def test_gold_ids_listed_by_evaluate_count_as_relevant_whatever_the_threshold(
     )  # fmt: skip
     review = find_misses(results_file, per_query)
     assert [m.query_id for m in review.misses] == ["graded"]
+
+
+def test_a_miss_shows_where_its_gold_passage_ranked_below_the_cutoff(
+    results_file: Path, tmp_path: Path
+) -> None:
+    record = {"query_id": "q1", "gold": ["g"], "first_relevant_rank": None, "top": ["a", "b", "c", "g"]}
+    per_query = tmp_path / "pq.jsonl"
+    per_query.write_text(json.dumps(record) + "\n")
+    [miss] = find_misses(results_file, per_query, k=3).misses
+    assert miss.first_relevant_rank == 4

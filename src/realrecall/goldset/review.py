@@ -89,6 +89,8 @@ def find_misses(
         raise InputError(f"k must be at least 1, got {k}")
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1, got {limit}")
+    if show < 1:
+        raise InputError(f"--show must be at least 1, got {show}")
     summary = read_results(results)
     records = [r for r in read_per_query(per_query) if gold_set is None or r.gold_set == gold_set]
     if not records:
@@ -177,6 +179,13 @@ def _passage(corpus: Corpus, passage_id: str) -> Passage:
     return Passage(passage_id, chunk.title, chunk.text)
 
 
+def _first_relevant_rank(record: PerQuery, relevant: frozenset[str]) -> int | None:
+    # Ranked from the top list when it holds one (right even when --gold added passages since the
+    # evaluation); otherwise the rank the evaluation found further down, if any.
+    ranks = (rank for rank, pid in enumerate(record.top, start=1) if pid in relevant)
+    return next(ranks, record.first_relevant_rank)
+
+
 def _miss(record: PerQuery, corpus: Corpus, show: int, threshold: int) -> Miss:
     relevant = record.relevant(threshold)
     retrieved = tuple(
@@ -188,7 +197,7 @@ def _miss(record: PerQuery, corpus: Corpus, show: int, threshold: int) -> Miss:
         query=record.query,
         gold=tuple(_passage(corpus, pid) for pid in record.gold if pid in relevant),
         retrieved=retrieved,
-        first_relevant_rank=record.first_relevant_rank,
+        first_relevant_rank=_first_relevant_rank(record, relevant),
         gold_set=record.gold_set,
         type=record.type,
         language=record.language,
