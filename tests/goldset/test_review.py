@@ -10,7 +10,7 @@ import pytest
 
 from realrecall.errors import InputError
 from realrecall.gold import load_gold
-from realrecall.goldset import Judgement, add_judgements, find_misses, read_judgements
+from realrecall.goldset import Judgement, JudgementLog, add_judgements, find_misses, pending, read_judgements
 
 NOW = datetime(2026, 12, 2, 18, 40, tzinfo=UTC)
 
@@ -234,3 +234,19 @@ def test_a_miss_shows_where_its_gold_passage_ranked_below_the_cutoff(
     per_query.write_text(json.dumps(record) + "\n")
     [miss] = find_misses(results_file, per_query, k=3).misses
     assert miss.first_relevant_rank == 4
+
+
+def test_pending_leaves_out_what_the_judgement_log_already_holds(
+    results_file: Path, per_query_file: Path, tmp_path: Path
+) -> None:
+    review = find_misses(results_file, per_query_file)
+    with JudgementLog(tmp_path / "j.jsonl") as log:
+        log.record(Judgement("q1", "en-release-034", 1, "ana"))
+        log.record(Judgement("q1", "en-sync-002", 0, "ana"))
+        log.record(Judgement("q1", "de-sync-001", 0, "ana"))
+        log.record(Judgement("q3", "en-backup-001", 1, "ana"))
+        left = pending(review, log.judged())
+    assert [(miss.query_id, [h.passage.id for h in hits]) for miss, hits in left] == [
+        ("q3", ["en-sync-002", "en-config-001"])
+    ]
+    assert len(read_judgements(tmp_path / "j.jsonl").items) == 4

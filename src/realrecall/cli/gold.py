@@ -15,10 +15,10 @@ from rich.text import Text
 from realrecall.cli.app import app, err, out, split_list, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
-from realrecall.files import AppendLog, iter_jsonl
 from realrecall.goldset import (
     ImportSpec,
     Judgement,
+    JudgementLog,
     Miss,
     Passage,
     ReviewList,
@@ -27,6 +27,7 @@ from realrecall.goldset import (
     find_misses,
     find_near_duplicates,
     import_gold,
+    pending,
     read_judgements,
     write_judgement_template,
 )
@@ -220,25 +221,13 @@ def _ask() -> str:
             return key
 
 
-def _already_judged(path: Path) -> set[tuple[str, str]]:
-    if not path.is_file() or path.stat().st_size == 0:
-        return set()
-    return {(str(r.get("query_id")), str(r.get("passage_id"))) for _, r in iter_jsonl(path, what="judgement")}
-
-
 def _interactive(review: ReviewList, path: Path, by: str, width: int, results: Path) -> None:
-    done = _already_judged(path)
     counts = {"r": 0, "n": 0, "s": 0}
     _say(_summary(review) + f"; recording into {path}")
-    with AppendLog(path) as log:
-        for number, miss in enumerate(review.misses, start=1):
-            pending = [
-                h for h in miss.retrieved if h.judged is None and (miss.query_id, h.passage.id) not in done
-            ]
-            if not pending:
-                continue
-            _render_miss(number, len(review.misses), miss, width, retrieved=False)
-            for hit in pending:
+    with JudgementLog(path) as log:
+        for miss, hits in pending(review, log.judged()):
+            _render_miss(review.misses.index(miss) + 1, len(review.misses), miss, width, retrieved=False)
+            for hit in hits:
                 out.print(Text(f"\n#{hit.rank} {hit.passage.id}: {_snippet(hit.passage, width * 3)}"))
                 key = _ask()
                 if key == "q":
@@ -246,15 +235,16 @@ def _interactive(review: ReviewList, path: Path, by: str, width: int, results: P
                     return
                 counts[key] += 1
                 if key in _KEYS:
-                    judgement = Judgement(
-                        query_id=miss.query_id,
-                        passage_id=hit.passage.id,
-                        grade=_KEYS[key],
-                        by=by,
-                        why=f"review of {results.name}: rank {hit.rank}",
-                        at=datetime.now(UTC).isoformat(timespec="seconds"),
+                    log.record(
+                        Judgement(
+                            query_id=miss.query_id,
+                            passage_id=hit.passage.id,
+                            grade=_KEYS[key],
+                            by=by,
+                            why=f"review of {results.name}: rank {hit.rank}",
+                            at=datetime.now(UTC).isoformat(timespec="seconds"),
+                        )
                     )
-                    log.append(judgement.to_record())
     _closing(counts, path)
 
 

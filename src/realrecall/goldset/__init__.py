@@ -12,6 +12,7 @@ from realrecall.goldset.importer import ImportResult, ImportSpec, UnmatchedRow, 
 from realrecall.goldset.judgements import (
     AddResult,
     Judgement,
+    JudgementLog,
     Judgements,
     add_judgements,
     read_judgements,
@@ -27,6 +28,7 @@ from realrecall.goldset.review import (
     Retrieved,
     ReviewList,
     find_misses,
+    pending,
     write_judgement_template,
 )
 from realrecall.goldset.tables import Table, read_table
@@ -39,6 +41,7 @@ __all__ = [
     "ImportResult",
     "ImportSpec",
     "Judgement",
+    "JudgementLog",
     "Judgements",
     "LanguageDetector",
     "Miss",
@@ -63,6 +66,7 @@ __all__ = [
     "normalise_question",
     "normalise_title",
     "normalise_url",
+    "pending",
     "read_judgements",
     "read_per_query",
     "read_results",

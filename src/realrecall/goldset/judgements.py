@@ -19,10 +19,18 @@ from typing import Any
 
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
-from realrecall.files import iter_jsonl
+from realrecall.files import AppendLog, iter_jsonl
 from realrecall.gold import GoldQuery, GoldSet, load_gold, write_gold
 
-__all__ = ["AddResult", "Judgement", "Judgements", "add_judgements", "read_judgements", "record_history"]
+__all__ = [
+    "AddResult",
+    "Judgement",
+    "JudgementLog",
+    "Judgements",
+    "add_judgements",
+    "read_judgements",
+    "record_history",
+]
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,37 @@ class AddResult:
     @property
     def changed(self) -> int:
         return len(self.added) + len(self.regraded)
+
+
+class JudgementLog:
+    """A judgements file written one answer at a time (appended and fsynced), as a review goes.
+
+    Quitting, a Ctrl-C or a crash loses at most the answer in flight, and ``judged`` lets the next
+    review skip every (query, passage) pair the file already holds.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._log = AppendLog(self.path)
+
+    def __enter__(self) -> JudgementLog:
+        self._log.open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._log.close()
+
+    def judged(self) -> set[tuple[str, str]]:
+        """The ``(query_id, passage_id)`` pairs already in the file."""
+        if not self.path.is_file() or self.path.stat().st_size == 0:
+            return set()
+        return {
+            (str(r.get("query_id")), str(r.get("passage_id")))
+            for _, r in iter_jsonl(self.path, what="judgement")
+        }
+
+    def record(self, judgement: Judgement) -> None:
+        self._log.append(judgement.to_record())
 
 
 def read_judgements(path: str | Path, *, default_by: str | None = None) -> Judgements:

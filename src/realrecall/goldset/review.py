@@ -8,7 +8,7 @@ judgements (see ``judgements``) add the passage to the gold set.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,15 @@ from realrecall.files import file_sha256, write_jsonl_atomic
 from realrecall.gold import GoldSet, load_gold
 from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results
 
-__all__ = ["Miss", "Passage", "Retrieved", "ReviewList", "find_misses", "write_judgement_template"]
+__all__ = [
+    "Miss",
+    "Passage",
+    "Retrieved",
+    "ReviewList",
+    "find_misses",
+    "pending",
+    "write_judgement_template",
+]
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,18 @@ def find_misses(
         corpus_path=loaded.path,
         warnings=tuple(warnings),
     )
+
+
+def pending(
+    review: ReviewList, judged: Set[tuple[str, str]] = frozenset()
+) -> list[tuple[Miss, list[Retrieved]]]:
+    """Each miss with its retrieved passages still to judge: not judged in the gold set nor in ``judged``."""
+    result = []
+    for miss in review.misses:
+        hits = [h for h in miss.retrieved if h.judged is None and (miss.query_id, h.passage.id) not in judged]
+        if hits:
+            result.append((miss, hits))
+    return result
 
 
 def write_judgement_template(path: str | Path, review: ReviewList, *, by: str | None = None) -> int:
