@@ -21,6 +21,7 @@ from realrecall.errors import InputError
 __all__ = ["DuplicatePair", "NearDuplicates", "find_near_duplicates", "shingles"]
 
 _WORD = re.compile(r"\w+")
+_SCHEME = "affine32"
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,12 @@ def find_near_duplicates(
     order = {pid: position for position, pid in enumerate(corpus.ids)}
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     sketches = {}
+    # Drawing the permutations is most of MinHash's set-up cost; they depend only on num_perm and seed.
+    # The scheme is named so sketches stay comparable whatever a later datasketch makes the default.
+    permutations = MinHash(num_perm=num_perm, seed=seed, scheme=_SCHEME).permutations
     for pid, shingle_set in sets.items():
-        sketch = MinHash(num_perm=num_perm, seed=seed)
-        sketch.update_batch([s.encode() for s in sorted(shingle_set)])
+        sketch = MinHash(num_perm=num_perm, seed=seed, permutations=permutations, scheme=_SCHEME)
+        sketch.update_batch([s.encode() for s in shingle_set])  # a minimum: order does not matter
         sketches[pid] = sketch
         lsh.insert(pid, sketch)
     pairs = []
