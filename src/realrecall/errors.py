@@ -3,6 +3,7 @@
     RealrecallError            base: the CLI catches this (and only this) and exits non-zero
      ├── InputError            a file or value the user gave is wrong: exit code 2
      ├── LLMError              an OpenAI-compatible endpoint kept failing after retries: exit code 1
+     │    └── LLMCallError     one call gave up: carries the reason, the HTTP status and the attempts
      └── GateFailed            a quality gate (--fail-under, --max-gap) was crossed: exit code 1
 
 Anything else escaping the library is a bug and shows its traceback.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["GateFailed", "InputError", "LLMError", "RealrecallError"]
+__all__ = ["GateFailed", "InputError", "LLMCallError", "LLMError", "RealrecallError"]
 
 
 class RealrecallError(Exception):
@@ -57,6 +58,22 @@ class InputError(RealrecallError):
 
 class LLMError(RealrecallError):
     """The model endpoint failed for good (after the retry budget), or answered nothing usable."""
+
+
+class LLMCallError(LLMError):
+    """One call to the endpoint gave up, e.g. ``rate limited (429) after 6 attempts: Rate limit reached``.
+
+    ``reason`` is a short stable code a caller can branch on (``rate_limited``, ``server_error``,
+    ``timeout``, ``connection``, ``malformed_response``, ``empty_response``, ``bad_request``,
+    ``response_format_rejected``, ``auth``, ...); ``status`` the last HTTP status, if any. The
+    message never holds the API key: the server's own words are redacted before they get here.
+    """
+
+    def __init__(self, message: str, *, reason: str, attempts: int, status: int | None = None) -> None:
+        self.reason = reason
+        self.attempts = attempts
+        self.status = status
+        super().__init__(message)
 
 
 class GateFailed(RealrecallError):

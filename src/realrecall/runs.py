@@ -16,9 +16,11 @@ Files, chosen by content (see ``load_run``):
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, compress, islice, pairwise
+from operator import ne
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +45,9 @@ class Run:
     """True when the run came from ranked lists: the given order is the ranking, scores are positions."""
     _docs: Mapping[str, Mapping[str, float]] = field(repr=False)
     _row: Mapping[str, int] = field(repr=False)
-    _flat_scores: np.ndarray = field(repr=False)
+    _scores: np.ndarray = field(repr=False)
+    """float64 scores of all queries end to end (in ``_docs`` order), then NaN padding as long as the
+    longest query, so a window of any query's length can start at any query."""
     _offsets: np.ndarray = field(repr=False)
 
     @classmethod
@@ -78,9 +82,12 @@ class Run:
         lengths = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
         offsets = np.zeros(len(docs) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
+        total = int(offsets[-1])
+        longest = int(lengths.max()) if len(lengths) else 0
+        padded = np.full(total + longest, np.nan, dtype=np.float64)
         try:
-            flat = np.fromiter(
-                chain.from_iterable(map(dict.values, docs.values())), dtype=np.float64, count=int(offsets[-1])
+            padded[:total] = np.fromiter(
+                chain.from_iterable(map(dict.values, docs.values())), dtype=np.float64, count=total
             )
         except (TypeError, ValueError):
             qid, pid, value = _first_bad_score(docs)
@@ -88,14 +95,15 @@ class Run:
                 f"score of passage {pid!r} in query {qid!r} is not a number: {value!r}",
                 hint="scores must be int or float",
             ) from None
-        if np.isnan(flat).any():
-            position = int(np.flatnonzero(np.isnan(flat))[0])
+        nan = np.isnan(padded[:total])
+        if nan.any():
+            position = int(np.flatnonzero(nan)[0])
             row = int(np.searchsorted(offsets, position, side="right")) - 1
             qid = list(docs)[row]
             pid = list(docs[qid])[position - int(offsets[row])]
             raise InputError(f"score of passage {pid!r} in query {qid!r} is NaN", hint="give a real number")
         row_of = {qid: i for i, qid in enumerate(docs)}
-        return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _flat_scores=flat, _offsets=offsets)
+        return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _scores=padded, _offsets=offsets)
 
     @property
     def query_ids(self) -> tuple[str, ...]:
@@ -176,27 +184,126 @@ def load_run(path: str | Path, *, name: str | None = None) -> Run:
     duplicate ``(query_id, passage_id)`` pairs (trec_eval stops on them too), and empty files.
     """
     p = Path(path)
-    lines = _read_lines(p)
+    _check_is_file(p)
     run_name = name or p.stem
-    first = next(((n, line) for n, line in lines if line.strip() and not line.lstrip().startswith("#")), None)
-    if first is None:
+    kind = _sniff(p)
+    if kind == "empty":
         raise InputError(
             "empty run: no result line found",
             path=p,
             hint="a TREC run line reads 'query_id Q0 passage_id rank score tag'",
         )
-    if first[1].lstrip().startswith("{"):
-        return _load_jsonl(p, lines, run_name)
-    return Run.from_scores(_parse_trec(p, lines), name=run_name)
+    if kind == "jsonl":
+        return _load_jsonl(p, _read_lines(p), run_name)
+    docs = _parse_trec_fast(p)
+    if docs is None:
+        # The fast reader declines anything unusual; this one names the line that is wrong.
+        docs = _parse_trec(p, _read_lines(p))
+    return Run._build(docs, name=run_name, ordered=False)
 
 
-def _read_lines(path: Path) -> list[tuple[int, str]]:
+def _check_is_file(path: Path) -> None:
     if not path.exists():
         raise InputError("file not found", path=path, hint="check the path")
     if path.is_dir():
         raise InputError("is a folder, not a file", path=path, hint="give the path of a run file")
+
+
+def _sniff(path: Path) -> str:
+    """``"jsonl"``, ``"trec"`` or ``"empty"``, from the first line that is not blank or a comment."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle):
+            content = line[3:] if number == 0 and line.startswith(_BOM) else line
+            content = content.strip()
+            if content and not content.startswith(b"#"):
+                return "jsonl" if content.startswith(b"{") else "trec"
+    return "empty"
+
+
+_BOM = b"\xef\xbb\xbf"
+_CHUNK_BYTES = 1 << 22
+
+
+def _parse_trec_fast(path: Path) -> dict[str, dict[str, float]] | None:
+    """Read a plain TREC run (6 fields a line) in chunks with C-level passes; None for anything else.
+
+    Each line end becomes a NUL token, so one ``str.split`` yields 7 tokens a line and a line with a
+    field more or less shows up as a misplaced NUL. No list is made per line, which keeps the garbage
+    collector out of the way.
+    """
+    runs: dict[str, dict[str, float]] = {}
+    with path.open("rb") as handle:
+        first = True
+        while chunk := handle.readlines(_CHUNK_BYTES):
+            data = b"".join(chunk)
+            if first and data.startswith(_BOM):
+                data = data[3:]
+            first = False
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if "\0" in text or "#" in text or _has_non_c_space(text):
+                return None
+            if not text.endswith("\n"):
+                text += "\n"
+            tokens = text.replace("\n", " \0 ").split()
+            lines = len(tokens) // 7
+            if len(tokens) != 7 * lines or tokens[6::7].count("\0") != lines:
+                return None
+            if not _add_block(runs, tokens[0::7], tokens[2::7], tokens[4::7], check_underscores="_" in text):
+                return None
+    return runs
+
+
+# Characters Python's str.split() treats as whitespace but C's isspace() does not (trec_eval splits on
+# isspace): a file holding any of them goes to the exact line-by-line reader.
+_NON_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_C_SPACE = re.compile("[ \t\n\v\f\r]+")
+
+
+def _has_non_c_space(text: str) -> bool:
+    if text.isascii():
+        return any(c in text for c in "\x1c\x1d\x1e\x1f")
+    return _NON_C_SPACE.search(text) is not None
+
+
+def _add_block(
+    runs: dict[str, dict[str, float]],
+    qids: list[str],
+    pids: list[str],
+    raw: list[str],
+    *,
+    check_underscores: bool,
+) -> bool:
+    """Add parsed lines to ``runs``; False when a score or a duplicate needs the exact reader's message."""
+    if check_underscores and any("_" in value for value in raw):  # float() takes "1_0", atof does not
+        return False
+    try:
+        scores = list(map(float, raw))
+    except ValueError:
+        return False
+    if any(map(math.isnan, scores)):
+        return False
+    starts = [0, *compress(range(1, len(qids)), map(ne, islice(qids, 1, None), qids)), len(qids)]
+    for begin, end in pairwise(starts):
+        block = dict(zip(pids[begin:end], scores[begin:end], strict=True))
+        existing = runs.get(qids[begin])
+        if existing is None:
+            runs[qids[begin]] = block
+            if len(block) != end - begin:
+                return False
+        else:
+            before = len(existing)
+            existing.update(block)
+            if len(existing) != before + end - begin:
+                return False
+    return True
+
+
+def _read_lines(path: Path) -> list[tuple[int, str]]:
     data = path.read_bytes()
-    if data.startswith(b"\xef\xbb\xbf"):
+    if data.startswith(_BOM):
         data = data[3:]
     try:
         text = data.decode("utf-8")
@@ -210,10 +317,9 @@ def _read_lines(path: Path) -> list[tuple[int, str]]:
 def _parse_trec(path: Path, lines: Sequence[tuple[int, str]]) -> dict[str, dict[str, float]]:
     runs: dict[str, dict[str, float]] = {}
     for number, line in lines:
-        stripped = line.lstrip()
-        if not stripped or stripped.startswith("#"):
+        fields = _c_split(line)
+        if not fields or fields[0].startswith("#"):
             continue
-        fields = line.split()
         if len(fields) < 6:
             raise InputError(
                 f"expected 6 fields (query_id Q0 passage_id rank score tag), got {len(fields)}",
@@ -236,11 +342,17 @@ def _parse_trec(path: Path, lines: Sequence[tuple[int, str]]) -> dict[str, dict[
     return runs
 
 
+def _c_split(line: str) -> list[str]:
+    """Fields of a line split on C whitespace only, as trec_eval splits them."""
+    stripped = line.strip(" \t\n\v\f\r")
+    return _C_SPACE.split(stripped) if stripped else []
+
+
 def _first_line(lines: Sequence[tuple[int, str]], qid: str, pid: str) -> int:
     # Only on the error path: a second pass is cheaper than remembering the line of every result.
     for number, line in lines:
-        fields = line.split()
-        if len(fields) >= 3 and fields[0] == qid and fields[2] == pid and not line.lstrip().startswith("#"):
+        fields = _c_split(line)
+        if len(fields) >= 3 and fields[0] == qid and fields[2] == pid:
             return number
     raise AssertionError("duplicate without a first occurrence")
 
@@ -249,12 +361,14 @@ def _parse_score(raw: str, path: Path, number: int) -> float:
     try:
         score = float(raw)
     except ValueError:
+        score = math.nan
+    if "_" in raw or (math.isnan(score) and raw.lower().lstrip("+-") != "nan"):
         raise InputError(
             f"score {raw!r} is not a number",
             path=path,
             line=number,
             hint="the 5th field is the score, e.g. 12.5 or -2.5E+1",
-        ) from None
+        )
     if math.isnan(score):
         raise InputError("score is NaN", path=path, line=number, hint="give a real number")
     return score

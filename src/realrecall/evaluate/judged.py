@@ -11,10 +11,13 @@ comparing ids in Python.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import methodcaller
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from realrecall.runs import Run
 
@@ -62,41 +65,32 @@ def rank_judgments(
     qrels: Mapping[str, Mapping[str, int]], run: Run, query_ids: Sequence[str], threshold: int
 ) -> RankedJudgments:
     """Rank the judged passages of ``query_ids`` (already in trec_eval order) in ``run``."""
-    entry_query: list[int] = []
-    entry_grade: list[int] = []
-    # Retrieved entries: their position among the kept entries, run segment and score.
-    hit_entry: list[int] = []
-    hit_segment: list[int] = []
-    hit_score: list[float] = []
-    hit_ids: list[tuple[str, str]] = []
-    docs = run._docs
-    for qi, qid in enumerate(query_ids):
-        per_query = docs.get(qid)
-        segment = run._segment(qid)
-        for pid, grade in qrels[qid].items():
-            if grade <= 0 and not (grade >= 0 and grade >= threshold):
-                continue
-            if per_query is not None:
-                score = per_query.get(pid)
-                if score is not None:
-                    hit_entry.append(len(entry_query))
-                    hit_segment.append(segment)  # type: ignore[arg-type]
-                    hit_score.append(float(score))
-                    hit_ids.append((qid, pid))
-            entry_query.append(qi)
-            entry_grade.append(grade)
-
     n = len(query_ids)
-    query = np.asarray(entry_query, dtype=np.int64)
-    grade = np.asarray(entry_grade, dtype=np.int64)
+    judged = [qrels[qid] for qid in query_ids]
+    counts = np.fromiter(map(len, judged), dtype=np.int64, count=n)
+    total = int(counts.sum())
+    # Every pass below iterates in C (map, chain, fromiter): no Python-level loop per judgment.
+    pids = list(chain.from_iterable(judged))
+    grade = np.fromiter(chain.from_iterable(map(_values, judged)), dtype=np.int64, count=total)
+    query = np.repeat(np.arange(n, dtype=np.int64), counts)
+    empty: dict[str, float] = {}
+    run_of_query = [run._docs.get(qid, empty) for qid in query_ids]
+    run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
+    # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
+    score = np.fromiter(map(dict.get, run_per_entry, pids, repeat(math.nan)), dtype=np.float64, count=total)
+
+    keep = (grade > 0) | ((grade >= 0) & (grade >= threshold))
+    entry = np.flatnonzero(keep)
+    query, grade, score = query[keep], grade[keep], score[keep]
     rank = np.zeros(len(query), dtype=np.int64)
-    if hit_entry:
-        hits = np.asarray(hit_entry, dtype=np.int64)
+    hits = np.flatnonzero(~np.isnan(score))
+    if len(hits):
+        segment_of_query = np.fromiter((run._row.get(qid, -1) for qid in query_ids), dtype=np.int64, count=n)
         rank[hits] = _ranks_in_run(
             run,
-            np.asarray(hit_segment, dtype=np.int64),
-            np.asarray(hit_score, dtype=np.float64),
-            hit_ids,
+            segment_of_query[query[hits]],
+            score[hits],
+            lambda i: (query_ids[int(query[hits[i]])], pids[int(entry[hits[i]])]),
         )
     unretrieved_last = np.where(rank > 0, rank, np.iinfo(np.int64).max)
     order = np.lexsort((unretrieved_last, query))
@@ -119,34 +113,42 @@ def rank_judgments(
     )
 
 
+_values = methodcaller("values")
+
+
 def _ranks_in_run(
-    run: Run,
-    segment: np.ndarray,
-    score: np.ndarray,
-    ids: Sequence[tuple[str, str]],
+    run: Run, segment: np.ndarray, score: np.ndarray, ids_of: Callable[[int], tuple[str, str]]
 ) -> np.ndarray:
-    """1-based rank of each (query, passage) hit, given its run segment and score."""
-    flat, offsets = run._flat_scores, run._offsets
+    """1-based rank of each hit, from its run segment and score; ``ids_of(i)`` names hit i for ties."""
+    padded, offsets = run._scores, run._offsets
     starts = offsets[segment]
     lengths = offsets[segment + 1] - starts
     greater = np.empty(len(segment), dtype=np.int64)
     equal = np.empty(len(segment), dtype=np.int64)
-    # Pad each query's scores to a power-of-two width so one block holds queries of similar length.
-    widths = np.left_shift(1, np.ceil(np.log2(np.maximum(lengths, 8))).astype(np.int64))
-    for width in np.unique(widths):
-        members = np.flatnonzero(widths == width)
+    # Queries of similar length (same power of two) share a block as wide as their longest.
+    buckets = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    for bucket in np.unique(buckets):
+        members = np.flatnonzero(buckets == bucket)
+        width = max(1, int(lengths[members].max()))
+        # Row i of the window view is the ``width`` scores starting at position i (the tail is NaN).
+        windows = sliding_window_view(padded, width)
         cols = np.arange(width, dtype=np.int64)
-        step = max(1, _BLOCK_CELLS // int(width))
+        step = max(1, _BLOCK_CELLS // width)
         for begin in range(0, len(members), step):
             sel = members[begin : begin + step]
-            valid = cols[None, :] < lengths[sel, None]
-            values = flat[np.where(valid, starts[sel, None] + cols[None, :], 0)]
+            values = windows[starts[sel]]
             target = score[sel, None]
-            greater[sel] = np.count_nonzero((values > target) & valid, axis=1)
-            equal[sel] = np.count_nonzero((values == target) & valid, axis=1)
+            above, same = values > target, values == target
+            if (lengths[sel] != width).any():
+                # Cells past a query's end hold the next query's scores: mask them out.
+                valid = cols[None, :] < lengths[sel, None]
+                above &= valid
+                same &= valid
+            greater[sel] = np.count_nonzero(above, axis=1)
+            equal[sel] = np.count_nonzero(same, axis=1)
     rank = 1 + greater
-    for i in np.flatnonzero(equal > 1):
-        qid, pid = ids[i]
+    for i in np.flatnonzero(equal > 1).tolist():
+        qid, pid = ids_of(i)
         rank[i] += _tied_above(run, qid, int(segment[i]), float(score[i]), pid)
     return rank
 
@@ -154,9 +156,9 @@ def _ranks_in_run(
 def _tied_above(run: Run, qid: str, segment: int, score: float, pid: str) -> int:
     """Passages with exactly ``score`` whose id sorts after ``pid`` (trec_eval ranks those first)."""
     begin, end = int(run._offsets[segment]), int(run._offsets[segment + 1])
-    tied = np.flatnonzero(run._flat_scores[begin:end] == score)
+    tied = np.flatnonzero(run._scores[begin:end] == score)
     ids = list(run._docs[qid])
-    return sum(1 for j in tied if ids[j] > pid)
+    return sum(1 for j in tied.tolist() if ids[j] > pid)
 
 
 def discounts(n: int) -> np.ndarray:

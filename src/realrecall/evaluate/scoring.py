@@ -15,6 +15,8 @@ from __future__ import annotations
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -146,18 +148,7 @@ def _qrels(gold: GoldLike) -> Mapping[str, Mapping[str, int]]:
         qrels: Mapping[str, Mapping[str, int]] = {q.query_id: q.gold for q in gold.queries}
     elif isinstance(gold, Mapping):
         qrels = gold
-        for qid, judged in gold.items():
-            if not isinstance(qid, str) or not isinstance(judged, Mapping):
-                raise InputError(
-                    f"gold entry {qid!r} is not a query id mapped to {{passage_id: grade}}",
-                    hint="give {query_id: {passage_id: grade}}",
-                )
-            for pid, grade in judged.items():
-                if isinstance(grade, bool) or not isinstance(grade, numbers.Integral):
-                    raise InputError(
-                        f"grade of passage {pid!r} in query {qid!r} must be an integer, got {grade!r}",
-                        hint="use 1 for relevant, 0 for judged not relevant",
-                    )
+        _check_qrels(gold)
     else:
         raise InputError(
             f"gold must be a GoldSet or a dict, got {type(gold).__name__}",
@@ -166,3 +157,26 @@ def _qrels(gold: GoldLike) -> Mapping[str, Mapping[str, int]]:
     if not qrels:
         raise InputError("the gold set has no query", hint="add at least one query")
     return qrels
+
+
+def _check_qrels(qrels: Mapping[str, Any]) -> None:
+    # One C-level pass over the types; the slow search for the culprit runs only on bad input.
+    key_types = set(map(type, qrels))
+    judged_types = set(map(type, qrels.values()))
+    grade_types = set()
+    if judged_types <= {dict}:
+        grade_types = set(map(type, chain.from_iterable(map(dict.values, qrels.values()))))
+    if key_types <= {str} and judged_types <= {dict} and grade_types <= {int}:
+        return
+    for qid, judged in qrels.items():
+        if not isinstance(qid, str) or not isinstance(judged, Mapping):
+            raise InputError(
+                f"gold entry {qid!r} is not a query id mapped to {{passage_id: grade}}",
+                hint="give {query_id: {passage_id: grade}}",
+            )
+        for pid, grade in judged.items():
+            if isinstance(grade, bool) or not isinstance(grade, numbers.Integral):
+                raise InputError(
+                    f"grade of passage {pid!r} in query {qid!r} must be an integer, got {grade!r}",
+                    hint="use 1 for relevant, 0 for judged not relevant",
+                )

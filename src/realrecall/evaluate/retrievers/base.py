@@ -84,7 +84,8 @@ class RetrieverOptions:
 
     Custom (``module:function``): ``workers`` threads call the function concurrently.
 
-    ``batch_size``: queries per call to ``search`` in ``retrieve``, and texts per embedding call.
+    ``batch_size``: texts per forward pass of the local model (and what a caller may pass on to
+    ``retrieve`` as the number of queries per ``search`` call).
     """
 
     k1: float = 0.9

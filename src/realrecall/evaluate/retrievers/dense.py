@@ -28,19 +28,27 @@ from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
 
 __all__ = ["DenseRetriever", "normalise_rows"]
 
+# The corpus goes to the embedder this many texts at a time: large enough for an API embedder to batch
+# and parallelise within, small enough that an interrupted run keeps (in the cache) what it finished.
+CORPUS_SLICE = 1024
+
 
 class DenseRetriever:
-    """Exact cosine-similarity search over the embeddings of every chunk's ``searchable_text()``."""
+    """Exact cosine-similarity search over the embeddings of every chunk's ``searchable_text()``.
+
+    The corpus is embedded once, here, ``slice_size`` texts per call; each batch of queries given to
+    ``search`` is embedded in one call.
+    """
 
     def __init__(
-        self, corpus: Corpus, embedder: Embedder, *, batch_size: int = 64, name: str = "dense"
+        self, corpus: Corpus, embedder: Embedder, *, slice_size: int = CORPUS_SLICE, name: str = "dense"
     ) -> None:
         if len(corpus) == 0:
             raise InputError("the corpus has no chunks to search", path=corpus.path)
         self.name = name
         self._ids = corpus.ids
         self._embedder = embedder
-        self._batch_size = batch_size
+        self._slice_size = slice_size
         self._matrix = normalise_rows(self._embed([chunk.searchable_text() for chunk in corpus]))
         self.description = (
             f"{name}: cosine similarity, exact search, {describe_embedder(embedder)} "
@@ -50,7 +58,7 @@ class DenseRetriever:
     def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
         check_k(k)
         check_queries(queries)
-        query_vectors = normalise_rows(self._embed(list(queries)))
+        query_vectors = normalise_rows(self._embed(list(queries), slice_size=len(queries)))
         if query_vectors.shape[1] != self._matrix.shape[1]:
             raise InputError(
                 f"embedder {self._embedder.name!r} gave queries dimension {query_vectors.shape[1]} "
@@ -60,17 +68,17 @@ class DenseRetriever:
         similarities = query_vectors @ self._matrix.T
         return [[self._ids[i] for i in top_k_indices(row, k)] for row in similarities]
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        parts = [
-            np.asarray(self._embedder.embed(texts[start : start + self._batch_size]), dtype=np.float32)
-            for start in range(0, len(texts), self._batch_size)
-        ]
-        for part, start in zip(parts, range(0, len(texts), self._batch_size), strict=True):
-            expected = min(self._batch_size, len(texts) - start)
+    def _embed(self, texts: list[str], *, slice_size: int | None = None) -> np.ndarray:
+        size = slice_size or self._slice_size
+        parts = []
+        for start in range(0, len(texts), size):
+            part = np.asarray(self._embedder.embed(texts[start : start + size]), dtype=np.float32)
+            expected = min(size, len(texts) - start)
             if part.ndim != 2 or part.shape[0] != expected:
                 raise ValueError(
                     f"embedder {self._embedder.name!r} returned shape {part.shape} for {expected} texts"
                 )
+            parts.append(part)
         return np.concatenate(parts)
 
 
@@ -94,7 +102,7 @@ def with_cache(embedder: Embedder, options: RetrieverOptions) -> Embedder:
 def build_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriever:
     """``dense``: the embedder given in the options, else the OpenAI-compatible one for ``embed_model``."""
     embedder = options.embedder if options.embedder is not None else _openai_embedder(options)
-    return DenseRetriever(corpus, with_cache(embedder, options), batch_size=options.batch_size)
+    return DenseRetriever(corpus, with_cache(embedder, options))
 
 
 def _openai_embedder(options: RetrieverOptions) -> Embedder:
@@ -104,7 +112,8 @@ def _openai_embedder(options: RetrieverOptions) -> Embedder:
             hint="pass --embed-model NAME (e.g. text-embedding-3-small), or use local-dense or bm25",
         )
     # Imported here so realrecall.llm (and openai) load only when a dense run is asked for.
-    from realrecall.llm import LLMConfig, OpenAIEmbedder
+    from realrecall.llm import LLMConfig
+    from realrecall.llm.embeddings import OpenAIEmbedder
 
     config = options.llm_config if options.llm_config is not None else LLMConfig(base_url=options.base_url)
     embedder: Embedder = OpenAIEmbedder(options.embed_model, config)

@@ -119,10 +119,16 @@ class CachedEmbedder:
     @contextlib.contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection | None]:
         """A connection to the cache, or None when it cannot be used (then the run goes on uncached)."""
-        connection = _open(self.path)
-        if connection is None:
-            _move_aside(self.path)
+        connection = None
+        try:
             connection = _open(self.path)
+        except (OSError, sqlite3.OperationalError):
+            pass  # unwritable folder, or locked past the timeout: this call goes uncached
+        except sqlite3.DatabaseError:
+            # "file is not a database" and kin: the file is damaged, not busy.
+            _move_aside(self.path)
+            with contextlib.suppress(OSError, sqlite3.Error):
+                connection = _open(self.path)
         try:
             yield connection
         finally:
@@ -130,19 +136,16 @@ class CachedEmbedder:
                 connection.close()
 
 
-def _open(path: Path) -> sqlite3.Connection | None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(path, timeout=60.0)
-    except (OSError, sqlite3.Error):
-        return None
+def _open(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=60.0)
     try:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute(_SCHEMA)
         connection.execute("SELECT 1 FROM embeddings LIMIT 1").fetchall()
-    except sqlite3.DatabaseError:
+    except BaseException:
         connection.close()
-        return None
+        raise
     return connection
 
 

@@ -74,9 +74,7 @@ def build_local_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriev
     """``local-dense``: the local model (default all-MiniLM-L6-v2) behind the embedding cache."""
     path = Path(options.local_model) if options.local_model else default_model_path()
     embedder = SentenceTransformerEmbedder(path, batch_size=options.batch_size)
-    return DenseRetriever(
-        corpus, with_cache(embedder, options), batch_size=options.batch_size, name="local-dense"
-    )
+    return DenseRetriever(corpus, with_cache(embedder, options), name="local-dense")
 
 
 def _import_extra() -> Any:

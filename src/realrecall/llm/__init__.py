@@ -1,0 +1,57 @@
+"""The one package that talks to an OpenAI-compatible endpoint, and the one importing openai and tenacity.
+
+    client = OpenAIChatClient(LLMConfig(base_url="http://127.0.0.1:8000/v1"))
+    result = await client.complete(ChatRequest(messages=({"role": "user", "content": "..."},), model="m"))
+
+Chat (``client``), embeddings (``embeddings``), the Batch API (``batch``); retries live in ``retry``,
+endpoint and key resolution in ``endpoint``, and the plain types other packages use in ``types``.
+"""
+
+from __future__ import annotations
+
+from realrecall.errors import LLMCallError, LLMError
+from realrecall.llm.batch import (
+    download_batch_results,
+    get_batch,
+    poll_batch,
+    submit_batch,
+    write_batch_input,
+)
+from realrecall.llm.client import OpenAIChatClient
+from realrecall.llm.embeddings import OpenAIEmbedder
+from realrecall.llm.types import (
+    BatchCounts,
+    BatchItemError,
+    BatchStatus,
+    ChatClient,
+    ChatRequest,
+    ChatResult,
+    Embedder,
+    LLMConfig,
+    LLMStats,
+    ResponseFormat,
+    Usage,
+)
+
+__all__ = [
+    "BatchCounts",
+    "BatchItemError",
+    "BatchStatus",
+    "ChatClient",
+    "ChatRequest",
+    "ChatResult",
+    "Embedder",
+    "LLMCallError",
+    "LLMConfig",
+    "LLMError",
+    "LLMStats",
+    "OpenAIChatClient",
+    "OpenAIEmbedder",
+    "ResponseFormat",
+    "Usage",
+    "download_batch_results",
+    "get_batch",
+    "poll_batch",
+    "submit_batch",
+    "write_batch_input",
+]

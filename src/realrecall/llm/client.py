@@ -1,0 +1,145 @@
+"""OpenAIChatClient: chat completions from any OpenAI-compatible endpoint, with retries and structured output.
+
+Structured output is asked for as Structured Outputs (``response_format`` json_schema, strict). An
+endpoint that rejects that with a 400 naming response_format gets JSON mode next, then no
+response_format at all (the schema then travels as a system message); the client remembers the
+weakest format that worked, so later calls do not pay for the rejected ones again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from realrecall.llm.endpoint import open_sdk_client, resolve_endpoint
+from realrecall.llm.retry import (
+    EmptyResponse,
+    GaveUp,
+    MalformedResponse,
+    StatsRecorder,
+    call_with_retries,
+    gave_up_error,
+)
+from realrecall.llm.types import (
+    RESPONSE_FORMATS,
+    ChatRequest,
+    ChatResult,
+    LLMConfig,
+    LLMStats,
+    ResponseFormat,
+    Usage,
+)
+
+__all__ = ["OpenAIChatClient", "chat_result"]
+
+
+class OpenAIChatClient:
+    """A ChatClient over ``/v1/chat/completions``. Safe for many concurrent ``complete`` calls in one loop.
+
+    The key is read from the environment now (InputError if it is needed and missing). An SDK client
+    is opened lazily for each event loop the client is used from, so ``asyncio.run`` may be called
+    more than once with the same instance.
+    """
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self._endpoint = resolve_endpoint(config)
+        self._stats = StatsRecorder()
+        self._response_format: ResponseFormat = "json_schema"
+        self._sdk: openai.AsyncOpenAI | None = None
+        self._sdk_loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(base_url={self._endpoint.base_url!r})"
+
+    @property
+    def stats(self) -> LLMStats:
+        """Requests sent, retries and failures by reason, response_format fallbacks, tokens in and out."""
+        return self._stats.snapshot()
+
+    @property
+    def response_format(self) -> ResponseFormat:
+        """The strongest response_format this endpoint has not rejected so far."""
+        return self._response_format
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        """Send ``request``, retrying faults and falling back on a rejected response_format.
+
+        Raises LLMCallError when the budget is spent or the request is refused for good.
+        """
+        mode: ResponseFormat = self._response_format if request.json_schema is not None else "none"
+        attempts = 0
+        while True:
+            body = request.to_body(response_format=mode)
+            try:
+                completion, used = await call_with_retries(
+                    lambda body=body: self._send(body), config=self.config, stats=self._stats
+                )
+            except GaveUp as gave_up:
+                attempts += gave_up.attempts
+                if gave_up.fault.reason == "response_format_rejected" and mode != "none":
+                    mode = RESPONSE_FORMATS[RESPONSE_FORMATS.index(mode) + 1]
+                    self._remember(mode)
+                    self._stats.fallback(mode)
+                    continue
+                self._stats.failure(gave_up.fault.reason)
+                raise gave_up_error(gave_up, secret=self._endpoint.api_key, attempts=attempts) from None
+            attempts += used
+            result = chat_result(completion, attempts=attempts, response_format=mode)
+            self._stats.tokens(result.usage.prompt_tokens, result.usage.completion_tokens)
+            return result
+
+    async def aclose(self) -> None:
+        """Close the SDK client of the current loop (open connections); the client stays usable."""
+        sdk, loop = self._sdk, self._sdk_loop
+        self._sdk, self._sdk_loop = None, None
+        # A pool opened in another (finished) loop cannot be closed from this one: just drop it.
+        if sdk is not None and loop is asyncio.get_running_loop():
+            await sdk.close()
+
+    async def __aenter__(self) -> OpenAIChatClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def _remember(self, mode: ResponseFormat) -> None:
+        # Only ever weaker: concurrent calls may learn the same thing in any order.
+        if RESPONSE_FORMATS.index(mode) > RESPONSE_FORMATS.index(self._response_format):
+            self._response_format = mode
+
+    def _sdk_client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        if self._sdk is None or self._sdk_loop is not loop:
+            # A pooled connection belongs to the loop that opened it; a new loop needs a new pool.
+            self._sdk = open_sdk_client(self._endpoint)
+            self._sdk_loop = loop
+        return self._sdk
+
+    async def _send(self, body: dict[str, Any]) -> ChatCompletion:
+        completion = await self._sdk_client().chat.completions.create(**body)
+        if not isinstance(completion, ChatCompletion):
+            # The SDK hands back the raw text when a 200 answer is not JSON at all.
+            raise MalformedResponse(f"expected a chat completion, got {type(completion).__name__}")
+        if not getattr(completion, "choices", None):
+            raise EmptyResponse("the answer has no choices")
+        return completion
+
+
+def chat_result(completion: ChatCompletion, *, attempts: int, response_format: ResponseFormat) -> ChatResult:
+    """The ChatResult of a chat completion's first choice (shared by live calls and batch output)."""
+    choice = completion.choices[0]
+    message = choice.message
+    usage = completion.usage
+    return ChatResult(
+        text=message.content or "",
+        finish_reason=choice.finish_reason or "unknown",
+        usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage is not None else Usage(),
+        model=completion.model,
+        attempts=attempts,
+        refusal=getattr(message, "refusal", None),
+        response_format_used=response_format,
+    )

@@ -1,0 +1,90 @@
+"""Which endpoint to talk to, with which key, and the one place an SDK client is made.
+
+The key is read from the environment when a client is made and lives only inside the SDK client
+and the ``Endpoint`` (whose repr hides it). A local server (loopback address) needs no key: a
+placeholder is sent, because the SDK refuses to start without one.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import openai
+
+from realrecall.errors import InputError
+from realrecall.llm.types import LLMConfig
+
+__all__ = ["PLACEHOLDER_KEY", "Endpoint", "is_loopback", "open_sdk_client", "redact", "resolve_endpoint"]
+
+PLACEHOLDER_KEY = "sk-local-placeholder"
+
+# Shortest key worth redacting piecewise: real keys are far longer, and a short one would blank out words.
+_MIN_SECRET = 8
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    base_url: str | None
+    api_key: str = field(repr=False)
+    timeout: float
+
+
+def is_loopback(url: str) -> bool:
+    """True when ``url`` names this machine (localhost, 127.0.0.0/8 or ::1)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_endpoint(config: LLMConfig) -> Endpoint:
+    """Base URL and key for ``config``: InputError when the URL is unusable or a needed key is missing."""
+    base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
+    if base_url is not None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InputError(
+                f"base_url {base_url!r} is not an http(s) URL",
+                hint="give the API root, e.g. http://127.0.0.1:8000/v1",
+            )
+    api_key = os.environ.get(config.api_key_env, "").strip()
+    if not api_key:
+        if base_url is None or not is_loopback(base_url):
+            raise InputError(
+                f"the environment variable {config.api_key_env} is not set",
+                hint="export your API key in it, or point base_url at a local server",
+            )
+        api_key = PLACEHOLDER_KEY
+    return Endpoint(base_url=base_url, api_key=api_key, timeout=config.timeout)
+
+
+def open_sdk_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
+    """An AsyncOpenAI that never retries by itself: tenacity owns retries, or attempts would multiply."""
+    return openai.AsyncOpenAI(
+        api_key=endpoint.api_key,
+        base_url=endpoint.base_url,
+        timeout=endpoint.timeout,
+        max_retries=0,
+    )
+
+
+def redact(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret`` (and of its long pieces) replaced by ``[redacted]``."""
+    if not secret or secret == PLACEHOLDER_KEY:
+        return text
+    text = text.replace(secret, "[redacted]")
+    if len(secret) >= 2 * _MIN_SECRET:
+        # Servers echo keys half-masked ("sk-abc1****wxyz"): blank any long run copied from the key.
+        for size in range(len(secret) - 1, _MIN_SECRET - 1, -1):
+            for start in range(0, len(secret) - size + 1):
+                piece = secret[start : start + size]
+                if piece in text:
+                    text = text.replace(piece, "[redacted]")
+    return re.sub(r"(\[redacted\])+", "[redacted]", text)
