@@ -21,6 +21,7 @@ from realrecall.goldset import (
     JudgementLog,
     Miss,
     Passage,
+    Retrieved,
     ReviewList,
     add_judgements,
     expand_gold,
@@ -147,8 +148,15 @@ def _render_miss(number: int, total: int, miss: Miss, width: int, *, retrieved: 
         return
     out.print("Retrieved:")
     for hit in miss.retrieved:
-        judged = "" if hit.judged is None else f"  (judged {hit.judged})"
-        out.print(Text(f"  {hit.rank:>2}  {hit.passage.id}  {_snippet(hit.passage, width)}{judged}"))
+        out.print(Text(f"  {hit.rank:>2}  {hit.passage.id}  {_snippet(hit.passage, width)}{_marks(hit)}"))
+
+
+def _marks(hit: Retrieved) -> str:
+    marks = "" if hit.judged is None else f"  (judged {hit.judged})"
+    if hit.duplicate_of is not None:
+        source, similarity = hit.duplicate_of
+        marks += f"  (near-duplicate of gold {source}, Jaccard {similarity:.2f})"
+    return marks
 
 
 def _summary(review: ReviewList) -> str:
@@ -171,6 +179,12 @@ def review_command(
     gold: Annotated[
         Path | None, typer.Option("--gold", help="Current gold set: counts passages added since evaluating.")
     ] = None,
+    duplicates: Annotated[
+        float | None,
+        typer.Option(
+            "--duplicates", help="Mark retrieved near-duplicates of gold passages (Jaccard, e.g. 0.8)."
+        ),
+    ] = None,
     interactive: Annotated[bool, typer.Option("--interactive", "-i", help="Judge each passage.")] = False,
     judgements: Annotated[
         Path | None,
@@ -188,7 +202,15 @@ def review_command(
                 "--interactive needs a terminal", hint="run it in a terminal, or drop --interactive"
             )
         review = find_misses(
-            results, per_query, corpus=corpus, k=k, limit=limit, show=show, gold_set=gold_set, gold=gold
+            results,
+            per_query,
+            corpus=corpus,
+            k=k,
+            limit=limit,
+            show=show,
+            gold_set=gold_set,
+            gold=gold,
+            duplicates=duplicates,
         )
         for message in review.warnings:
             warn(message)
@@ -228,7 +250,9 @@ def _interactive(review: ReviewList, path: Path, by: str, width: int, results: P
         for miss, hits in pending(review, log.judged()):
             _render_miss(review.misses.index(miss) + 1, len(review.misses), miss, width, retrieved=False)
             for hit in hits:
-                out.print(Text(f"\n#{hit.rank} {hit.passage.id}: {_snippet(hit.passage, width * 3)}"))
+                out.print(
+                    Text(f"\n#{hit.rank} {hit.passage.id}{_marks(hit)}: {_snippet(hit.passage, width * 3)}")
+                )
                 key = _ask()
                 if key == "q":
                     _closing(counts, path)
