@@ -85,6 +85,9 @@ def import_command(
         str | None, typer.Option("--language", help="Column with the language.")
     ] = None,
     clicks: Annotated[str | None, typer.Option("--clicks", help="Column with click counts.")] = None,
+    grade: Annotated[
+        str | None, typer.Option("--grade", help="Column with graded relevance (whole numbers >= 1).")
+    ] = None,
     min_clicks: Annotated[int | None, typer.Option("--min-clicks", help="Clicks a pair needs.")] = None,
     ambiguous: Annotated[
         str, typer.Option("--ambiguous", help="URL/title naming several chunks: report, all or first.")
@@ -107,6 +110,7 @@ def import_command(
             type_column=type_column,
             language_column=language_column,
             clicks_column=clicks,
+            grade_column=grade,
             min_clicks=min_clicks,
             ambiguous=ambiguous,  # type: ignore[arg-type]
             languages=tuple(split_list(languages)) or None,
