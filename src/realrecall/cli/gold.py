@@ -15,6 +15,7 @@ from rich.text import Text
 from realrecall.cli.app import app, err, out, split_list, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
+from realrecall.files import write_jsonl_atomic
 from realrecall.goldset import (
     ImportSpec,
     Judgement,
@@ -324,11 +325,16 @@ def dupes_command(
     threshold: Annotated[float, typer.Option("--threshold", help="Jaccard similarity of shingles.")] = 0.8,
     shingle: Annotated[int, typer.Option("--shingle", help="Words per shingle.")] = 3,
     width: Annotated[int, typer.Option("--width", help="Characters of passage text shown.")] = 100,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Also write the clusters as JSONL.")
+    ] = None,
 ) -> None:
     """List clusters of near-duplicate passages in the corpus."""
     with user_errors():
         loaded = load_corpus(corpus)
         found = find_near_duplicates(loaded, threshold=threshold, shingle=shingle)
+        if output is not None:
+            write_jsonl_atomic(output, found.cluster_records())
     for number, cluster in enumerate(found.clusters, start=1):
         out.rule(Text(f"cluster {number}: {len(cluster)} passages"))
         for pid in cluster:
