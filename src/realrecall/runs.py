@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from realrecall.errors import InputError
+from realrecall.files import iter_jsonl
 
 __all__ = ["Run", "load_run"]
 
@@ -53,7 +54,19 @@ class Run:
     @classmethod
     def from_scores(cls, scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
         """A run from ``{query_id: {passage_id: score}}``; higher scores rank first (trec_eval order)."""
-        docs = {_query_id(qid): dict(per_query) for qid, per_query in scores.items()}
+        docs = {_query_id(qid): dict(_scores_of(qid, per_query)) for qid, per_query in scores.items()}
+        return cls._build(docs, name=name, ordered=False)
+
+    @classmethod
+    def _borrow_scores(cls, scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
+        """A run over the caller's own dicts, not copied: only for a run that lives inside one call.
+
+        ``score`` given plain dicts uses it, so scoring them never pays for copying every entry.
+        """
+        docs = {
+            _query_id(qid): per_query if type(per_query) is dict else dict(_scores_of(qid, per_query))
+            for qid, per_query in scores.items()
+        }
         return cls._build(docs, name=name, ordered=False)
 
     @classmethod
@@ -102,7 +115,7 @@ class Run:
             qid = list(docs)[row]
             pid = list(docs[qid])[position - int(offsets[row])]
             raise InputError(f"score of passage {pid!r} in query {qid!r} is NaN", hint="give a real number")
-        row_of = {qid: i for i, qid in enumerate(docs)}
+        row_of = dict(zip(docs, range(len(docs)), strict=True))
         return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _scores=padded, _offsets=offsets)
 
     @property
@@ -146,14 +159,19 @@ class Run:
         """``{query_id: [passage_id, ...]}`` best first."""
         return {qid: list(self.ranked(qid)) for qid in self._docs}
 
-    # Internal accessors for the scoring kernel.
-    def _segment(self, query_id: str) -> int | None:
-        return self._row.get(query_id)
-
 
 def _query_id(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise InputError(f"query id {value!r} must be a non-empty string")
+    return value
+
+
+def _scores_of(query_id: str, value: Any) -> Mapping[str, float]:
+    if not isinstance(value, Mapping):
+        raise InputError(
+            f"scores of query {query_id!r} are a {type(value).__name__}, not a dict",
+            hint="give every query {passage_id: score}, or every query a ranked list",
+        )
     return value
 
 
@@ -178,7 +196,7 @@ def _first_bad_score(docs: Mapping[str, Mapping[str, Any]]) -> tuple[str, str, A
 
 
 def load_run(path: str | Path, *, name: str | None = None) -> Run:
-    """Read a run file: TREC run format, or JSON Lines when the first content line starts with ``{``.
+    """Read a run file: JSON Lines if named ``*.jsonl`` or its first line starts with ``{``, else a TREC run.
 
     Raises InputError naming the file, the line and the fix for malformed lines, non-numeric scores,
     duplicate ``(query_id, passage_id)`` pairs (trec_eval stops on them too), and empty files.
@@ -193,8 +211,8 @@ def load_run(path: str | Path, *, name: str | None = None) -> Run:
             path=p,
             hint="a TREC run line reads 'query_id Q0 passage_id rank score tag'",
         )
-    if kind == "jsonl":
-        return _load_jsonl(p, _read_lines(p), run_name)
+    if kind == "jsonl" or p.suffix.lower() in (".jsonl", ".json"):
+        return _load_jsonl(p, run_name)
     docs = _parse_trec_fast(p)
     if docs is None:
         # The fast reader declines anything unusual; this one names the line that is wrong.
@@ -374,31 +392,11 @@ def _parse_score(raw: str, path: Path, number: int) -> float:
     return score
 
 
-def _load_jsonl(path: Path, lines: Iterable[tuple[int, str]], name: str) -> Run:
-    import json
-
+def _load_jsonl(path: Path, name: str) -> Run:
     scores: dict[str, dict[str, float]] = {}
     ranked: dict[str, list[str]] = {}
     first_line: dict[str, int] = {}
-    for number, line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON ({exc.msg} at column {exc.colno})",
-                path=path,
-                line=number,
-                hint="each line must hold one complete JSON object",
-            ) from exc
-        if not isinstance(record, dict):
-            raise InputError(
-                f"expected a JSON object, got {type(record).__name__}",
-                path=path,
-                line=number,
-                hint='write one {"query_id", "ranked"} object per line',
-            )
+    for number, record in iter_jsonl(path, what='{"query_id", "ranked"}'):
         qid = record.get("query_id")
         if not isinstance(qid, str) or not qid:
             raise InputError('record has no string "query_id"', path=path, line=number, hint="add it")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from operator import methodcaller
 
 import numpy as np
@@ -48,6 +48,8 @@ class RankedJudgments:
     """int64 per query: relevant passages in the gold set, retrieved or not."""
     first_relevant_rank: np.ndarray
     """int64 per query: rank of the first relevant passage retrieved, 0 when none is."""
+    missing_run: tuple[str, ...]
+    """Queries the run has no entry for."""
 
     @property
     def n_queries(self) -> int:
@@ -66,7 +68,7 @@ def rank_judgments(
 ) -> RankedJudgments:
     """Rank the judged passages of ``query_ids`` (already in trec_eval order) in ``run``."""
     n = len(query_ids)
-    judged = [qrels[qid] for qid in query_ids]
+    judged = list(map(qrels.__getitem__, query_ids))
     counts = np.fromiter(map(len, judged), dtype=np.int64, count=n)
     total = int(counts.sum())
     # Every pass below iterates in C (map, chain, fromiter): no Python-level loop per judgment.
@@ -74,7 +76,8 @@ def rank_judgments(
     grade = np.fromiter(chain.from_iterable(map(_values, judged)), dtype=np.int64, count=total)
     query = np.repeat(np.arange(n, dtype=np.int64), counts)
     empty: dict[str, float] = {}
-    run_of_query = [run._docs.get(qid, empty) for qid in query_ids]
+    run_of_query = list(map(run._docs.get, query_ids, repeat(empty)))
+    segment_of_query = np.fromiter(map(run._row.get, query_ids, repeat(-1)), dtype=np.int64, count=n)
     run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
     # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
     score = np.fromiter(map(dict.get, run_per_entry, pids, repeat(math.nan)), dtype=np.float64, count=total)
@@ -85,7 +88,6 @@ def rank_judgments(
     rank = np.zeros(len(query), dtype=np.int64)
     hits = np.flatnonzero(~np.isnan(score))
     if len(hits):
-        segment_of_query = np.fromiter((run._row.get(qid, -1) for qid in query_ids), dtype=np.int64, count=n)
         rank[hits] = _ranks_in_run(
             run,
             segment_of_query[query[hits]],
@@ -110,6 +112,7 @@ def rank_judgments(
         relevant=relevant,
         num_relevant=num_relevant,
         first_relevant_rank=first,
+        missing_run=tuple(compress(query_ids, (segment_of_query < 0).tolist())),
     )
 
 

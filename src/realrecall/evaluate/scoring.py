@@ -103,7 +103,7 @@ def score_queries(
         query_ids=tuple(query_ids),
         values=values,
         first_relevant_rank=judged.first_relevant_rank,
-        missing_run=tuple(qid for qid in query_ids if qid not in the_run),
+        missing_run=judged.missing_run,
         no_relevant=tuple(
             qid for qid, n in zip(query_ids, judged.num_relevant.tolist(), strict=True) if n == 0
         ),
@@ -122,7 +122,8 @@ def as_run(run: RunLike) -> Run:
         )
     first = next(iter(run.values()), None)
     if first is None or isinstance(first, Mapping):
-        return Run.from_scores(run)  # type: ignore[arg-type]
+        # The run is dropped when scoring returns, so it may read the caller's dicts in place.
+        return Run._borrow_scores(run)  # type: ignore[arg-type]
     return Run.from_lists(run)  # type: ignore[arg-type]
 
 

@@ -91,7 +91,8 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (float32); all-zero rows stay zero."""
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    normalised: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return normalised
 
 
 def with_cache(embedder: Embedder, options: RetrieverOptions) -> Embedder:

@@ -81,5 +81,5 @@ def build_hybrid(corpus: Corpus, options: RetrieverOptions) -> HybridRetriever:
             hint=f"choose from {', '.join(DENSE_COMPONENTS)}",
         )
     dense = build_dense if options.dense_component == "dense" else build_local_dense
-    components = [BM25Retriever.from_options(corpus, options), dense(corpus, options)]
+    components: list[Retriever] = [BM25Retriever.from_options(corpus, options), dense(corpus, options)]
     return HybridRetriever(corpus, components, rrf_k=options.rrf_k, fusion_depth=options.fusion_depth)

@@ -78,9 +78,11 @@ def build_local_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriev
 
 
 def _import_extra() -> Any:
-    # The hub must never be asked for anything: the weights are on disk or the run fails.
+    # The hub must never be asked for anything: the weights are on disk or the run fails. Its progress
+    # bars (read once, when transformers is imported) would print from inside the library.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     try:
         import sentence_transformers
     except ImportError as exc:

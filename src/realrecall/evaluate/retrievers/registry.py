@@ -61,7 +61,7 @@ def build_retriever(
     if callable(spec):
         return FunctionRetriever(spec, workers=options.workers)
     if not isinstance(spec, str) or not spec.strip():
-        raise InputError(f"no retriever named ({spec!r})", hint=f"choose from {choices()}")
+        raise InputError(f"no retriever given ({spec!r}); choose from {choices()}")
     spec = spec.strip()
     factory = RETRIEVERS.get(spec)
     if factory is not None:

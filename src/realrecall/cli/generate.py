@@ -1,0 +1,207 @@
+"""`realrecall generate`: synthetic questions from a corpus, written as a gold set."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from realrecall.cli.app import app, err, is_interactive, out, user_errors, warn
+from realrecall.corpus import load_corpus
+from realrecall.generate import (
+    QUESTION_TYPES,
+    BatchOptions,
+    Estimate,
+    GenerateConfig,
+    GenerateSummary,
+    estimate,
+    generate,
+    parse_shard,
+    parse_weights,
+)
+from realrecall.generate import Progress as GenerateProgress
+from realrecall.llm import ChatClient, LLMConfig, OpenAIChatClient
+
+TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
+    QUESTION_TYPES
+)
+
+
+@app.command("generate")
+def generate_command(
+    corpus: Annotated[Path, typer.Option(help="chunks to write questions for (JSONL, BEIR folder, JSON)")],
+    output: Annotated[Path, typer.Option(help="the synthetic gold set (JSONL); rerunning resumes it")],
+    backend: Annotated[
+        str, typer.Option(help="llm (a chat model) or extractive (offline, no model)")
+    ] = "llm",
+    model: Annotated[str, typer.Option(help="chat model name")] = "gpt-4o-mini",
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (default: env)")] = None,
+    temperature: Annotated[float, typer.Option()] = 0.7,
+    max_tokens: Annotated[int, typer.Option(help="answer token limit per request")] = 200,
+    prompt: Annotated[Path | None, typer.Option(help="a prompt file replacing the built-in one")] = None,
+    types: Annotated[str, typer.Option(help=TYPES_HELP)] = "lookup=2,conceptual=1",
+    languages: Annotated[str, typer.Option(help="languages with weights, e.g. en=3,de=1")] = "en",
+    persona: Annotated[list[str] | None, typer.Option(help="who asks (repeatable)")] = None,
+    per_chunk: Annotated[int, typer.Option(help="questions per chunk")] = 1,
+    sample: Annotated[int | None, typer.Option(help="write for a stratified sample of N chunks")] = None,
+    stratify_by: Annotated[str, typer.Option(help="metadata field the sample is stratified by")] = "document",
+    seed: Annotated[int, typer.Option()] = 0,
+    shard: Annotated[str | None, typer.Option(help="i/n: this runner's share of the chunks")] = None,
+    style_examples: Annotated[Path | None, typer.Option(help="real questions (gold JSONL) to match")] = None,
+    n_style_examples: Annotated[int, typer.Option(help="how many real questions to show")] = 3,
+    max_overlap: Annotated[
+        float | None, typer.Option(help="drop/regenerate above this lexical overlap")
+    ] = None,
+    near_duplicate: Annotated[float, typer.Option(help="Jaccard bound for near-duplicates; 0 = off")] = 0.8,
+    judge: Annotated[bool, typer.Option(help="check answerability with an LLM call")] = False,
+    judge_model: Annotated[str | None, typer.Option(help="model of the judge (default: --model)")] = None,
+    judge_prompt: Annotated[Path | None, typer.Option(help="a prompt file for the judge")] = None,
+    max_attempts: Annotated[int, typer.Option(help="answers asked per question before giving up")] = 3,
+    concurrency: Annotated[int, typer.Option(help="requests in flight")] = 8,
+    price_in: Annotated[float | None, typer.Option(help="price per million input tokens")] = None,
+    price_out: Annotated[float | None, typer.Option(help="price per million output tokens")] = None,
+    cache: Annotated[Path | None, typer.Option(help="answer cache (default: beside --output)")] = None,
+    dry_run: Annotated[bool, typer.Option(help="count requests, tokens and cost; send nothing")] = False,
+    batch: Annotated[bool, typer.Option(help="use the Batch API (cheaper, slower; resumable)")] = False,
+    poll_interval: Annotated[float, typer.Option(help="seconds between batch status checks")] = 30.0,
+    batch_timeout: Annotated[
+        float | None, typer.Option(help="stop waiting after this many seconds (rerun resumes)")
+    ] = None,
+) -> None:
+    """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
+    with user_errors():
+        config = GenerateConfig(
+            backend=backend,
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            prompt=prompt,
+            types=parse_weights(types, what="question type", known=QUESTION_TYPES),
+            languages=parse_weights(languages, what="language"),
+            personas=tuple(persona or ()),
+            per_chunk=per_chunk,
+            sample=sample,
+            stratify_by=stratify_by,
+            seed=seed,
+            shard=None if shard is None else parse_shard(shard),
+            style_examples=style_examples,
+            n_style_examples=n_style_examples,
+            max_overlap=max_overlap,
+            near_duplicate=near_duplicate or None,
+            judge=judge,
+            judge_model=judge_model,
+            judge_prompt=judge_prompt,
+            max_attempts=max_attempts,
+            concurrency=concurrency,
+            price_in=price_in,
+            price_out=price_out,
+            cache_path=cache,
+        )
+        chunks = load_corpus(corpus)
+        if dry_run:
+            render_estimate(estimate(chunks, output, config))
+            return
+        needs_model = backend == "llm" or judge
+        batch_options = None
+        client = None
+        if needs_model and batch:
+            llm = LLMConfig(base_url=base_url)
+            batch_options = BatchOptions(llm=llm, poll_interval=poll_interval, timeout=batch_timeout)
+        elif needs_model:
+            client = make_client(base_url)
+        with progress_bar() as on_progress:
+            summary = generate(
+                chunks, output, config, client=client, progress=on_progress, batch=batch_options
+            )
+        render_summary(summary)
+
+
+def make_client(base_url: str | None) -> ChatClient:
+    """The OpenAI client; the API key is read from the environment by the client, never from options."""
+    return OpenAIChatClient(LLMConfig(base_url=base_url))
+
+
+@contextmanager
+def progress_bar() -> Iterator[Callable[[GenerateProgress], None]]:
+    bar = Progress(
+        TextColumn("generating"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>7.1f} req/s"),
+        TextColumn("tokens {task.fields[tokens_in]:,} in / {task.fields[tokens_out]:,} out"),
+        TextColumn("[red]{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        console=err,
+        disable=not is_interactive(),
+        transient=False,
+    )
+    task = bar.add_task("generate", total=None, rate=0.0, tokens_in=0, tokens_out=0, failed=0)
+
+    def update(event: GenerateProgress) -> None:
+        elapsed = bar.tasks[0].elapsed or 0.0
+        bar.update(
+            task,
+            completed=event.done,
+            total=event.total,
+            rate=event.requests / elapsed if elapsed > 0 else 0.0,
+            tokens_in=event.tokens_in,
+            tokens_out=event.tokens_out,
+            failed=event.failed,
+        )
+
+    with bar:
+        yield update
+
+
+def _money(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.4f}"
+
+
+def render_estimate(result: Estimate) -> None:
+    out.print(f"questions planned: {result.slots}, still to write: {result.pending}")
+    out.print(f"requests: {result.requests} (at most {result.max_requests} if every answer is rejected)")
+    out.print(f"tokens: ~{result.tokens_in:,} in, ~{result.tokens_out:,} out ({result.token_method})")
+    out.print(
+        f"cost: {_money(result.cost)}" + ("" if result.cost is not None else " (give --price-in/--price-out)")
+    )
+
+
+def render_summary(summary: GenerateSummary) -> None:
+    out.print(
+        f"{summary.output_path}: {summary.total} questions for {summary.chunks} chunks "
+        f"(added {summary.added}, kept {summary.kept}, removed {summary.removed}) in {summary.elapsed:.1f} s"
+    )
+    table = Table("stage", "sent", "cached", "retries", "regen", "tok in", "tok out", "cost")
+    for stage in summary.stages:
+        table.add_row(
+            stage.name,
+            str(stage.requests),
+            str(stage.cached),
+            str(stage.retries),
+            str(stage.regenerations),
+            f"{stage.tokens_in:,}",
+            f"{stage.tokens_out:,}",
+            _money(stage.cost),
+        )
+    out.print(table)
+    for stage in summary.stages:
+        if stage.failures:
+            reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(stage.failures.items()))
+            out.print(f"{stage.name} failures: {reasons}")
+    if summary.filtered:
+        out.print(
+            "filtered: " + ", ".join(f"{name} {count}" for name, count in sorted(summary.filtered.items()))
+        )
+    if summary.missing:
+        worst = sorted(summary.shortfall.items(), key=lambda item: (-item[1], item[0]))[:5]
+        warn(
+            f"{summary.missing} of {summary.planned} questions missing (by chunk: "
+            + ", ".join(f"{chunk} {count}" for chunk, count in worst)
+            + (", ..." if len(summary.shortfall) > 5 else "")
+            + f"); see {summary.failures_path}"
+        )

@@ -1,0 +1,160 @@
+"""``--batch``: the answers a run needs, asked through the OpenAI Batch API instead of live requests.
+
+A batch run goes in rounds. Each round replays the run in memory against the cache, with a
+``RequestCollector`` in place of the client: every slot whose answers are all cached settles, the
+others stop at their first missing answer, and those requests are sent as one batch (upload, create,
+poll, download). The answers go into the same cache as live answers, so the next round gets further
+(a filtered question asks for its next attempt, a kept one for its judge verdict). When a round
+collects nothing, the real run replays everything from the cache and writes the output.
+
+A batch in flight is written to ``synthetic.batch.json`` (its id and what each request was for)
+before polling starts; a run killed while waiting, or stopped by ``timeout``, resumes that batch
+when started again instead of submitting a new one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from realrecall.errors import InputError, LLMError
+from realrecall.files import atomic_write_text
+from realrecall.generate.sources import RequestCollector, cache_entry
+from realrecall.generate.store import GenerationStore
+from realrecall.llm import (
+    BatchItemError,
+    ChatRequest,
+    ChatResult,
+    LLMConfig,
+    download_batch_results,
+    poll_batch,
+    submit_batch,
+)
+
+__all__ = [
+    "BatchOptions",
+    "BatchTotals",
+    "BatchUnanswered",
+    "LeftoverClient",
+    "answer_in_batches",
+    "batch_state_path",
+]
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """Where the Batch API is (``llm``), how often to poll, and how long to wait in this process.
+
+    With ``timeout`` set, a batch still running after that many seconds stops the run with an
+    LLMError saying so; the batch id stays in the state file and the next run resumes it.
+    """
+
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    poll_interval: float = 30.0
+    timeout: float | None = None
+
+
+class BatchUnanswered(LLMError):
+    """A request the batches did not answer (each item failed in every round)."""
+
+    reason = "batch_unanswered"
+
+
+class LeftoverClient:
+    """The client of the final pass after the batches: anything still uncached is a failure."""
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        raise BatchUnanswered("the batches returned no answer for this request")
+
+
+@dataclass
+class BatchTotals:
+    """What the batches cost, per stage (``generate``, ``judge``), to add to the run's summary."""
+
+    batch_ids: list[str] = field(default_factory=list)
+    requests: Counter[str] = field(default_factory=Counter)
+    tokens_in: Counter[str] = field(default_factory=Counter)
+    tokens_out: Counter[str] = field(default_factory=Counter)
+    failures: dict[str, Counter[str]] = field(default_factory=dict)
+
+
+def batch_state_path(store: GenerationStore) -> Path:
+    return store.output_path.with_name(store.output_path.name.removesuffix(".jsonl") + ".batch.json")
+
+
+async def answer_in_batches(
+    store: GenerationStore,
+    options: BatchOptions,
+    collect: Callable[[], Awaitable[RequestCollector]],
+    *,
+    max_rounds: int,
+) -> BatchTotals:
+    """Send batches until a replay needs no uncached answer (or ``max_rounds`` batches were sent)."""
+    totals = BatchTotals()
+    state_path = batch_state_path(store)
+    if state_path.exists():
+        await _finish(store, options, _read_state(state_path), totals, state_path)
+    for _ in range(max_rounds):
+        collector = await collect()
+        if not collector.pending:
+            break
+        requests = {key: request for key, (_, _, request) in collector.pending.items()}
+        batch_id = await submit_batch(options.llm, requests)
+        state = {
+            "batch_id": batch_id,
+            "requests": {
+                key: {"slot": slot, "stage": stage} for key, (slot, stage, _) in collector.pending.items()
+            },
+        }
+        atomic_write_text(state_path, json.dumps(state, indent=1) + "\n")
+        await _finish(store, options, state, totals, state_path)
+    return totals
+
+
+def _read_state(path: Path) -> dict[str, Any]:
+    try:
+        state = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(
+            f"unreadable batch state ({exc})", path=path, hint="delete it to start over"
+        ) from exc
+    if not isinstance(state, dict) or not isinstance(state.get("batch_id"), str):
+        raise InputError("batch state has no batch_id", path=path, hint="delete it to start over")
+    return state
+
+
+async def _finish(
+    store: GenerationStore,
+    options: BatchOptions,
+    state: dict[str, Any],
+    totals: BatchTotals,
+    state_path: Path,
+) -> None:
+    """Wait for the batch, put its answers into the cache, count its costs, forget its state."""
+    batch_id = state["batch_id"]
+    status = await poll_batch(options.llm, batch_id, interval=options.poll_interval, timeout=options.timeout)
+    if not status.is_terminal:
+        raise LLMError(
+            f"batch {batch_id} is still {status.status} "
+            f"({status.counts.completed}/{status.counts.total} done); run the same command again to resume it"
+        )
+    totals.batch_ids.append(batch_id)
+    results: dict[str, ChatResult | BatchItemError] = {}
+    if status.output_file_id is not None or status.error_file_id is not None:
+        results = await download_batch_results(options.llm, status)
+    for key, meta in state["requests"].items():
+        stage = meta["stage"]
+        totals.requests[stage] += 1
+        result = results.get(key)
+        if isinstance(result, ChatResult):
+            store.add_cache(cache_entry(key, meta["slot"], stage, result))
+            totals.tokens_in[stage] += result.usage.prompt_tokens
+            totals.tokens_out[stage] += result.usage.completion_tokens
+        else:
+            code = result.code if isinstance(result, BatchItemError) else status.status
+            totals.failures.setdefault(stage, Counter())[f"batch_{code}"] += 1
+    state_path.unlink(missing_ok=True)

@@ -1,0 +1,158 @@
+"""What a generation run is asked to do: one frozen value, checked when it is made."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from realrecall.errors import InputError
+
+__all__ = ["BACKENDS", "QUESTION_TYPES", "GenerateConfig", "Shard", "parse_shard", "parse_weights"]
+
+# The question types a user can ask for, with the description the prompt shows the model.
+QUESTION_TYPES: Mapping[str, str] = {
+    "lookup": "asks for one specific fact, value, name or setting",
+    "conceptual": "asks how or why something works, in the asker's own words",
+    "comparison": "asks how two options, versions or approaches differ, or which to choose",
+    "procedural": "asks how to get a task done, step by step",
+    "troubleshooting": "describes something that went wrong and asks how to fix it",
+    "yes_no": "asks whether something is possible, allowed or true",
+}
+
+BACKENDS: Mapping[str, str] = {
+    "llm": "an OpenAI-compatible chat model writes each question",
+    "extractive": "offline, no model: a sentence of the chunk becomes the query (Inverse Cloze)",
+}
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` (0-based): the chunks whose id hashes to ``index`` modulo ``count``."""
+
+    index: int
+    count: int
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or not 0 <= self.index < self.count:
+            raise InputError(f"bad shard {self.index}/{self.count}", hint="use i/n with 0 <= i < n, e.g. 0/4")
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def parse_shard(text: str) -> Shard:
+    """``"1/4"`` -> ``Shard(1, 4)``."""
+    index, _sep, count = text.partition("/")
+    try:
+        return Shard(int(index), int(count))
+    except ValueError:
+        raise InputError(f"bad shard {text!r}", hint="use i/n with 0 <= i < n, e.g. 0/4") from None
+
+
+def parse_weights(text: str, *, what: str, known: Mapping[str, str] | None = None) -> dict[str, float]:
+    """``"lookup=2,conceptual"`` -> ``{"lookup": 2.0, "conceptual": 1.0}``; a name without weight weighs 1."""
+    weights: dict[str, float] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        try:
+            weight = float(raw) if sep else 1.0
+        except ValueError:
+            raise InputError(f"bad weight {raw!r} for {what} {name!r}", hint="write name=number") from None
+        if known is not None and name not in known:
+            raise InputError(f"unknown {what} {name!r}", hint=f"choose from {', '.join(known)}")
+        if weight < 0 or name in weights:
+            raise InputError(f"{what} {name!r} given twice or with a negative weight")
+        weights[name] = weight
+    if not weights or not any(weights.values()):
+        raise InputError(f"no {what} with a positive weight in {text!r}")
+    return weights
+
+
+def _default_types() -> dict[str, float]:
+    return {"lookup": 2.0, "conceptual": 1.0}
+
+
+def _default_languages() -> dict[str, float]:
+    return {"en": 1.0}
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerateConfig:
+    """Every choice of a generation run. Paths are read when the run starts.
+
+    Anything that changes what a question would be (backend, model, prompt, temperature, types,
+    languages, personas, style examples, seed) is part of each question's cache key; filters and
+    budgets are not, so tightening ``max_overlap`` re-checks cached answers without a request.
+    """
+
+    backend: str = "llm"
+    model: str = "gpt-4o-mini"
+    temperature: float = 0.7
+    max_tokens: int | None = 200
+    prompt: Path | None = None
+    types: Mapping[str, float] = field(default_factory=_default_types)
+    languages: Mapping[str, float] = field(default_factory=_default_languages)
+    personas: tuple[str, ...] = ()
+    per_chunk: int = 1
+    sample: int | None = None
+    stratify_by: str = "document"
+    seed: int = 0
+    shard: Shard | None = None
+    style_examples: Path | None = None
+    n_style_examples: int = 3
+    max_overlap: float | None = None
+    near_duplicate: float | None = 0.8
+    judge: bool = False
+    judge_model: str | None = None
+    judge_prompt: Path | None = None
+    max_attempts: int = 3
+    concurrency: int = 8
+    price_in: float | None = None
+    price_out: float | None = None
+    cache_path: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise InputError(f"unknown backend {self.backend!r}", hint=f"choose from {', '.join(BACKENDS)}")
+        for name in self.types:
+            if name not in QUESTION_TYPES:
+                raise InputError(
+                    f"unknown question type {name!r}", hint=f"choose from {', '.join(QUESTION_TYPES)}"
+                )
+        _check_weights(self.types, "question type")
+        _check_weights(self.languages, "language")
+        _check_range("per_chunk", self.per_chunk, 1, 1000)
+        _check_range("max_attempts", self.max_attempts, 1, 100)
+        _check_range("concurrency", self.concurrency, 1, 10_000)
+        _check_range("n_style_examples", self.n_style_examples, 0, 100)
+        if self.sample is not None:
+            _check_range("sample", self.sample, 1, 10**9)
+        if self.max_overlap is not None and not 0.0 <= self.max_overlap <= 1.0:
+            raise InputError(f"max_overlap must be within [0, 1], got {self.max_overlap}")
+        if self.near_duplicate is not None and not 0.0 < self.near_duplicate <= 1.0:
+            raise InputError(f"near_duplicate must be within (0, 1], got {self.near_duplicate}")
+        if not 0.0 <= self.temperature <= 2.0:
+            raise InputError(f"temperature must be within [0, 2], got {self.temperature}")
+        for price in (self.price_in, self.price_out):
+            if price is not None and price < 0:
+                raise InputError("prices must not be negative")
+        if any(not persona.strip() for persona in self.personas):
+            raise InputError("a persona is empty", hint="describe each persona in a few words")
+
+    @property
+    def effective_judge_model(self) -> str:
+        return self.judge_model or self.model
+
+
+def _check_weights(weights: Mapping[str, float], what: str) -> None:
+    if not weights or any(w < 0 for w in weights.values()) or not any(weights.values()):
+        raise InputError(f"give at least one {what} with a positive weight (and none negative)")
+
+
+def _check_range(name: str, value: int, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(f"{name} must be an integer within [{low}, {high}], got {value!r}")

@@ -1,0 +1,65 @@
+"""Near-duplicate questions: two questions that differ only in wording details count once.
+
+Two questions are near-duplicates when the Jaccard similarity of their content-word stem sets (see
+``overlap.content_stems``: stopwords of the question's language left out, so that the frame every
+short question shares, "how do I ... my ...", does not make two different questions look alike)
+reaches the threshold (0.8 by default). A question with no content word is compared by all its stems.
+The index keeps an inverted list per stem, so a check costs the questions sharing a stem, not the set.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from realrecall.generate.overlap import content_stems, stems
+
+__all__ = ["NearDuplicateIndex", "jaccard"]
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    """|a ∩ b| / |a ∪ b|; 1.0 for two empty sets."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def _signature(question: str, language: str | None) -> set[str]:
+    return content_stems(question, language) or stems(question)
+
+
+class NearDuplicateIndex:
+    """The questions kept so far, answering "is this one a near-duplicate of any of them?"."""
+
+    def __init__(self, threshold: float = 0.8) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError("threshold must be in (0, 1]")
+        self.threshold = threshold
+        self._stems: list[set[str]] = []
+        self._ids: list[str] = []
+        self._postings: dict[str, list[int]] = defaultdict(list)
+
+    def __len__(self) -> int:
+        return len(self._stems)
+
+    def find(self, question: str, language: str | None = None) -> str | None:
+        """The id of a kept question ``question`` nearly duplicates, or None."""
+        candidate = _signature(question, language)
+        if not candidate:
+            return None
+        # Count shared stems through the postings, then Jaccard = shared / (|a| + |b| - shared).
+        shared: Counter[int] = Counter()
+        for stem in candidate:
+            shared.update(self._postings.get(stem, ()))
+        size = len(candidate)
+        for position, common in shared.items():
+            if common / (size + len(self._stems[position]) - common) >= self.threshold:
+                return self._ids[position]
+        return None
+
+    def add(self, question_id: str, question: str, language: str | None = None) -> None:
+        position = len(self._stems)
+        question_stems = _signature(question, language)
+        self._stems.append(question_stems)
+        self._ids.append(question_id)
+        for stem in question_stems:
+            self._postings[stem].append(position)

@@ -1,0 +1,93 @@
+"""The dry run: how many requests a run would send, about how many tokens, and what they would cost.
+
+Prompt tokens are counted on the rendered prompts of the questions still to write (cached or already
+written ones cost nothing). The count uses tiktoken when its encoding for the model can be read from
+a local cache (``TIKTOKEN_CACHE_DIR``); tiktoken otherwise downloads encodings, which this tool never
+does at run time, so the fallback is OpenAI's rule of thumb of about four characters a token (plus
+four tokens of framing per message). ``token_method`` says which one was used. Answer tokens are
+estimated at ``ANSWER_TOKENS`` per request (a short question or verdict in JSON).
+
+``requests`` assumes every first answer is kept; ``max_requests`` is the bound when every answer is
+rejected until the retry budget (``max_attempts``) is spent.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from realrecall.corpus import Corpus
+from realrecall.generate.config import GenerateConfig
+from realrecall.generate.run import prepare, still_valid
+from realrecall.generate.sources import question_messages
+from realrecall.generate.store import GenerationStore
+from realrecall.generate.summary import cost
+
+__all__ = ["ANSWER_TOKENS", "Estimate", "estimate", "token_counter"]
+
+ANSWER_TOKENS = 40
+_JUDGE_EXTRA_TOKENS = 250  # the judge prompt's own words, beside the passage and the question
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What ``generate`` would send, before sending anything."""
+
+    slots: int
+    pending: int
+    requests: int
+    max_requests: int
+    tokens_in: int
+    tokens_out: int
+    cost: float | None
+    token_method: str
+
+
+def token_counter(model: str) -> tuple[Callable[[str], int], str]:
+    """A function counting the tokens of a text for ``model``, and the name of the method used."""
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        try:
+            import tiktoken
+
+            encoding = tiktoken.encoding_for_model(model)
+            return (
+                lambda text: len(encoding.encode(text, disallowed_special=()))
+            ), f"tiktoken {encoding.name}"
+        except Exception:
+            pass
+    return (lambda text: max(1, (len(text) + 3) // 4)), "estimate: 4 characters a token"
+
+
+def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> Estimate:
+    """The requests, tokens and cost a ``generate`` run with these arguments would need."""
+    setup = prepare(corpus, config)
+    store = GenerationStore(output_path, config.cache_path)
+    store.load()
+    store.plan((slot.key for slot in setup.slots), keep=lambda record: still_valid(record, setup))
+    pending = [slot for slot in setup.slots if slot.key not in store.records]
+    count, method = token_counter(config.model)
+    tokens_in = 0
+    requests = 0
+    if config.backend == "llm":
+        assert setup.prompt is not None
+        for slot in pending:
+            messages = question_messages(setup.prompt, slot, setup.style_text)
+            tokens_in += sum(count(message["content"]) + 4 for message in messages)
+        requests = len(pending)
+    if config.judge:
+        for slot in pending:
+            tokens_in += count(slot.chunk.text) + _JUDGE_EXTRA_TOKENS
+        requests += len(pending)
+    tokens_out = requests * ANSWER_TOKENS
+    return Estimate(
+        slots=len(setup.slots),
+        pending=len(pending),
+        requests=requests,
+        max_requests=requests * config.max_attempts,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost=cost(tokens_in, tokens_out, config.price_in, config.price_out),
+        token_method=method,
+    )

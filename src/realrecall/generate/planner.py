@@ -1,0 +1,123 @@
+"""Which questions to ask: chunk selection (sample, shard) and one slot per question to write.
+
+Every choice is a pure function of the seed and the chunk's id, never of the chunk's position or of
+the other chunks, so adding or deleting chunks leaves the choices for the others unchanged (and their
+cached answers valid):
+
+- ``--sample N`` draws N chunks stratified by a metadata field (``document`` by default): each stratum
+  gets its share of N by largest remainder, and takes its chunks of lowest ``hash(seed, id)``. Chunks
+  without the field form one stratum of their own.
+- ``--shard i/n`` keeps the chunks whose ``sha256(id) mod n == i``: shards of one sample are disjoint
+  and together cover it, whatever machine runs them.
+- Each of the ``--per-chunk`` slots of a chunk draws its question type, language and persona from the
+  weights, with a random generator seeded by ``(seed, chunk id, slot index)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from realrecall.corpus import Chunk, Corpus
+from realrecall.generate.config import GenerateConfig, Shard
+
+__all__ = ["Slot", "plan_slots", "sample_chunks", "select_chunks", "shard_chunks"]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One question to write: its chunk, index among the chunk's questions, and what to ask for.
+
+    ``key`` is the cache key: a hash of the chunk's content, the generator (backend, model, prompt,
+    parameters, style examples), the seed and what is asked for. Same key, same question.
+    """
+
+    chunk: Chunk
+    index: int
+    type: str
+    language: str
+    persona: str | None
+    key: str
+
+    @property
+    def query_id(self) -> str:
+        return f"syn-{self.chunk.id}-{self.index}"
+
+
+def _hash_int(*parts: object) -> int:
+    text = "\x1f".join(str(part) for part in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+
+
+def shard_chunks(chunks: Sequence[Chunk], shard: Shard) -> list[Chunk]:
+    """The chunks of ``shard`` (see module doc), in their corpus order."""
+    return [chunk for chunk in chunks if _hash_int("shard", chunk.id) % shard.count == shard.index]
+
+
+def sample_chunks(chunks: Sequence[Chunk], n: int, *, field: str, seed: int) -> list[Chunk]:
+    """A stratified sample of ``n`` chunks (all of them when ``n`` >= their number), in corpus order."""
+    if n >= len(chunks):
+        return list(chunks)
+    strata: dict[str, list[Chunk]] = defaultdict(list)
+    for chunk in chunks:
+        value = chunk.metadata.get(field)
+        strata["" if value is None else json.dumps(value, sort_keys=True)].append(chunk)
+    quotas = _largest_remainder({name: len(members) for name, members in strata.items()}, n)
+    chosen: set[str] = set()
+    for name, members in strata.items():
+        ranked = sorted(members, key=lambda chunk: (_hash_int("sample", seed, chunk.id), chunk.id))
+        chosen.update(chunk.id for chunk in ranked[: quotas[name]])
+    return [chunk for chunk in chunks if chunk.id in chosen]
+
+
+def _largest_remainder(sizes: Mapping[str, int], n: int) -> dict[str, int]:
+    total = sum(sizes.values())
+    exact = {name: n * size / total for name, size in sizes.items()}
+    quotas = {name: int(share) for name, share in exact.items()}
+    left = n - sum(quotas.values())
+    by_remainder = sorted(exact, key=lambda name: (-(exact[name] - quotas[name]), name))
+    for name in by_remainder[:left]:
+        quotas[name] += 1
+    return quotas
+
+
+def select_chunks(corpus: Corpus, config: GenerateConfig) -> list[Chunk]:
+    """The chunks a run writes questions for: the sample (if any), then the shard (if any)."""
+    chunks = list(corpus)
+    if config.sample is not None:
+        chunks = sample_chunks(chunks, config.sample, field=config.stratify_by, seed=config.seed)
+    if config.shard is not None:
+        chunks = shard_chunks(chunks, config.shard)
+    return chunks
+
+
+def _weighted(rng: random.Random, weights: Mapping[str, float]) -> str:
+    names = list(weights)
+    return rng.choices(names, weights=[weights[name] for name in names], k=1)[0]
+
+
+def plan_slots(
+    chunks: Sequence[Chunk], config: GenerateConfig, generator: Mapping[str, object]
+) -> list[Slot]:
+    """One slot per question: ``per_chunk`` for each chunk; ``generator`` describes what writes them.
+
+    ``generator`` (backend, model, prompt hash, parameters, style example ids) goes into every key.
+    """
+    generator_text = json.dumps(generator, sort_keys=True)
+    slots: list[Slot] = []
+    for chunk in chunks:
+        for index in range(config.per_chunk):
+            rng = random.Random(_hash_int("slot", config.seed, chunk.id, index))
+            question_type = _weighted(rng, config.types)
+            language = _weighted(rng, config.languages)
+            persona = rng.choice(config.personas) if config.personas else None
+            key_material = json.dumps(
+                [chunk.content_hash, generator_text, config.seed, index, question_type, language, persona]
+            )
+            key = hashlib.sha256(key_material.encode()).hexdigest()
+            slots.append(Slot(chunk, index, question_type, language, persona, key))
+    return slots

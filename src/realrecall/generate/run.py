@@ -1,0 +1,474 @@
+"""The generation run: plan the slots, settle each one (ask, validate, filter, keep), summarise.
+
+A slot is settled when a question is kept, when its attempts (``max_attempts``) are spent on invalid
+or filtered answers (a *shortfall*), or when the endpoint fails for good (a *failure*; not cached, so
+the next run tries again). Filters, in order: the answer's validity, lexical overlap above
+``max_overlap``, near-duplicate of a kept question, and (``judge``) answerability. A retriever never
+takes part: filtering on what a retriever finds would keep only the questions it finds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from realrecall import __version__
+from realrecall.corpus import Corpus
+from realrecall.errors import InputError, LLMError, RealrecallError
+from realrecall.files import atomic_write_text
+from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
+from realrecall.generate.config import GenerateConfig
+from realrecall.generate.dedup import NearDuplicateIndex
+from realrecall.generate.overlap import lexical_overlap
+from realrecall.generate.planner import Slot, plan_slots, select_chunks
+from realrecall.generate.sources import (
+    AnswerabilityJudge,
+    Candidate,
+    Deferred,
+    ExtractiveQuestions,
+    LLMQuestions,
+    QuestionSource,
+    RequestCollector,
+)
+from realrecall.generate.store import GenerationStore
+from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
+from realrecall.generate.summary import GenerateSummary, Progress, StageCounter
+from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
+from realrecall.llm.types import ChatClient
+
+__all__ = ["Setup", "agenerate", "generate", "prepare", "still_valid"]
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything a run derives from its config before sending anything (shared with ``estimate``)."""
+
+    config: GenerateConfig
+    slots: tuple[Slot, ...]
+    chunks: int
+    prompt: PromptTemplate | None
+    judge_prompt: PromptTemplate | None
+    style: StyleExamples
+    style_text: str
+    generator: dict[str, Any]
+
+
+def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
+    """Read the prompt and style files, choose the chunks and plan the slots (no request, no write)."""
+    llm = config.backend == "llm"
+    prompt = (
+        (load_prompt(config.prompt) if config.prompt else builtin_prompt("question_generation"))
+        if llm
+        else None
+    )
+    judge_prompt = None
+    if config.judge:
+        judge_prompt = (
+            load_prompt(config.judge_prompt) if config.judge_prompt else builtin_prompt("answerability_judge")
+        )
+    style = StyleExamples()
+    if config.style_examples is not None and llm:
+        style = load_style_examples(config.style_examples, config.n_style_examples, seed=config.seed)
+    if llm:
+        assert prompt is not None
+        generator: dict[str, Any] = {
+            "backend": "llm",
+            "model": config.model,
+            "prompt_sha256": prompt.sha256,
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+            "style_example_ids": list(style.ids),
+        }
+    else:
+        generator = {"backend": "extractive", "version": 1}
+    chunks = select_chunks(corpus, config)
+    if not chunks:
+        raise InputError(
+            "no chunk selected: the corpus, sample or shard is empty",
+            path=corpus.path,
+            hint="check --sample and --shard",
+        )
+    return Setup(
+        config=config,
+        slots=tuple(plan_slots(chunks, config, generator)),
+        chunks=len(chunks),
+        prompt=prompt,
+        judge_prompt=judge_prompt,
+        style=style,
+        style_text=format_style_examples(style),
+        generator=generator,
+    )
+
+
+def generate(
+    corpus: Corpus,
+    output_path: str | Path,
+    config: GenerateConfig,
+    *,
+    client: ChatClient | None = None,
+    progress: ProgressCallback | None = None,
+    batch: BatchOptions | None = None,
+) -> GenerateSummary:
+    """Write synthetic questions for ``corpus`` to ``output_path`` (a gold set, origin ``synthetic``).
+
+    Resumes and updates an earlier output at the same path: questions already written for unchanged
+    chunks are kept without a request, those of deleted or changed chunks are removed, and only the
+    missing ones are asked for. ``client`` is required by the ``llm`` backend and by ``judge``, unless
+    ``batch`` is given: then the answers are asked through the Batch API (see ``generate.batch``).
+    Raises RealrecallError when no question at all could be kept (after writing the summary file).
+    """
+
+    async def run_and_close() -> GenerateSummary:
+        try:
+            return await agenerate(corpus, output_path, config, client=client, progress=progress, batch=batch)
+        finally:
+            # The event loop made here ends with this call: close the connections opened in it.
+            close = getattr(client, "aclose", None)
+            if close is not None:
+                await close()
+
+    return asyncio.run(run_and_close())
+
+
+async def agenerate(
+    corpus: Corpus,
+    output_path: str | Path,
+    config: GenerateConfig,
+    *,
+    client: ChatClient | None = None,
+    progress: ProgressCallback | None = None,
+    batch: BatchOptions | None = None,
+) -> GenerateSummary:
+    """``generate`` for callers already inside an event loop."""
+    started = time.monotonic()
+    if client is None and batch is None and (config.backend == "llm" or config.judge):
+        raise InputError(
+            f"the {'judge' if config.backend != 'llm' else config.backend!r} stage needs a chat client",
+            hint="pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge",
+        )
+    setup = prepare(corpus, config)
+    store = GenerationStore(output_path, config.cache_path)
+    store.load()
+    kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup))
+    store.open()
+    try:
+        totals = None
+        if batch is not None:
+            totals = await _answer_in_batches(setup, store, batch)
+            client = LeftoverClient()
+        run = _Run(setup, store, client, progress)
+        await run.settle_all()
+        if totals is not None:
+            run.absorb(totals)
+    finally:
+        store.close()
+    summary = run.summary(store, kept=kept, removed=removed, elapsed=time.monotonic() - started)
+    atomic_write_text(
+        store.summary_path,
+        json.dumps(
+            {
+                "realrecall_version": __version__,
+                "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                "config": _config_record(config),
+                "generator": setup.generator,
+                **summary.to_dict(),
+            },
+            indent=2,
+            ensure_ascii=False,
+        )
+        + "\n",
+    )
+    if summary.total == 0:
+        rejections = Counter(summary.filtered)
+        for stage in summary.stages:
+            rejections.update(stage.failures)
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(rejections.items())) or "none"
+        raise RealrecallError(
+            f"no question was kept ({summary.planned} planned; rejections {reasons}); "
+            f"see {store.failures_path} and {store.summary_path}"
+        )
+    return summary
+
+
+async def _answer_in_batches(setup: Setup, store: GenerationStore, options: BatchOptions) -> BatchTotals:
+    async def collect() -> RequestCollector:
+        collector = RequestCollector()
+        await _Run(setup, store, collector, None, write=False).settle_all()
+        return collector
+
+    attempts = setup.config.max_attempts
+    rounds = attempts * (attempts + 1 if setup.config.judge else 1) + 1
+    return await answer_in_batches(store, options, collect, max_rounds=rounds)
+
+
+def still_valid(record: dict[str, Any], setup: Setup) -> bool:
+    """Whether a record written earlier passes today's filters.
+
+    A tightened ``max_overlap`` or a judge switched on (or changed) since the record was written
+    sends its question back through the filters: the cached answer is replayed, and only what is
+    new (the verdict, or the next attempt) is asked for.
+    """
+    provenance = record.get("provenance") or {}
+    overlap = provenance.get("overlap")
+    bound = setup.config.max_overlap
+    if bound is not None and isinstance(overlap, int | float) and overlap > bound:
+        return False
+    if setup.judge_prompt is not None:
+        judged = provenance.get("judge") or {}
+        wanted = {"model": setup.config.effective_judge_model, "prompt": judge_identity(setup.judge_prompt)}
+        return all(judged.get(name) == value for name, value in wanted.items())
+    return True
+
+
+def judge_identity(prompt: PromptTemplate) -> dict[str, str]:
+    return {"name": prompt.name, "sha256": prompt.sha256}
+
+
+def _config_record(config: GenerateConfig) -> dict[str, Any]:
+    record = asdict(config)
+    for name, value in record.items():
+        if isinstance(value, Path):
+            record[name] = str(value)
+    record["shard"] = None if config.shard is None else str(config.shard)
+    return record
+
+
+class _Run:
+    """The mutable state of one run: counters, the near-duplicate index, the workers."""
+
+    def __init__(
+        self,
+        setup: Setup,
+        store: GenerationStore,
+        client: ChatClient | RequestCollector | None,
+        progress: ProgressCallback | None,
+        *,
+        write: bool = True,
+    ) -> None:
+        self.setup = setup
+        self.write = write
+        self.config = setup.config
+        self.store = store
+        self.progress = progress
+        self.generation = StageCounter("generation")
+        self.judging = StageCounter("judge")
+        self.source: QuestionSource
+        if self.config.backend == "llm":
+            assert setup.prompt is not None
+            self.source = LLMQuestions(
+                client, setup.prompt, self.config, setup.style_text, store, self.generation
+            )
+        else:
+            self.source = ExtractiveQuestions(self.config)
+        self.judge: AnswerabilityJudge | None = None
+        if self.config.judge:
+            assert client is not None
+            assert setup.judge_prompt is not None
+            self.judge = AnswerabilityJudge(client, setup.judge_prompt, self.config, store, self.judging)
+        self.duplicates = NearDuplicateIndex(self.config.near_duplicate or 1.0)
+        for key, record in store.records.items():
+            self.duplicates.add(key, record["query"], record.get("language"))
+        self.filtered: Counter[str] = Counter()
+        self.shortfall: Counter[str] = Counter()
+        self.pending = [slot for slot in setup.slots if slot.key not in store.records]
+        self.done = len(setup.slots) - len(self.pending)
+        self.added = 0
+        self.failed = 0
+
+    async def settle_all(self) -> None:
+        queue: asyncio.Queue[Slot] = asyncio.Queue()
+        for slot in self.pending:
+            queue.put_nowait(slot)
+
+        async def worker() -> None:
+            while True:
+                try:
+                    slot = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                await self.settle(slot)
+                self.done += 1
+                self.report()
+
+        workers = min(self.config.concurrency, len(self.pending))
+        await asyncio.gather(*(worker() for _ in range(workers)))
+
+    def report(self) -> None:
+        if self.progress is None:
+            return
+        self.progress(
+            Progress(
+                done=self.done,
+                total=len(self.setup.slots),
+                kept=len(self.store.records),
+                failed=self.failed,
+                requests=self.generation.requests + self.judging.requests,
+                tokens_in=self.generation.tokens_in + self.judging.tokens_in,
+                tokens_out=self.generation.tokens_out + self.judging.tokens_out,
+            )
+        )
+
+    async def settle(self, slot: Slot) -> None:
+        reasons: list[str] = []
+        spent = [0, 0]
+        for attempt in range(self.config.max_attempts):
+            if attempt:
+                self.generation.regenerations += 1
+            stage = self.generation
+            try:
+                candidate = await self.source.propose(slot, attempt)
+                spent[0] += candidate.usage.prompt_tokens
+                spent[1] += candidate.usage.completion_tokens
+                stage = self.judging
+                outcome = await self.examine(slot, candidate, spent)
+            except Deferred:
+                return  # a batch will answer; a later round settles the slot
+            except LLMError as exc:
+                reason = getattr(exc, "reason", None) or "llm_error"
+                stage.failures[reason] += 1
+                self.fail(slot, "failed", reason, [*reasons, reason], message=str(exc))
+                return
+            if outcome is None:
+                return
+            reasons.append(outcome)
+        self.fail(slot, "shortfall", reasons[-1], reasons)
+
+    async def examine(self, slot: Slot, candidate: Candidate, spent: list[int]) -> str | None:
+        """Keep the candidate (returns None) or return the reason it was rejected."""
+        if candidate.question is None:
+            reason = candidate.failure or "invalid"
+            self.generation.failures[reason] += 1
+            return reason
+        question = candidate.question
+        overlap = lexical_overlap(question, slot.chunk.searchable_text(), slot.language)
+        if self.config.max_overlap is not None and overlap > self.config.max_overlap:
+            self.filtered["overlap"] += 1
+            return "overlap"
+        if (
+            self.config.near_duplicate is not None
+            and self.duplicates.find(question, slot.language) is not None
+        ):
+            self.filtered["near_duplicate"] += 1
+            return "near_duplicate"
+        judged: dict[str, Any] | None = None
+        if self.judge is not None:
+            verdict, failure, usage = await self.judge.check(slot, question)
+            spent[0] += usage.prompt_tokens
+            spent[1] += usage.completion_tokens
+            if verdict is None:
+                return f"judge_{failure}"
+            if not verdict.answerable:
+                self.filtered["unanswerable"] += 1
+                return "unanswerable"
+            judged = {**self.judge.describe(), "answerable": True, "reason": verdict.reason}
+            # Another worker may have kept a near-duplicate while the judge was asked.
+            if (
+                self.config.near_duplicate is not None
+                and self.duplicates.find(question, slot.language) is not None
+            ):
+                self.filtered["near_duplicate"] += 1
+                return "near_duplicate"
+        self.keep(slot, candidate, question, overlap, judged, spent)
+        return None
+
+    def keep(
+        self,
+        slot: Slot,
+        candidate: Candidate,
+        question: str,
+        overlap: float,
+        judged: dict[str, Any] | None,
+        spent: list[int],
+    ) -> None:
+        config = self.config
+        provenance: dict[str, Any] = {
+            "generator": f"realrecall {__version__}",
+            "backend": config.backend,
+            "model": candidate.model,
+            "prompt": None
+            if self.setup.prompt is None
+            else {"name": self.setup.prompt.name, "sha256": self.setup.prompt.sha256},
+            "temperature": config.temperature if config.backend == "llm" else None,
+            "seed": config.seed,
+            "request_seed": candidate.request_seed,
+            "persona": slot.persona,
+            "chunk_hash": slot.chunk.content_hash,
+            "question_index": slot.index,
+            "attempt": candidate.attempt,
+            "usage": {"prompt_tokens": spent[0], "completion_tokens": spent[1]},
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "overlap": round(overlap, 4),
+            "style_example_ids": list(self.setup.style.ids),
+            "judge": judged,
+            "slot_key": slot.key,
+        }
+        record = {
+            "query_id": slot.query_id,
+            "query": question,
+            "gold": {slot.chunk.id: 1},
+            "origin": "synthetic",
+            "type": slot.type if config.backend == "llm" else "extractive",
+            "language": slot.language,
+            "provenance": provenance,
+        }
+        self.duplicates.add(slot.key, question, slot.language)
+        if self.write:
+            self.store.add_record(slot.key, record)
+        self.added += 1
+
+    def fail(self, slot: Slot, outcome: str, reason: str, reasons: list[str], *, message: str = "") -> None:
+        if not self.write:
+            return
+        self.failed += 1
+        self.shortfall[slot.chunk.id] += 1
+        self.store.add_failure(
+            {
+                "query_id": slot.query_id,
+                "chunk_id": slot.chunk.id,
+                "question_index": slot.index,
+                "outcome": outcome,
+                "reason": reason,
+                "rejections": reasons,
+                "message": message,
+                "slot_key": slot.key,
+            }
+        )
+
+    def absorb(self, totals: BatchTotals) -> None:
+        """Add what the batches sent and cost to this run's counters."""
+        for stage, counter in (("generate", self.generation), ("judge", self.judging)):
+            counter.requests += totals.requests[stage]
+            counter.tokens_in += totals.tokens_in[stage]
+            counter.tokens_out += totals.tokens_out[stage]
+            counter.failures.update(totals.failures.get(stage, {}))
+
+    def summary(self, store: GenerationStore, *, kept: int, removed: int, elapsed: float) -> GenerateSummary:
+        stages = [self.generation.freeze(self.config.price_in, self.config.price_out)]
+        if self.judge is not None:
+            stages.append(self.judging.freeze(self.config.price_in, self.config.price_out))
+        return GenerateSummary(
+            output_path=store.output_path,
+            backend=self.config.backend,
+            chunks=self.setup.chunks,
+            planned=len(self.setup.slots),
+            added=self.added,
+            kept=kept,
+            removed=removed,
+            filtered=dict(self.filtered),
+            shortfall=dict(self.shortfall),
+            stages=tuple(stages),
+            failures_path=store.failures_path,
+            cache_path=store.cache_path,
+            summary_path=store.summary_path,
+            style_example_ids=self.setup.style.ids,
+            elapsed=elapsed,
+        )

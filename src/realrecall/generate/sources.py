@@ -1,0 +1,277 @@
+"""Where candidate questions come from (a chat model, or the extractive backend), and the judge.
+
+Each model answer goes through the cache first: an answer whose request key is cached is replayed
+without a request, so a rerun, a resumed run or a run with tightened filters pays for nothing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from realrecall.errors import LLMError
+from realrecall.generate.answers import JUDGE_SCHEMA, QUESTION_SCHEMA, Verdict, parse_question, parse_verdict
+from realrecall.generate.config import QUESTION_TYPES, GenerateConfig
+from realrecall.generate.extractive import extract_query
+from realrecall.generate.planner import Slot
+from realrecall.generate.store import GenerationStore
+from realrecall.generate.summary import StageCounter
+from realrecall.generate.templates import PromptTemplate, delimit_data, render
+from realrecall.llm.types import ChatClient, ChatRequest, ChatResult, Usage
+
+__all__ = [
+    "LANGUAGE_NAMES",
+    "AnswerabilityJudge",
+    "Candidate",
+    "Deferred",
+    "ExtractiveQuestions",
+    "LLMQuestions",
+    "QuestionSource",
+    "RequestCollector",
+    "cache_entry",
+    "question_messages",
+]
+
+LANGUAGE_NAMES: Mapping[str, str] = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "pl": "Polish",
+    "sv": "Swedish",
+    "da": "Danish",
+    "ja": "Japanese",
+    "zh": "Chinese",
+}
+DEFAULT_PERSONA = "a typical user who has a question and has not read the documentation"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One candidate question, or the reason there is none; ``usage`` is what this answer cost now."""
+
+    question: str | None
+    failure: str | None
+    attempt: int
+    usage: Usage
+    model: str
+    request_seed: int | None = None
+
+
+class QuestionSource(Protocol):
+    async def propose(self, slot: Slot, attempt: int) -> Candidate: ...
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _seed(*parts: object) -> int:
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+def question_messages(
+    template: PromptTemplate, slot: Slot, style_examples: str
+) -> tuple[dict[str, str], ...]:
+    """The chat messages asking for ``slot``'s question (the chunk text is delimited as data)."""
+    values = {
+        "passage": delimit_data(slot.chunk.text, "passage"),
+        "title": " ".join(slot.chunk.title.split()) or "(none)",
+        "question_type": slot.type,
+        "type_description": QUESTION_TYPES[slot.type],
+        "language": LANGUAGE_NAMES.get(slot.language, slot.language),
+        "persona": slot.persona or DEFAULT_PERSONA,
+        "style_examples": style_examples,
+    }
+    return render(template, {name: values.get(name, "") for name in template.variables})
+
+
+class Deferred(Exception):
+    """Raised in place of a request a batch will answer (see ``RequestCollector``)."""
+
+
+class RequestCollector:
+    """Stands in for the chat client while a batch is prepared: notes each request not in the cache.
+
+    A run with a collector settles every slot whose answers are all cached and stops the others at
+    their first missing answer (``Deferred``); the notes become the next batch's requests.
+    """
+
+    def __init__(self) -> None:
+        self.pending: dict[str, tuple[str, str, ChatRequest]] = {}
+
+    def defer(self, key: str, slot_key: str, stage: str, request: ChatRequest) -> None:
+        self.pending[key] = (slot_key, stage, request)
+        raise Deferred(key)
+
+
+def cache_entry(key: str, slot_key: str, stage: str, result: ChatResult) -> dict[str, Any]:
+    """The cache record of one answer (live or from a batch); refusals and cut answers are failures."""
+    failure = None
+    if result.refusal:
+        failure = "refusal"
+    elif result.finish_reason == "length":
+        failure = "truncated"
+    return {
+        "key": key,
+        "slot": slot_key,
+        "stage": stage,
+        "text": result.text or "",
+        "failure": failure,
+        "finish_reason": result.finish_reason,
+        "model": result.model,
+        "usage": {
+            "prompt_tokens": result.usage.prompt_tokens,
+            "completion_tokens": result.usage.completion_tokens,
+        },
+        "time": _now(),
+    }
+
+
+async def _ask(
+    client: ChatClient | RequestCollector | None,
+    store: GenerationStore,
+    counter: StageCounter,
+    request: ChatRequest,
+    *,
+    key: str,
+    slot_key: str,
+    stage: str,
+) -> tuple[str, str | None, Usage, str]:
+    """``(text, failure, usage now, model)`` for ``request``, from the cache or the endpoint.
+
+    Raises LLMError when the endpoint fails for good (not cached: the next run asks again), and
+    Deferred when a batch is being collected.
+    """
+    cached = store.cache.get(key)
+    if cached is not None:
+        counter.cached += 1
+        return cached["text"], cached.get("failure"), Usage(0, 0), cached.get("model") or request.model
+    if isinstance(client, RequestCollector):
+        client.defer(key, slot_key, stage, request)
+    if client is None:
+        raise LLMError("a request is needed but no chat client was given")
+    counter.requests += 1
+    result: ChatResult = await client.complete(request)
+    counter.retries += max(0, result.attempts - 1)
+    counter.tokens_in += result.usage.prompt_tokens
+    counter.tokens_out += result.usage.completion_tokens
+    entry = cache_entry(key, slot_key, stage, result)
+    store.add_cache(entry)
+    return result.text or "", entry["failure"], result.usage, result.model or request.model
+
+
+@dataclass
+class LLMQuestions:
+    """Questions written by a chat model with the question-generation prompt."""
+
+    client: ChatClient | RequestCollector | None
+    template: PromptTemplate
+    config: GenerateConfig
+    style_examples: str
+    store: GenerationStore
+    counter: StageCounter
+
+    def request(self, slot: Slot, attempt: int) -> ChatRequest:
+        return ChatRequest(
+            messages=question_messages(self.template, slot, self.style_examples),
+            model=self.config.model,
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_tokens,
+            json_schema=QUESTION_SCHEMA,
+            schema_name="question",
+            seed=_seed(self.config.seed, slot.key, attempt),
+        )
+
+    async def propose(self, slot: Slot, attempt: int) -> Candidate:
+        request = self.request(slot, attempt)
+        text, failure, usage, model = await _ask(
+            self.client,
+            self.store,
+            self.counter,
+            request,
+            key=hashlib.sha256(f"{slot.key}\x1fgenerate\x1f{attempt}".encode()).hexdigest(),
+            slot_key=slot.key,
+            stage="generate",
+        )
+        question = None
+        if failure is None:
+            question, failure = parse_question(text)
+        return Candidate(question, failure, attempt, usage, model, request.seed)
+
+
+class ExtractiveQuestions:
+    """Questions cut from the chunk itself (see ``extractive``): no model, no request, no cost."""
+
+    def __init__(self, config: GenerateConfig) -> None:
+        self.config = config
+
+    async def propose(self, slot: Slot, attempt: int) -> Candidate:
+        position = slot.index + attempt * self.config.per_chunk
+        question = extract_query(slot.chunk, seed=self.config.seed, position=position)
+        failure = None if question is not None else "no_sentence"
+        return Candidate(question, failure, attempt, Usage(0, 0), "extractive")
+
+
+@dataclass
+class AnswerabilityJudge:
+    """Asks a chat model whether the chunk answers a question (``--judge``)."""
+
+    client: ChatClient | RequestCollector
+    template: PromptTemplate
+    config: GenerateConfig
+    store: GenerationStore
+    counter: StageCounter
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "model": self.config.effective_judge_model,
+            "prompt": {"name": self.template.name, "sha256": self.template.sha256},
+        }
+
+    async def check(self, slot: Slot, question: str) -> tuple[Verdict | None, str | None, Usage]:
+        """``(verdict, None, usage)``, or ``(None, reason, usage)`` when no valid verdict came back."""
+        values = {
+            "passage": delimit_data(slot.chunk.text, "passage"),
+            "question": delimit_data(question, "question"),
+            "language": LANGUAGE_NAMES.get(slot.language, slot.language),
+        }
+        messages = render(self.template, {name: values.get(name, "") for name in self.template.variables})
+        total = Usage(0, 0)
+        failure: str | None = None
+        identity = json.dumps(
+            [self.template.sha256, self.config.effective_judge_model, slot.chunk.content_hash]
+        )
+        for attempt in range(self.config.max_attempts):
+            request = ChatRequest(
+                messages=messages,
+                model=self.config.effective_judge_model,
+                temperature=0.0,
+                max_tokens=200,
+                json_schema=JUDGE_SCHEMA,
+                schema_name="verdict",
+                seed=_seed("judge", attempt),
+            )
+            key = hashlib.sha256(f"{identity}\x1f{question}\x1f{attempt}".encode()).hexdigest()
+            text, failure, usage, _ = await _ask(
+                self.client, self.store, self.counter, request, key=key, slot_key=slot.key, stage="judge"
+            )
+            total = Usage(
+                total.prompt_tokens + usage.prompt_tokens, total.completion_tokens + usage.completion_tokens
+            )
+            if failure is None:
+                verdict, failure = parse_verdict(text)
+                if verdict is not None:
+                    return verdict, None, total
+            self.counter.failures[failure] += 1
+            if attempt + 1 < self.config.max_attempts:
+                self.counter.regenerations += 1
+        return None, failure, total

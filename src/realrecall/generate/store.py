@@ -1,0 +1,210 @@
+"""Where a run's results live, so that a rerun resends nothing and a killed run loses nothing.
+
+Beside the output gold set ``synthetic.jsonl`` a run keeps:
+
+- ``synthetic.cache.jsonl``: every model answer received, keyed by its request's cache key (chunk hash,
+  prompt hash, model, parameters, question index, attempt). Appended and fsynced before the answer is
+  used, so an answer paid for is never asked for again.
+- ``synthetic.failures.jsonl``: the questions of the latest run that were not kept, with the reason.
+- ``synthetic.summary.json``: the latest run's summary (requests, tokens, cost, filters, ...).
+
+The output itself is appended one record at a time and fsynced; each record names its slot key in
+``provenance.slot_key``. On start, records whose key is no longer planned (chunk deleted or changed,
+parameters changed) are removed by an atomic rewrite, and slots that already have a record are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from realrecall.errors import InputError
+from realrecall.files import AppendLog, iter_jsonl, write_jsonl_atomic
+
+__all__ = ["GenerationStore", "sidecar_paths"]
+
+
+def sidecar_paths(output_path: Path, cache_path: Path | None = None) -> dict[str, Path]:
+    """The files kept beside ``output_path`` (see module doc)."""
+    stem = output_path.name.removesuffix(".jsonl")
+    return {
+        "cache": cache_path or output_path.with_name(f"{stem}.cache.jsonl"),
+        "failures": output_path.with_name(f"{stem}.failures.jsonl"),
+        "summary": output_path.with_name(f"{stem}.summary.json"),
+    }
+
+
+def _read_records(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+    if not path.exists() or path.stat().st_size == 0:
+        return []
+    # Opening the log repairs a last line torn by a killed process before anything reads it.
+    AppendLog(path).open()
+    if path.stat().st_size == 0:
+        return []
+    return list(iter_jsonl(path, what=what))
+
+
+class GenerationStore:
+    """The output gold set and its request cache, read at start and appended to during a run."""
+
+    def __init__(self, output_path: str | Path, cache_path: str | Path | None = None) -> None:
+        self.output_path = Path(output_path)
+        paths = sidecar_paths(self.output_path, None if cache_path is None else Path(cache_path))
+        self.cache_path = paths["cache"]
+        self.failures_path = paths["failures"]
+        self.summary_path = paths["summary"]
+        self.records: dict[str, dict[str, Any]] = {}
+        self.cache: dict[str, dict[str, Any]] = {}
+        self._obsolete_cache = 0
+        self._rewrite_output = False
+        self._writer: _GroupCommitWriter | None = None
+
+    def load(self) -> None:
+        """Read the existing output and cache (nothing is written)."""
+        for number, record in _read_records(self.output_path, "question"):
+            provenance = record.get("provenance")
+            key = provenance.get("slot_key") if isinstance(provenance, dict) else None
+            if not isinstance(key, str):
+                raise InputError(
+                    "the output exists but was not written by `realrecall generate` (no provenance.slot_key)",
+                    path=self.output_path,
+                    line=number,
+                    hint="choose another --output, or move the file away",
+                )
+            self.records.setdefault(key, record)
+        for number, entry in _read_records(self.cache_path, "cache entry"):
+            if not isinstance(entry.get("key"), str) or not isinstance(entry.get("slot"), str):
+                raise InputError(
+                    "not a realrecall generation cache entry",
+                    path=self.cache_path,
+                    line=number,
+                    hint="delete the cache file (the next run asks the model again)",
+                )
+            self.cache[entry["key"]] = entry
+
+    def plan(
+        self, slot_keys: Iterable[str], keep: Callable[[dict[str, Any]], bool] = lambda record: True
+    ) -> tuple[int, int]:
+        """Forget records of slots no longer planned or failing ``keep``, and cache entries of slots
+        no longer planned; returns the numbers of records (kept, removed)."""
+        planned = set(slot_keys)
+        removed = [key for key, record in self.records.items() if key not in planned or not keep(record)]
+        for key in removed:
+            del self.records[key]
+        obsolete = [key for key, entry in self.cache.items() if entry["slot"] not in planned]
+        for key in obsolete:
+            del self.cache[key]
+        self._obsolete_cache = len(obsolete)
+        self._rewrite_output = bool(removed)
+        return len(self.records), len(removed)
+
+    def open(self) -> None:
+        """Rewrite files that lost entries (atomically), then start appending to the logs."""
+        if self._rewrite_output or self._has_duplicate_lines():
+            write_jsonl_atomic(self.output_path, self.records.values())
+        if self._obsolete_cache:
+            write_jsonl_atomic(self.cache_path, self.cache.values())
+        self.failures_path.unlink(missing_ok=True)
+        self._writer = _GroupCommitWriter(
+            {"output": self.output_path, "cache": self.cache_path, "failures": self.failures_path}
+        )
+
+    def _has_duplicate_lines(self) -> bool:
+        if not self.output_path.exists():
+            return False
+        lines = sum(1 for line in self.output_path.read_text("utf-8").splitlines() if line.strip())
+        return lines != len(self.records)
+
+    def close(self) -> None:
+        """Wait until every appended line is on disk; raises the writer's OSError, if any."""
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            writer.close()
+
+    def _submit(self, log: str, record: Mapping[str, Any]) -> None:
+        if self._writer is None:
+            raise RuntimeError("GenerationStore.open() was not called")
+        self._writer.submit(log, record)
+
+    def add_record(self, key: str, record: Mapping[str, Any]) -> None:
+        """Append a kept question to the output (on disk within one fsync)."""
+        self.records[key] = dict(record)
+        self._submit("output", record)
+
+    def add_cache(self, entry: Mapping[str, Any]) -> None:
+        """Append a model answer to the cache (on disk within one fsync)."""
+        self.cache[entry["key"]] = dict(entry)
+        self._submit("cache", entry)
+
+    def add_failure(self, entry: Mapping[str, Any]) -> None:
+        self._submit("failures", entry)
+
+
+class _GroupCommitWriter:
+    """Appends JSON lines to several files from one thread, with one fsync per file per batch.
+
+    An fsync takes milliseconds; done on the event loop for every record it would stall every request
+    in flight, and awaited by each worker it would add to every question's latency. Here lines are
+    queued to a writer thread that writes whatever has arrived, in order, and fsyncs once for the
+    batch (group commit): every record is on disk a few milliseconds after it was kept. A process
+    killed in between loses only those last records, as it loses the requests in flight, and the
+    next run asks for them again; a torn last line is repaired by ``AppendLog`` on the next open.
+    """
+
+    def __init__(self, paths: Mapping[str, Path]) -> None:
+        self._handles: dict[str, IO[str]] = {}
+        for name, path in paths.items():
+            AppendLog(path).open()  # creates the folder and repairs a torn last line
+            self._handles[name] = path.open("a", encoding="utf-8", newline="\n")
+        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._run, name="realrecall-writer", daemon=True)
+        self._thread.start()
+
+    def submit(self, log: str, record: Mapping[str, Any]) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put((log, json.dumps(record, ensure_ascii=False) + "\n"))
+
+    def close(self) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        for handle in self._handles.values():
+            handle.close()
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            first = self._queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    stopping = True
+                    break
+                batch.append(item)
+            self._commit(batch)
+
+    def _commit(self, batch: list[tuple[str, str]]) -> None:
+        if self._error is not None:
+            return
+        try:
+            for log, line in batch:
+                self._handles[log].write(line)
+            for log in {log for log, _ in batch}:
+                self._handles[log].flush()
+                os.fsync(self._handles[log].fileno())
+        except OSError as exc:
+            self._error = exc

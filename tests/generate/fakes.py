@@ -1,0 +1,128 @@
+"""Test doubles of the generate tests: an in-process fake chat client and a small corpus."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from realrecall.corpus import Chunk, Corpus
+from realrecall.errors import LLMError
+from realrecall.llm.types import ChatRequest, ChatResult, Usage
+
+Answer = str | Exception | ChatResult
+Handler = Callable[[ChatRequest], Answer]
+
+
+class FakeLLMError(LLMError):
+    """An endpoint failure as the real client raises it: with a reason code."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def passage_of(request: ChatRequest) -> str:
+    """The chunk text the prompt shows between <passage> tags."""
+    content = request.messages[-1]["content"]
+    match = re.search(r"<passage>\n(.*)\n</passage>", content, re.DOTALL)
+    return match.group(1) if match else ""
+
+
+EVERYDAY = [
+    "printer",
+    "wifi",
+    "refund",
+    "login",
+    "backup",
+    "folder",
+    "upload",
+    "calendar",
+    "storage",
+    "license",
+    "cable",
+    "battery",
+    "invoice",
+    "screen",
+    "laptop",
+    "phone",
+    "email",
+    "meeting",
+    "password",
+    "account",
+    "keyboard",
+    "mouse",
+    "desk",
+    "badge",
+    "parking",
+    "lunch",
+    "travel",
+    "expense",
+    "holiday",
+    "contract",
+    "salary",
+    "ticket",
+]
+
+
+def question_for_seed(seed: int) -> str:
+    """A question in everyday words that differs for each seed (so no two are near-duplicates)."""
+    w = [EVERYDAY[(seed >> shift) % len(EVERYDAY)] for shift in (0, 5, 10, 15, 20, 25)]
+    return f"why does my {w[0]} {w[1]} {w[2]} keep {w[3]} the {w[4]} {w[5]}? ({seed})"
+
+
+def paraphrase(request: ChatRequest) -> str:
+    """A valid answer of the in-process fake client, different for each request seed."""
+    return json.dumps({"question": question_for_seed(request.seed or 0)})
+
+
+def http_question_handler(body: dict[str, Any]) -> str:
+    """The same answers for the fake HTTP server, which hands its chat handler the request body."""
+    return json.dumps({"question": question_for_seed(int(body.get("seed") or 0))})
+
+
+class FakeChatClient:
+    """A ChatClient with scripted answers (strings, ChatResults or exceptions), then a handler."""
+
+    def __init__(self, handler: Handler = paraphrase) -> None:
+        self.handler = handler
+        self.script: deque[Answer] = deque()
+        self.requests: list[ChatRequest] = []
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        self.requests.append(request)
+        answer = self.script.popleft() if self.script else self.handler(request)
+        if isinstance(answer, Exception):
+            raise answer
+        if isinstance(answer, ChatResult):
+            return answer
+        return ChatResult(
+            text=answer,
+            finish_reason="stop",
+            usage=Usage(prompt_tokens=100, completion_tokens=10),
+            model=request.model,
+            attempts=1,
+            refusal=None,
+            response_format_used="json_schema" if request.json_schema else None,
+        )
+
+    def generation_requests(self) -> list[ChatRequest]:
+        return [r for r in self.requests if r.schema_name == "question"]
+
+
+def make_corpus(n: int = 6, *, documents: int = 2) -> Corpus:
+    chunks = [
+        Chunk(
+            id=f"c{i}",
+            text=(
+                f"Topic{i} configuration lives in settings file number {i}. "
+                f"Restart the service after changing value{i}. Backups run nightly at {i} o'clock."
+            ),
+            title=f"Section {i}",
+            metadata={"document": f"doc{i % documents}"},
+        )
+        for i in range(n)
+    ]
+    return Corpus(tuple(chunks), path="memory")

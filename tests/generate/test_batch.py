@@ -1,0 +1,91 @@
+"""--batch: answers through the Batch API of the fake server, in rounds, resumable from the batch id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fake_openai import FakeOpenAI
+from generate.fakes import make_corpus
+from realrecall.errors import LLMError, RealrecallError
+from realrecall.generate import BatchOptions, GenerateConfig, generate
+from realrecall.generate.batch import batch_state_path
+from realrecall.generate.store import GenerationStore
+from realrecall.llm import LLMConfig
+
+
+def handler(body: dict[str, Any]) -> str:
+    if body["response_format"]["json_schema"]["name"] == "verdict":
+        return json.dumps({"answerable": True, "reason": "yes"})
+    seed = int(body.get("seed") or 0)
+    return json.dumps({"question": f"where do I find the thing numbered {seed} and {seed // 7}?"})
+
+
+@pytest.fixture
+def options(fake_openai: FakeOpenAI) -> BatchOptions:
+    fake_openai.chat_handler = handler
+    return BatchOptions(llm=LLMConfig(base_url=fake_openai.base_url, max_attempts=2), poll_interval=0.01)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_batch_run_writes_the_same_records_without_live_requests(fake_openai, options, tmp_path):
+    output = tmp_path / "s.jsonl"
+    summary = generate(make_corpus(4), output, GenerateConfig(per_chunk=2), batch=options)
+    assert summary.total == 8
+    assert fake_openai.count("batches") == 1
+    assert fake_openai.count("chat") == 0
+    stage = summary.stage("generation")
+    assert stage.requests == 8
+    assert stage.tokens_in > 0
+    assert not batch_state_path(GenerationStore(output)).exists()
+    rerun = generate(make_corpus(4), output, GenerateConfig(per_chunk=2), batch=options)
+    assert fake_openai.count("batches") == 1
+    assert rerun.kept == 8
+
+
+def test_filtered_answers_and_the_judge_take_further_rounds(fake_openai, options, tmp_path):
+    fake_openai.script([json.dumps({"question": "Topic0 configuration lives in settings file number 0?"})])
+    config = GenerateConfig(max_overlap=0.5, judge=True, concurrency=1)
+    summary = generate(make_corpus(2), tmp_path / "s.jsonl", config, batch=options)
+    assert summary.total == 2
+    assert fake_openai.count("batches") >= 3  # questions, then judge and the regenerated question, ...
+    assert summary.filtered.get("overlap") == 1
+    assert summary.stage("judge").requests == 2
+
+
+def test_run_stopped_while_the_batch_runs_resumes_the_same_batch(fake_openai, options, tmp_path):
+    output = tmp_path / "s.jsonl"
+    waiting = BatchOptions(llm=options.llm, poll_interval=0.01, timeout=0.0)
+    with pytest.raises(LLMError, match=r"still .*run the same command again"):
+        generate(make_corpus(3), output, GenerateConfig(), batch=waiting)
+    state = json.loads(batch_state_path(GenerationStore(output)).read_text())
+    assert len(state["requests"]) == 3
+    summary = generate(make_corpus(3), output, GenerateConfig(), batch=options)
+    assert fake_openai.count("batches") == 1  # resumed, not submitted again
+    assert summary.total == 3
+
+
+def test_a_failed_item_is_asked_again_in_the_next_batch(fake_openai, options, tmp_path):
+    fake_openai.inject_fault("500", times=1, endpoint="chat")
+    summary = generate(make_corpus(2), tmp_path / "s.jsonl", GenerateConfig(), batch=options)
+    assert summary.total == 2
+    assert fake_openai.count("batches") == 2
+    failures = summary.stage("generation").failures
+    assert sum(failures.values()) == 1
+    assert all(reason.startswith("batch_") for reason in failures)
+
+
+def test_items_no_batch_answers_are_recorded_as_failures(fake_openai, options, tmp_path):
+    fake_openai.inject_fault("500", times=100, endpoint="chat")
+    output = tmp_path / "s.jsonl"
+    with pytest.raises(RealrecallError, match="no question was kept"):
+        generate(make_corpus(1), output, GenerateConfig(max_attempts=1), batch=options)
+    [failure] = records(output.with_name("s.failures.jsonl"))
+    assert failure["reason"] == "batch_unanswered"
+    assert fake_openai.count("batches") == 2  # max_attempts + 1 rounds

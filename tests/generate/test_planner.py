@@ -1,0 +1,146 @@
+"""Chunk selection and question slots: stratified sample, deterministic shards, weights, stability."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from generate.fakes import make_corpus
+from realrecall.corpus import Chunk, Corpus
+from realrecall.errors import InputError
+from realrecall.generate.config import GenerateConfig, Shard, parse_shard, parse_weights
+from realrecall.generate.planner import plan_slots, sample_chunks, select_chunks, shard_chunks
+
+GENERATOR = {"backend": "llm", "model": "m"}
+
+
+def corpus_of(n: int, documents: int) -> Corpus:
+    return make_corpus(n, documents=documents)
+
+
+def test_sample_is_stratified_by_document():
+    chunks = list(corpus_of(100, 4))  # 25 chunks per document
+    sample = sample_chunks(chunks, 20, field="document", seed=1)
+    assert len(sample) == 20
+    assert Counter(chunk.metadata["document"] for chunk in sample) == {f"doc{i}": 5 for i in range(4)}
+
+
+def test_sample_uses_largest_remainders_for_uneven_strata():
+    chunks = [Chunk(f"a{i}", "x", metadata={"document": "a"}) for i in range(7)]
+    chunks += [Chunk(f"b{i}", "x", metadata={"document": "b"}) for i in range(3)]
+    sample = sample_chunks(chunks, 5, field="document", seed=0)
+    assert Counter(chunk.metadata["document"] for chunk in sample) == {"a": 4, "b": 1}
+
+
+def test_sample_by_another_metadata_field_and_chunks_without_it():
+    chunks = [Chunk(f"c{i}", "x", metadata={"section": "s1"} if i < 6 else {}) for i in range(12)]
+    sample = sample_chunks(chunks, 6, field="section", seed=0)
+    assert Counter(chunk.metadata.get("section") for chunk in sample) == {"s1": 3, None: 3}
+
+
+def test_sample_is_deterministic_for_a_seed_and_varies_with_it():
+    chunks = list(corpus_of(50, 5))
+    first = [c.id for c in sample_chunks(chunks, 10, field="document", seed=7)]
+    assert first == [c.id for c in sample_chunks(chunks, 10, field="document", seed=7)]
+    assert first != [c.id for c in sample_chunks(chunks, 10, field="document", seed=8)]
+
+
+def test_sample_larger_than_corpus_takes_every_chunk():
+    chunks = list(corpus_of(5, 2))
+    assert sample_chunks(chunks, 50, field="document", seed=0) == chunks
+
+
+def test_shards_are_disjoint_and_cover_the_corpus():
+    chunks = list(corpus_of(200, 3))
+    shards = [shard_chunks(chunks, Shard(i, 4)) for i in range(4)]
+    ids = [chunk.id for shard in shards for chunk in shard]
+    assert sorted(ids) == sorted(chunk.id for chunk in chunks)
+    assert all(20 < len(shard) < 80 for shard in shards)
+
+
+def test_shard_of_a_chunk_does_not_depend_on_the_other_chunks():
+    chunks = list(corpus_of(60, 3))
+    fewer = shard_chunks(chunks[::2], Shard(1, 3))
+    assert {c.id for c in fewer} == {c.id for c in shard_chunks(chunks, Shard(1, 3))} & {
+        c.id for c in chunks[::2]
+    }
+
+
+def test_select_applies_sample_then_shard():
+    corpus = corpus_of(40, 2)
+    config = GenerateConfig(sample=20, shard=Shard(0, 2))
+    sample = {c.id for c in sample_chunks(list(corpus), 20, field="document", seed=0)}
+    assert {c.id for c in select_chunks(corpus, config)} <= sample
+    other = {c.id for c in select_chunks(corpus, GenerateConfig(sample=20, shard=Shard(1, 2)))}
+    assert other | {c.id for c in select_chunks(corpus, config)} == sample
+
+
+def test_types_and_languages_follow_the_weights():
+    config = GenerateConfig(types={"lookup": 3, "conceptual": 1}, languages={"en": 1, "de": 1}, per_chunk=4)
+    slots = plan_slots(list(corpus_of(500, 5)), config, GENERATOR)
+    assert len(slots) == 2000
+    types = Counter(slot.type for slot in slots)
+    assert 0.70 < types["lookup"] / 2000 < 0.80
+    languages = Counter(slot.language for slot in slots)
+    assert 0.45 < languages["de"] / 2000 < 0.55
+
+
+def test_personas_are_drawn_per_slot():
+    config = GenerateConfig(personas=("an admin", "a student"), per_chunk=2)
+    slots = plan_slots(list(corpus_of(50, 2)), config, GENERATOR)
+    assert {slot.persona for slot in slots} == {"an admin", "a student"}
+
+
+def test_slot_keys_change_with_chunk_text_generator_and_seed_only():
+    chunks = list(corpus_of(3, 1))
+    base = plan_slots(chunks, GenerateConfig(), GENERATOR)
+    assert len({slot.key for slot in base}) == 3
+    assert [s.key for s in plan_slots(chunks, GenerateConfig(), GENERATOR)] == [s.key for s in base]
+    assert [s.key for s in plan_slots(chunks, GenerateConfig(max_overlap=0.5), GENERATOR)] == [
+        s.key for s in base
+    ]
+    assert plan_slots(chunks, GenerateConfig(seed=1), GENERATOR)[0].key != base[0].key
+    assert plan_slots(chunks, GenerateConfig(), {**GENERATOR, "model": "n"})[0].key != base[0].key
+    edited = Chunk(chunks[0].id, chunks[0].text + " more", chunks[0].title, chunks[0].metadata)
+    keys = [s.key for s in plan_slots([edited, *chunks[1:]], GenerateConfig(), GENERATOR)]
+    assert keys[0] != base[0].key
+    assert keys[1:] == [s.key for s in base[1:]]
+
+
+def test_query_ids_name_chunk_and_index():
+    slots = plan_slots(list(corpus_of(1, 1)), GenerateConfig(per_chunk=2), GENERATOR)
+    assert [slot.query_id for slot in slots] == ["syn-c0-0", "syn-c0-1"]
+
+
+def test_parse_weights_and_shard():
+    assert parse_weights("lookup=2, conceptual", what="type") == {"lookup": 2.0, "conceptual": 1.0}
+    assert parse_shard("1/4") == Shard(1, 4)
+    with pytest.raises(InputError, match="unknown type"):
+        parse_weights("lookup,nope", what="type", known={"lookup": ""})
+    with pytest.raises(InputError, match="bad weight"):
+        parse_weights("lookup=x", what="type")
+    with pytest.raises(InputError, match="positive weight"):
+        parse_weights("lookup=0", what="type")
+    with pytest.raises(InputError, match="bad shard"):
+        parse_shard("4/4")
+    with pytest.raises(InputError, match="bad shard"):
+        parse_shard("one")
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"backend": "gpt"},
+        {"types": {"riddle": 1}},
+        {"per_chunk": 0},
+        {"max_overlap": 1.5},
+        {"temperature": 3.0},
+        {"languages": {}},
+        {"personas": (" ",)},
+        {"price_in": -1.0},
+    ],
+)
+def test_bad_config_values_are_input_errors(kwargs):
+    with pytest.raises(InputError):
+        GenerateConfig(**kwargs)
