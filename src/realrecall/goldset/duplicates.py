@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from datasketch import MinHash, MinHashLSH
 
@@ -48,6 +49,15 @@ class NearDuplicates:
             adjacency.setdefault(pair.a, {})[pair.b] = pair.similarity
             adjacency.setdefault(pair.b, {})[pair.a] = pair.similarity
         object.__setattr__(self, "_adjacency", adjacency)
+
+    def cluster_records(self) -> list[dict[str, Any]]:
+        """One JSON-ready record per cluster: its ids and the confirmed pairs inside it."""
+        records = []
+        for number, cluster in enumerate(self.clusters, start=1):
+            members = set(cluster)
+            pairs = [{"a": p.a, "b": p.b, "similarity": p.similarity} for p in self.pairs if p.a in members]
+            records.append({"cluster": number, "ids": list(cluster), "pairs": pairs})
+        return records
 
     def neighbours(self, passage_id: str) -> dict[str, float]:
         """The passages paired with ``passage_id`` directly (not through a chain), with similarity."""
