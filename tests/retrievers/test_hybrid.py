@@ -76,7 +76,9 @@ def test_hybrid_needs_two_components() -> None:
 
 
 def test_hybrid_by_name_fuses_bm25_with_the_dense_component(pets_corpus: Corpus, tmp_path: Path) -> None:
-    options = RetrieverOptions(embedder=HashingEmbedder(), cache_dir=tmp_path, rrf_k=10)
+    options = RetrieverOptions(
+        embedder=HashingEmbedder(), cache_dir=tmp_path, rrf_k=10, dense_component="dense"
+    )
     retriever = build_retriever("hybrid", pets_corpus, options=options)
     assert retriever.name == "hybrid"
     assert retriever.search(["do dogs bark at strangers"], 2)[0][0] == "dogs"
@@ -87,6 +89,6 @@ def test_hybrid_by_name_fuses_bm25_with_the_dense_component(pets_corpus: Corpus,
 
 def test_hybrid_rejects_an_unknown_dense_component(pets_corpus: Corpus) -> None:
     with pytest.raises(
-        InputError, match="unknown dense component 'sparse' for hybrid; choose from dense, local-dense"
+        InputError, match="unknown dense component 'sparse' for hybrid; choose from local-dense, dense"
     ):
         build_retriever("hybrid", pets_corpus, options=RetrieverOptions(dense_component="sparse"))

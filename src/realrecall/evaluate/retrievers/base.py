@@ -79,8 +79,8 @@ class RetrieverOptions:
     plug in any model), ``local_model`` (a sentence-transformers model folder for ``local-dense``;
     default the bundled all-MiniLM-L6-v2), ``cache_dir`` and ``use_cache`` for the embedding cache.
 
-    Hybrid (``hybrid``): ``dense_component`` (``dense`` or ``local-dense``), ``rrf_k`` and
-    ``fusion_depth`` (how deep each component's list is before fusion).
+    Hybrid (``hybrid``): ``dense_component`` (``local-dense``, the CLI's default too, or ``dense``),
+    ``rrf_k`` and ``fusion_depth`` (how deep each component's list is before fusion).
 
     Custom (``module:function``): ``workers`` threads call the function concurrently.
 
@@ -100,7 +100,7 @@ class RetrieverOptions:
     local_model: str | None = None
     cache_dir: Path | None = None
     use_cache: bool = True
-    dense_component: str = "dense"
+    dense_component: str = "local-dense"
     rrf_k: int = 60
     fusion_depth: int = 100
     workers: int = 1
