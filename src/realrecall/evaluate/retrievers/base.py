@@ -84,6 +84,9 @@ class RetrieverOptions:
 
     Custom (``module:function``): ``workers`` threads call the function concurrently.
 
+    ``index_progress(done, total)``: called as a dense retriever embeds the corpus (the slow part of
+    building one), so a caller can draw a bar.
+
     ``batch_size``: texts per forward pass of the local model (and what a caller may pass on to
     ``retrieve`` as the number of queries per ``search`` call).
     """
@@ -105,6 +108,7 @@ class RetrieverOptions:
     fusion_depth: int = 100
     workers: int = 1
     batch_size: int = 64
+    index_progress: Callable[[int, int], None] | None = None
 
     def __post_init__(self) -> None:
         for field_name in ("rrf_k", "fusion_depth", "workers", "batch_size"):
