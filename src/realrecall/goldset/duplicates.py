@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from datasketch import MinHash, MinHashLSH
-
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 
@@ -88,6 +86,8 @@ def find_near_duplicates(
     sets = {chunk.id: shingles(chunk.searchable_text(), shingle) for chunk in corpus}
     sets = {pid: s for pid, s in sets.items() if s}
     order = {pid: position for position, pid in enumerate(corpus.ids)}
+    from datasketch import MinHash, MinHashLSH  # heavy (scipy): loaded only when duplicates are sought
+
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     sketches = {}
     # Drawing the permutations is most of MinHash's set-up cost; they depend only on num_perm and seed.
