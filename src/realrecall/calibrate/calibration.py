@@ -25,6 +25,9 @@ __all__ = ["CalibrationReport", "GateResult", "calibrate", "parse_gate"]
 
 ResultsSource = Mapping[str, Any] | str | Path | Results
 
+# A field with more distinct values than this (a per-query id, free text) is not a slice anyone reads.
+MAX_SLICE_VALUES = 50
+
 
 @dataclass(frozen=True)
 class GateResult:
@@ -130,7 +133,7 @@ def calibrate(
     chosen = _choose_metric(metric, primary)
     for name in fail_under or {}:
         _choose_metric(name, primary)
-    fields = tuple(by) if by is not None else primary.slice_fields()
+    fields, unsliced = (tuple(by), ()) if by is not None else _default_fields(primary)
     rng = np.random.default_rng(seed)
     real, synthetic = primary.of_origin("real"), primary.of_origin("synthetic")
     gaps = measure_gaps(
@@ -174,7 +177,7 @@ def calibrate(
         rank_agreement=rank_agreement(retrievers, chosen),
         answers=grid,
         gates=report_gates,
-        warnings=_warnings(gaps, chosen, calibrated, skipped),
+        warnings=unsliced + _warnings(gaps, chosen, calibrated, skipped),
         sources=tuple(str(s) for s in sources if isinstance(s, str | Path)),
         seed=seed,
         n_resamples=n_resamples,
@@ -301,6 +304,20 @@ def _gates(
             message = f"gap on {metric} is {abs(overall.gap):.3f}, within --max-gap {max_gap:g}"
             results.append(GateResult("max-gap", True, message))
     return tuple(results)
+
+
+def _default_fields(results: Results) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Every slice field except those with too many values to read as slices (ids, free text)."""
+    fields, skipped = [], []
+    for name in results.slice_fields():
+        count = len({q.field(name) for q in results.queries})
+        if count > MAX_SLICE_VALUES:
+            skipped.append(
+                f"field {name!r} has {count} values: not sliced (give --by {name} to slice it anyway)"
+            )
+        else:
+            fields.append(name)
+    return tuple(fields), tuple(skipped)
 
 
 def _warnings(
