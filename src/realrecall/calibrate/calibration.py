@@ -17,16 +17,13 @@ from realrecall.calibrate.calibrated import CalibratedEstimate, calibrated_estim
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
 from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, check_settings
-from realrecall.calibrate.results import Results, load_results, merge_by_retriever
+from realrecall.calibrate.results import Results, default_slice_fields, load_results, merge_by_retriever
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
 
 __all__ = ["CalibrationReport", "GateResult", "calibrate", "parse_gate"]
 
 ResultsSource = Mapping[str, Any] | str | Path | Results
-
-# A field with more distinct values than this (a per-query id, free text) is not a slice anyone reads.
-MAX_SLICE_VALUES = 50
 
 
 @dataclass(frozen=True)
@@ -133,7 +130,7 @@ def calibrate(
     chosen = _choose_metric(metric, primary)
     for name in fail_under or {}:
         _choose_metric(name, primary)
-    fields, unsliced = (tuple(by), ()) if by is not None else _default_fields(primary)
+    fields, unsliced = (tuple(by), ()) if by is not None else default_slice_fields(primary)
     rng = np.random.default_rng(seed)
     real, synthetic = primary.of_origin("real"), primary.of_origin("synthetic")
     gaps = measure_gaps(
@@ -304,20 +301,6 @@ def _gates(
             message = f"gap on {metric} is {abs(overall.gap):.3f}, within --max-gap {max_gap:g}"
             results.append(GateResult("max-gap", True, message))
     return tuple(results)
-
-
-def _default_fields(results: Results) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Every slice field except those with too many values to read as slices (ids, free text)."""
-    fields, skipped = [], []
-    for name in results.slice_fields():
-        count = len({q.field(name) for q in results.queries})
-        if count > MAX_SLICE_VALUES:
-            skipped.append(
-                f"field {name!r} has {count} values: not sliced (give --by {name} to slice it anyway)"
-            )
-        else:
-            fields.append(name)
-    return tuple(fields), tuple(skipped)
 
 
 def _warnings(
