@@ -61,6 +61,7 @@ def render(report: CalibrationReport, format: str, *, history: Sequence[Mapping[
 
 
 def render_comparison(report: ComparisonReport, format: str) -> str:
+    """The comparison as text in ``format`` (one of ``COMPARISON_FORMATS``)."""
     if format not in COMPARISON_FORMATS:
         raise InputError(
             f"unknown format {format!r}", hint=f"choose from table, {', '.join(COMPARISON_FORMATS)}"

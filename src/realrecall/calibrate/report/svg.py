@@ -28,6 +28,8 @@ class Series:
 
 @dataclass(frozen=True)
 class Bar:
+    """One slice's gap and its interval."""
+
     label: str
     value: float
     low: float
