@@ -95,14 +95,17 @@ def _trend(history: Sequence[Mapping[str, Any]]) -> list[str]:
     def values(name: str) -> list[float]:
         return [math.nan if f.get(name) is None else float(f[name]) for f in figures]
 
+    bands = [f.get("real_ci") or (None, None) for f in figures]
+    lows = [math.nan if low is None else float(low) for low, _ in bands]
+    highs = [math.nan if high is None else float(high) for _, high in bands]
     series = [
-        Series("real", REAL_COLOUR, values("real")),
+        Series("real", REAL_COLOUR, values("real"), lows, highs),
         Series("synthetic", SYNTHETIC_COLOUR, values("synthetic")),
         Series("calibrated", "#5f3dc4", values("calibrated")),
     ]
     labels = [str(row.get("time", ""))[:10] for row in history]
     chart = line_chart(labels, [s for s in series if any(not math.isnan(v) for v in s.values)],
-                       title=f"{metric} over scheduled runs")  # fmt: skip
+                       title=f"{metric} over scheduled runs (band: real CI)")  # fmt: skip
     return [f"<h2>{escape(str(metric))} over runs</h2>", f'<div class="charts">{_figure(chart)}</div>']
 
 
