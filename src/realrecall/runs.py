@@ -43,13 +43,16 @@ class Run:
 
     name: str
     ordered: bool
-    """True when the run came from ranked lists: the given order is the ranking, scores are positions."""
+    """True when the run came from ranked lists: the given order is the ranking."""
     _docs: Mapping[str, Mapping[str, float]] = field(repr=False)
+    """Per query, passage id -> score, or -> position in the query's slice of ``_scores`` when
+    ``_positional`` (positions are small cached ints: no float object per passage)."""
     _row: Mapping[str, int] = field(repr=False)
     _scores: np.ndarray = field(repr=False)
     """float64 scores of all queries end to end (in ``_docs`` order), then NaN padding as long as the
     longest query, so a window of any query's length can start at any query."""
     _offsets: np.ndarray = field(repr=False)
+    _positional: bool = field(default=False, repr=False)
 
     @classmethod
     def from_scores(cls, scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
@@ -72,7 +75,7 @@ class Run:
     @classmethod
     def from_lists(cls, ranked: Mapping[str, Sequence[str]], *, name: str = "run") -> Run:
         """A run from ``{query_id: [passage_id, ...]}``, best first; each list keeps its order."""
-        docs: dict[str, dict[str, float]] = {}
+        docs: dict[str, dict[str, int]] = {}
         for qid, ids in ranked.items():
             if isinstance(ids, str):
                 raise InputError(
@@ -80,24 +83,23 @@ class Run:
                     hint="give a list such as ['p1', 'p2']",
                 )
             n = len(ids)
-            # Descending integer scores reproduce the list order with no ties.
-            per_query = dict(zip(ids, range(n, 0, -1), strict=True))
+            per_query = dict(zip(ids, range(n), strict=True))
             if len(per_query) != n:
                 raise InputError(
                     f"query {qid!r} lists passage {_first_duplicate(ids)!r} twice",
                     hint="a ranked list names each passage once",
                 )
             docs[_query_id(qid)] = per_query
-        return cls._build(docs, name=name, ordered=True)
+        lengths = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        # Minus the position is a score that reproduces each list's order with no ties.
+        flat = -(np.arange(int(lengths.sum()), dtype=np.float64) - starts)
+        return cls._build_positional(docs, flat, name=name, ordered=True)
 
     @classmethod
     def _build(cls, docs: dict[str, dict[str, float]], *, name: str, ordered: bool) -> Run:
-        lengths = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
-        offsets = np.zeros(len(docs) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        offsets, padded = _layout(docs)
         total = int(offsets[-1])
-        longest = int(lengths.max()) if len(lengths) else 0
-        padded = np.full(total + longest, np.nan, dtype=np.float64)
         try:
             padded[:total] = np.fromiter(
                 chain.from_iterable(map(dict.values, docs.values())), dtype=np.float64, count=total
@@ -118,6 +120,24 @@ class Run:
         row_of = dict(zip(docs, range(len(docs)), strict=True))
         return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _scores=padded, _offsets=offsets)
 
+    @classmethod
+    def _build_positional(
+        cls, docs: dict[str, dict[str, int]], flat: np.ndarray, *, name: str, ordered: bool
+    ) -> Run:
+        """A run whose dicts map ids to positions 0..n-1 of their query's scores in ``flat``."""
+        offsets, padded = _layout(docs)
+        padded[: int(offsets[-1])] = flat
+        row_of = dict(zip(docs, range(len(docs)), strict=True))
+        return cls(
+            name=name,
+            ordered=ordered,
+            _docs=docs,  # type: ignore[arg-type]
+            _row=row_of,
+            _scores=padded,
+            _offsets=offsets,
+            _positional=True,
+        )
+
     @property
     def query_ids(self) -> tuple[str, ...]:
         """Query ids in the order the run gave them."""
@@ -137,12 +157,20 @@ class Run:
         if self.ordered:
             return tuple(per_query)
         # Tuple order (score, id) descending is exactly trec_eval's: score desc, then id desc.
-        pairs = sorted(((float(s), pid) for pid, s in per_query.items()), reverse=True)
+        pairs = sorted(zip(self._query_scores(query_id), per_query, strict=True), reverse=True)
         return tuple(pid for _, pid in pairs)
 
     def scores(self, query_id: str) -> Mapping[str, float]:
-        """``{passage_id: score}`` of one query (in list runs: the rank counted from the end)."""
-        return dict(self._docs.get(query_id, {}))
+        """``{passage_id: score}`` of one query (in list runs: minus the position, 0 for the first)."""
+        per_query = self._docs.get(query_id, {})
+        return dict(zip(per_query, self._query_scores(query_id), strict=True))
+
+    def _query_scores(self, query_id: str) -> list[float]:
+        """The query's scores as float64 values, in the order of its dict."""
+        row = self._row.get(query_id)
+        if row is None:
+            return []
+        return self._scores[self._offsets[row] : self._offsets[row + 1]].tolist()
 
     def top(self, k: int) -> Run:
         """The run cut to its first ``k`` passages per query (trec_eval ``-M k``)."""
@@ -151,13 +179,23 @@ class Run:
         if self.ordered:
             return Run.from_lists({q: list(self._docs[q])[:k] for q in self._docs}, name=self.name)
         cut = {}
-        for qid, per_query in self._docs.items():
-            cut[qid] = {pid: per_query[pid] for pid in self.ranked(qid)[:k]}
+        for qid in self._docs:
+            scores = self.scores(qid)
+            cut[qid] = {pid: scores[pid] for pid in self.ranked(qid)[:k]}
         return Run.from_scores(cut, name=self.name)
 
     def to_lists(self) -> dict[str, list[str]]:
         """``{query_id: [passage_id, ...]}`` best first."""
         return {qid: list(self.ranked(qid)) for qid in self._docs}
+
+
+def _layout(docs: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """Query offsets into the flat score array, and that array (NaN-filled, with its padding)."""
+    lengths = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
+    offsets = np.zeros(len(docs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    longest = int(lengths.max()) if len(lengths) else 0
+    return offsets, np.full(int(offsets[-1]) + longest, np.nan, dtype=np.float64)
 
 
 def _query_id(value: Any) -> str:
@@ -213,11 +251,11 @@ def load_run(path: str | Path, *, name: str | None = None) -> Run:
         )
     if kind == "jsonl" or p.suffix.lower() in (".jsonl", ".json"):
         return _load_jsonl(p, run_name)
-    docs = _parse_trec_fast(p)
-    if docs is None:
-        # The fast reader declines anything unusual; this one names the line that is wrong.
-        docs = _parse_trec(p, _read_lines(p))
-    return Run._build(docs, name=run_name, ordered=False)
+    fast = _parse_trec_fast(p)
+    if fast is not None:
+        return Run._build_positional(*fast, name=run_name, ordered=False)
+    # The fast reader declines anything unusual; this one reads it, or names the line that is wrong.
+    return Run._build(_parse_trec(p, _read_lines(p)), name=run_name, ordered=False)
 
 
 def _check_is_file(path: Path) -> None:
@@ -242,14 +280,17 @@ _BOM = b"\xef\xbb\xbf"
 _CHUNK_BYTES = 1 << 22
 
 
-def _parse_trec_fast(path: Path) -> dict[str, dict[str, float]] | None:
-    """Read a plain TREC run (6 fields a line) in chunks with C-level passes; None for anything else.
+def _parse_trec_fast(path: Path) -> tuple[dict[str, dict[str, int]], np.ndarray] | None:
+    """Read a plain TREC run in chunks with C-level passes; None for anything that needs a closer look.
 
-    Each line end becomes a NUL token, so one ``str.split`` yields 7 tokens a line and a line with a
-    field more or less shows up as a misplaced NUL. No list is made per line, which keeps the garbage
-    collector out of the way.
+    Returns per query ``{passage id: position}`` and the flat float64 scores, in file order. Each line
+    end becomes a NUL token, so one ``str.split`` yields 7 tokens a line and a line with a field more
+    or less shows up as a misplaced NUL. No list or float object is kept per line. Declines (returns
+    None) comments, extra fields, blank lines, bad scores, duplicates and queries split across the file.
     """
-    runs: dict[str, dict[str, float]] = {}
+    docs: dict[str, dict[str, int]] = {}
+    chunks: list[np.ndarray] = []
+    last = ""
     with path.open("rb") as handle:
         first = True
         while chunk := handle.readlines(_CHUNK_BYTES):
@@ -269,9 +310,30 @@ def _parse_trec_fast(path: Path) -> dict[str, dict[str, float]] | None:
             lines = len(tokens) // 7
             if len(tokens) != 7 * lines or tokens[6::7].count("\0") != lines:
                 return None
-            if not _add_block(runs, tokens[0::7], tokens[2::7], tokens[4::7], check_underscores="_" in text):
+            qids, pids, raw = tokens[0::7], tokens[2::7], tokens[4::7]
+            if "_" in text and any("_" in value for value in raw):  # float() takes "1_0", atof does not
                 return None
-    return runs
+            try:
+                scores = np.fromiter(map(float, raw), dtype=np.float64, count=lines)
+            except ValueError:
+                return None
+            if np.isnan(scores).any():
+                return None
+            chunks.append(scores)
+            starts = [0, *compress(range(1, lines), map(ne, islice(qids, 1, None), qids)), lines]
+            for begin, end in pairwise(starts):
+                qid = qids[begin]
+                per_query = docs.get(qid)
+                if per_query is None:
+                    per_query = docs[qid] = {}
+                elif qid != last:
+                    return None  # the query came back after others: the exact reader joins it
+                before = len(per_query)
+                per_query.update(zip(pids[begin:end], range(before, before + end - begin), strict=True))
+                if len(per_query) != before + end - begin:
+                    return None
+                last = qid
+    return docs, np.concatenate(chunks) if chunks else np.zeros(0)
 
 
 # Characters Python's str.split() treats as whitespace but C's isspace() does not (trec_eval splits on
@@ -286,37 +348,10 @@ def _has_non_c_space(text: str) -> bool:
     return _NON_C_SPACE.search(text) is not None
 
 
-def _add_block(
-    runs: dict[str, dict[str, float]],
-    qids: list[str],
-    pids: list[str],
-    raw: list[str],
-    *,
-    check_underscores: bool,
-) -> bool:
-    """Add parsed lines to ``runs``; False when a score or a duplicate needs the exact reader's message."""
-    if check_underscores and any("_" in value for value in raw):  # float() takes "1_0", atof does not
-        return False
-    try:
-        scores = list(map(float, raw))
-    except ValueError:
-        return False
-    if any(map(math.isnan, scores)):
-        return False
-    starts = [0, *compress(range(1, len(qids)), map(ne, islice(qids, 1, None), qids)), len(qids)]
-    for begin, end in pairwise(starts):
-        block = dict(zip(pids[begin:end], scores[begin:end], strict=True))
-        existing = runs.get(qids[begin])
-        if existing is None:
-            runs[qids[begin]] = block
-            if len(block) != end - begin:
-                return False
-        else:
-            before = len(existing)
-            existing.update(block)
-            if len(existing) != before + end - begin:
-                return False
-    return True
+def _has_non_c_space(text: str) -> bool:
+    if text.isascii():
+        return any(c in text for c in "\x1c\x1d\x1e\x1f")
+    return _NON_C_SPACE.search(text) is not None
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
