@@ -86,7 +86,7 @@ class Run:
         lengths = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
         starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
         # Minus the position is a score that reproduces each list's order with no ties.
-        flat = -(np.arange(int(lengths.sum()), dtype=np.float64) - starts)
+        flat = (starts - np.arange(int(lengths.sum()), dtype=np.int64)).astype(np.float64)
         return cls._build_positional(docs, flat, name=name, ordered=True)
 
     @classmethod
