@@ -57,14 +57,21 @@ def make_data(
     return qrels, run
 
 
-def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
-    best, result = float("inf"), None
+def round_robin(contenders: dict[str, Callable[[], Any]], repeat: int) -> dict[str, tuple[float, Any]]:
+    """Best time and result of each contender, running them in turn ``repeat`` times.
+
+    Taking turns spreads any load from other processes over every contender alike.
+    """
+    best: dict[str, tuple[float, Any]] = {}
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        for name, fn in contenders.items():
+            gc.collect()
+            start = time.perf_counter()
+            result = fn()
+            seconds = time.perf_counter() - start
+            if name not in best or seconds < best[name][0]:
+                best[name] = (seconds, result)
+    return best
 
 
 def ours_from_dicts(qrels: dict, run: dict) -> dict[str, float]:
@@ -146,68 +153,73 @@ def main() -> None:
     )
     parser.add_argument("--queries", type=int, default=100_000, help="number of queries (default 100,000)")
     parser.add_argument("--depth", type=int, default=100, help="retrieved ids per query (default 100)")
-    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs per contender")
+    parser.add_argument("--repeat", type=int, default=1, help="best of this many turns per contender")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", choices=["all", "dicts", "file"], default="all", help="which table to time")
     parser.add_argument("--skip-ranx", action="store_true", help="leave ranx out (its conversion is slow)")
     args = parser.parse_args()
 
-    print(
-        f"data: {args.queries:,} queries x {args.depth} retrieved ids, 1-5 gold passages; metrics {METRICS}"
-    )
+    print(f"data: {args.queries:,} queries x {args.depth} retrieved ids, 1-5 gold passages")
+    print(f"metrics: {', '.join(METRICS)}")
     qrels, run = make_data(args.queries, args.depth, args.seed)
     import pytrec_eval  # noqa: F401  (every contender's import is paid before timing)
-    import ranx  # noqa: F401
 
     import realrecall.evaluate.scoring  # noqa: F401
 
-    rows: list[tuple[str, float]] = []
-    ours_time, ours = timed(lambda: ours_from_dicts(qrels, run), args.repeat)
-    rows.append(("realrecall  score(qrels, run)", ours_time))
-    via_run_time, _ = timed(lambda: ours_via_run(qrels, run), args.repeat)
-    rows.append(("realrecall  score(qrels, Run.from_scores(run))", via_run_time))
+    if args.part in ("all", "dicts"):
+        _time_dicts(qrels, run, args)
+    if args.part in ("all", "file"):
+        _time_file(qrels, run, args)
+
+
+def _time_dicts(qrels: dict, run: dict, args: argparse.Namespace) -> None:
+    contenders: dict[str, Callable[[], Any]] = {
+        "realrecall  score(qrels, run)": lambda: ours_from_dicts(qrels, run),
+        "realrecall  score(qrels, Run.from_scores(run))": lambda: ours_via_run(qrels, run),
+        "pytrec_eval RelevanceEvaluator(...).evaluate(run)": lambda: pytrec_from_dicts(qrels, run),
+    }
     if not args.skip_ranx:
         small_q, small_r = make_data(50, 20, 1)
         ranx_from_dicts(small_q, small_r)  # compile the numba functions before timing
-        ranx_time, ranx_result = timed(lambda: ranx_from_dicts(qrels, run), args.repeat)
-        rows.append(("ranx        evaluate(Qrels(dict), Run(dict))", ranx_time))
-    pytrec_time, pytrec_result = timed(lambda: pytrec_from_dicts(qrels, run), args.repeat)
-    rows.append(("pytrec_eval RelevanceEvaluator(...).evaluate(run)", pytrec_time))
-
+        contenders["ranx        evaluate(Qrels(dict), Run(dict))"] = lambda: ranx_from_dicts(qrels, run)
+    timings = round_robin(contenders, args.repeat)
+    ours_time = timings["realrecall  score(qrels, run)"][0]
     print("\nfrom in-memory dicts (conversion included)")
-    _table(rows, ours_time)
-    print(f"  ours:        {_fmt(ours)}")
+    _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
+    for name, (_, result) in timings.items():
+        print(f"  {name.split()[0]:<12} {_fmt(result)}")
+    pytrec_time = timings["pytrec_eval RelevanceEvaluator(...).evaluate(run)"][0]
     if not args.skip_ranx:
-        print(f"  ranx:        {_fmt(ranx_result)}")
-    print(f"  pytrec_eval: {_fmt(pytrec_result)}")
-    if not args.skip_ranx:
-        print(f"  target ours/ranx <= 0.25: {ours_time / ranx_time:.3f}")
-    print(f"  target ours/pytrec_eval <= 0.8: {ours_time / pytrec_time:.3f}")
-    print(f"  via Run.from_scores: ours/pytrec_eval {via_run_time / pytrec_time:.3f}")
+        ranx_time = timings["ranx        evaluate(Qrels(dict), Run(dict))"][0]
+        print(f"  ours / ranx        = {ours_time / ranx_time:.3f}  (target <= 0.25)")
+    print(f"  ours / pytrec_eval = {ours_time / pytrec_time:.3f}  (target <= 0.8)")
+    via_run = timings["realrecall  score(qrels, Run.from_scores(run))"][0]
+    print(f"  with Run.from_scores: ours / pytrec_eval = {via_run / pytrec_time:.3f}")
 
+
+def _time_file(qrels: dict, run: dict, args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         qrels_path, run_path = write_trec(qrels, run, Path(tmp))
         size = run_path.stat().st_size / 1e6
-        file_rows: list[tuple[str, float]] = []
-        ours_file_time, _ = timed(lambda: ours_from_file(qrels, run_path), args.repeat)
-        file_rows.append(("realrecall  load_run + score", ours_file_time))
-        pytrec_file_time, _ = timed(lambda: pytrec_from_file(qrels, run_path), args.repeat)
-        file_rows.append(("pytrec_eval parse_run + evaluate", pytrec_file_time))
+        contenders: dict[str, Callable[[], Any]] = {
+            "realrecall  load_run + score": lambda: ours_from_file(qrels, run_path),
+            "pytrec_eval parse_run + evaluate": lambda: pytrec_from_file(qrels, run_path),
+        }
         binary = shutil.which("trec_eval")
         if binary:
-            binary_time, _ = timed(lambda: trec_eval_binary(binary, qrels_path, run_path), args.repeat)
-            file_rows.append(("trec_eval binary (-c)", binary_time))
-        print(
-            f"\nfrom a TREC run file on disk ({size:.0f} MB; qrels already in memory, except for the binary)"
-        )
-        _table(file_rows, ours_file_time)
+            contenders["trec_eval binary (-c)"] = lambda: trec_eval_binary(binary, qrels_path, run_path)
+        timings = round_robin(contenders, args.repeat)
+        print(f"\nfrom a TREC run file on disk ({size:.0f} MB; qrels in memory, except for the binary)")
+        ours_time = timings["realrecall  load_run + score"][0]
+        _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
         if not binary:
             print("  (no trec_eval binary on PATH)")
 
 
-def _table(rows: list[tuple[str, float]], ours_time: float) -> None:
-    width = max(len(name) for name, _ in rows)
+def _table(rows: dict[str, float], ours_time: float) -> None:
+    width = max(len(name) for name in rows)
     print(f"  {'contender'.ljust(width)}  {'seconds':>9}  {'ours / it':>9}")
-    for name, seconds in rows:
+    for name, seconds in rows.items():
         print(f"  {name.ljust(width)}  {seconds:9.3f}  {ours_time / seconds:9.3f}")
 
 

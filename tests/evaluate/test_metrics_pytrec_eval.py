@@ -25,7 +25,7 @@ def _oracle(qrels, run, level: int) -> dict[str, dict[str, float]]:
 
 
 @pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("level", [1, 2, 3])
 def test_per_query_values_equal_pytrec_eval(random_case, seed: int, level: int) -> None:
     qrels, run = random_case(seed)
     names = {"mrr": "recip_rank", "ndcg": "ndcg"}

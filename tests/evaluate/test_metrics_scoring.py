@@ -139,3 +139,14 @@ def test_long_and_uneven_queries_are_ranked_exactly() -> None:
     for i, qid in enumerate(result.query_ids):
         target = f"p{len(run[qid]) - 1}"
         assert result.first_relevant_rank[i] == Run.from_scores(run).ranked(qid).index(target) + 1
+
+
+def test_scoring_leaves_the_callers_dicts_as_they_were() -> None:
+    gold = {qid: dict(judged) for qid, judged in GOLD.items()}
+    run = {qid: dict(scored) for qid, scored in RUN.items()}
+
+    score(gold, run, ["mrr", "ndcg@2"])
+
+    assert gold == GOLD
+    assert run == RUN
+    assert [list(scored) for scored in run.values()] == [list(scored) for scored in RUN.values()]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from realrecall import run_formats
 from realrecall.errors import InputError
 from realrecall.runs import Run, load_run
 
@@ -208,12 +209,18 @@ def test_top_cuts_each_query_like_trec_eval_minus_m() -> None:
         run.top(0)
 
 
-def test_the_fast_and_exact_readers_agree_on_a_large_file(tmp_path: Path) -> None:
-    lines = [f"q{i % 37} Q0 p{i} {i} {((i * 7919) % 1000) / 7!r} t\n" for i in range(20_000)]
+@pytest.mark.parametrize("chunk_bytes", [64, 1 << 22])
+def test_the_fast_and_exact_readers_agree(tmp_path: Path, monkeypatch, chunk_bytes: int) -> None:
+    # Small chunks end inside a query, so the fast reader must carry a query over to the next chunk.
+    monkeypatch.setattr(run_formats, "_CHUNK_BYTES", chunk_bytes)
+    lines = [f"q{i // 50} Q0 p{i % 50} {i} {((i * 7919) % 1000) / 7!r} t\n" for i in range(5_000)]
     plain = write(tmp_path, "".join(lines), "plain.txt")
     # A comment sends the whole file to the exact line-by-line reader.
     commented = write(tmp_path, "# exact path\n" + "".join(lines), "commented.txt")
 
     fast, exact = load_run(plain), load_run(commented)
 
+    assert fast._positional
+    assert not exact._positional
     assert fast.to_lists() == exact.to_lists()
+    assert [fast.scores(q) for q in fast.query_ids] == [exact.scores(q) for q in exact.query_ids]

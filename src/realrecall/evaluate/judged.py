@@ -23,6 +23,8 @@ from realrecall.runs import Run
 
 __all__ = ["RankedJudgments", "discounts", "rank_judgments", "sequential_segment_sum"]
 
+_values = methodcaller("values")
+
 # Queries are processed in padded blocks of at most this many cells, which bounds memory.
 _BLOCK_CELLS = 1 << 22
 
@@ -80,13 +82,17 @@ def rank_judgments(
     segment_of_query = np.fromiter(map(run._row.get, query_ids, repeat(-1)), dtype=np.int64, count=n)
     run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
     # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
-    score = np.fromiter(map(dict.get, run_per_entry, pids, repeat(math.nan)), dtype=np.float64, count=total)
+    found = np.fromiter(map(dict.get, run_per_entry, pids, repeat(math.nan)), dtype=np.float64, count=total)
 
     keep = (grade > 0) | ((grade >= 0) & (grade >= threshold))
     entry = np.flatnonzero(keep)
-    query, grade, score = query[keep], grade[keep], score[keep]
+    query, grade, score = query[keep], grade[keep], found[keep]
     rank = np.zeros(len(query), dtype=np.int64)
     hits = np.flatnonzero(~np.isnan(score))
+    if run._positional and len(hits):
+        # The dicts hold positions within each query's slice of the flat scores.
+        where = run._offsets[segment_of_query[query[hits]]] + score[hits].astype(np.int64)
+        score[hits] = run._scores[where]
     if len(hits):
         rank[hits] = _ranks_in_run(
             run,
@@ -114,9 +120,6 @@ def rank_judgments(
         first_relevant_rank=first,
         missing_run=tuple(compress(query_ids, (segment_of_query < 0).tolist())),
     )
-
-
-_values = methodcaller("values")
 
 
 def _ranks_in_run(
