@@ -153,6 +153,7 @@ def run_cli(args: list[str], server: FakeOpenAI, **kwargs: Any) -> subprocess.Po
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
+@pytest.mark.slow
 def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     chunks = [
@@ -188,6 +189,7 @@ def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, 
     assert b"kept" in stdout
 
 
+@pytest.mark.slow
 def test_cli_dry_run_sends_nothing(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     corpus_path.write_text(
@@ -217,6 +219,7 @@ def test_extractive_chunk_with_injection_is_data(tmp_path):
     assert summary.total == 1
 
 
+@pytest.mark.slow
 def test_cli_batch_mode_goes_through_the_batch_api(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     corpus_path.write_text(
