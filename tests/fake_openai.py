@@ -132,8 +132,11 @@ class FakeOpenAI:
         self.chat_handler: ChatHandler = default_chat_handler
         self.supports_json_schema = True
         self.supports_json_object = True
+        # Like the real API, refuse json_schema requests whose schema breaks strict mode's rules.
+        self.validate_strict_schemas = True
         self.expected_api_key: str | None = None
         self.reverse_embedding_order = False
+        self.supports_base64_embeddings = True
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._faults: list[_Fault] = []
@@ -506,6 +509,48 @@ def _chat_envelope(
     }
 
 
+def _error_body(message: str, *, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+
+
+def _strict_schema_problem(json_schema: dict[str, Any]) -> str | None:
+    """What the real API would say about a schema that breaks Structured Outputs' strict rules, or None.
+
+    Checks the two rules callers trip on: every object lists all its properties in ``required`` and
+    sets ``additionalProperties: false``; and the root is an object.
+    """
+    name = json_schema.get("name", "")
+    schema = json_schema.get("schema")
+    prefix = f"Invalid schema for response_format '{name}'"
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return f"{prefix}: schema must be a JSON Schema of 'type: \"object\"'."
+    stack: list[tuple[str, Any]] = [("()", schema)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, list):
+            stack.extend((where, item) for item in node)
+            continue
+        if not isinstance(node, dict):
+            continue
+        if node.get("type") == "object" or "properties" in node:
+            properties = node.get("properties", {})
+            context = f"{prefix}: In context={where}"
+            if node.get("additionalProperties") is not False:
+                return f"{context}, 'additionalProperties' is required to be supplied and to be false."
+            missing = [key for key in properties if key not in node.get("required", [])]
+            if missing:
+                return (
+                    f"{context}, 'required' is required to include every key in properties: '{missing[0]}'."
+                )
+            stack.extend((f"{where}, '{key}'", value) for key, value in properties.items())
+        for key in ("items", "anyOf"):
+            if key in node:
+                stack.append((where, node[key]))
+        for key in ("$defs", "definitions"):
+            stack.extend((f"{key}, '{sub}'", value) for sub, value in dict(node.get(key, {})).items())
+    return None
+
+
 def _chat_completion(fake: FakeOpenAI, body: dict[str, Any], shape: str | None) -> tuple[int, dict[str, Any]]:
     """The status and JSON body of one chat answer; shared by the live endpoint and batch output files."""
     format_type = _response_format_type(body)
@@ -513,15 +558,18 @@ def _chat_completion(fake: FakeOpenAI, body: dict[str, Any], shape: str | None) 
         return 400, json.loads(_reject_response_format("json_schema").body)
     if format_type == "json_object" and not fake.supports_json_object:
         return 400, json.loads(_reject_response_format("json_object").body)
+    if format_type == "json_schema" and fake.validate_strict_schemas:
+        problem = _strict_schema_problem(body["response_format"].get("json_schema", {}))
+        if problem is not None:
+            return 400, _error_body(problem, param="response_format")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages or not body.get("model"):
-        message = "you must provide a model parameter and a non-empty messages list"
-        return 400, {
-            "error": {"message": message, "type": "invalid_request_error", "param": None, "code": None}
-        }
+        return 400, _error_body("you must provide a model parameter and a non-empty messages list")
 
     answer = fake._next_answer(body)
     spec: dict[str, Any] = {"content": answer} if isinstance(answer, str) else dict(answer)
+    if "error" in spec:
+        return int(spec.get("status", 400)), _error_body(str(spec["error"]))
     content: str | None = spec.get("content")
     refusal: str | None = spec.get("refusal")
     finish_reason: str = spec.get("finish_reason", "stop")
@@ -555,6 +603,10 @@ def _embeddings_reply(fake: FakeOpenAI, body: dict[str, Any]) -> _Reply:
     if any(t == "" for t in texts):
         return _error_reply(400, "'$.input' is invalid: an input cannot be an empty string", param="input")
     encoding = body.get("encoding_format", "float")
+    if encoding == "base64" and not fake.supports_base64_embeddings:
+        return _error_reply(
+            400, "Invalid value for 'encoding_format': only 'float' is supported.", param="encoding_format"
+        )
     data = []
     for index, text in enumerate(texts):
         vector = fake_embedding(text)

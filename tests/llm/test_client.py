@@ -11,11 +11,19 @@ import pytest
 
 from fake_openai import FakeOpenAI
 from realrecall.errors import LLMCallError, LLMError
-from realrecall.llm import ChatRequest, LLMConfig, OpenAIChatClient, Usage
+from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage
 
 
-def complete(client: OpenAIChatClient, request: ChatRequest):
-    return asyncio.run(client.complete(request))
+def complete(client: OpenAIChatClient, request: ChatRequest) -> ChatResult:
+    """One call in a loop of its own, closing the connections after it; the client stays usable."""
+
+    async def run() -> ChatResult:
+        try:
+            return await client.complete(request)
+        finally:
+            await client.aclose()
+
+    return asyncio.run(run())
 
 
 def test_request_carries_model_messages_and_strict_json_schema(
@@ -201,6 +209,34 @@ def test_endpoint_without_json_mode_gets_no_response_format(
     assert client.stats.failures == {}
 
 
+def test_schema_breaking_strict_rules_fails_without_fallback(
+    fake_openai: FakeOpenAI, config: LLMConfig
+) -> None:
+    loose = {
+        "type": "object",
+        "properties": {"questions": {"type": "array"}},
+    }  # no required, no additionalProperties
+    request = ChatRequest(messages=({"role": "user", "content": "hi"},), model="m", json_schema=loose)
+    client = OpenAIChatClient(config)
+
+    with pytest.raises(
+        LLMCallError, match=r"^invalid schema \(400\) after 1 attempt: Invalid schema for"
+    ) as caught:
+        complete(client, request)
+
+    assert caught.value.reason == "invalid_schema"
+    assert fake_openai.count("chat") == 1
+    assert client.response_format == "json_schema"
+
+
+def test_handler_error_answer_is_a_client_error(fake_openai: FakeOpenAI, config: LLMConfig) -> None:
+    fake_openai.script([{"error": "This model's maximum context length is 8192 tokens.", "status": 400}])
+    request = ChatRequest(messages=({"role": "user", "content": "hi"},), model="m")
+    with pytest.raises(LLMCallError, match="maximum context length") as caught:
+        complete(OpenAIChatClient(config), request)
+    assert caught.value.reason == "bad_request"
+
+
 def test_refusal_is_returned_not_retried(
     fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
 ) -> None:
@@ -273,8 +309,9 @@ def test_concurrent_completions_overlap(
     fake_openai.delay = 0.3
     client = OpenAIChatClient(config)
 
-    async def many() -> list:
-        return await asyncio.gather(*(client.complete(question_request) for _ in range(16)))
+    async def many() -> list[ChatResult]:
+        async with client:
+            return await asyncio.gather(*(client.complete(question_request) for _ in range(16)))
 
     started = time.monotonic()
     results = asyncio.run(many())
@@ -290,3 +327,13 @@ def test_one_client_serves_several_event_loops(
     complete(client, question_request)
     complete(client, question_request)
     assert fake_openai.count("chat") == 2
+
+
+def test_client_works_as_an_async_context_manager(
+    fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
+) -> None:
+    async def use() -> str:
+        async with OpenAIChatClient(config) as client:
+            return (await client.complete(question_request)).text
+
+    assert json.loads(asyncio.run(use()))["questions"]

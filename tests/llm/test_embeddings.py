@@ -36,7 +36,22 @@ def test_texts_go_in_batches_of_batch_size(fake_openai: FakeOpenAI, config: LLMC
     bodies = fake_openai.bodies("embeddings")
     assert sorted(len(body["input"]) for body in bodies) == [2, 4, 4]
     assert sorted(t for body in bodies for t in body["input"]) == sorted(TEXTS)
-    assert all(body["model"] == "m" and body["encoding_format"] == "float" for body in bodies)
+    assert all(body["model"] == "m" and body["encoding_format"] == "base64" for body in bodies)
+
+
+def test_server_without_base64_gets_floats_from_then_on(fake_openai: FakeOpenAI, config: LLMConfig) -> None:
+    fake_openai.supports_base64_embeddings = False
+    embedder = OpenAIEmbedder("m", config, batch_size=5, concurrency=1)
+
+    vectors = embedder.embed(TEXTS)
+
+    np.testing.assert_allclose(vectors, np.stack([fake_embedding(t) for t in TEXTS]), atol=1e-6)
+    assert [body["encoding_format"] for body in fake_openai.bodies("embeddings")] == [
+        "base64",
+        "float",
+        "float",
+    ]
+    assert embedder.stats.fallbacks == {"float": 1}
 
 
 def test_embeddings_share_the_retry_policy(fake_openai: FakeOpenAI, config: LLMConfig) -> None:

@@ -6,6 +6,8 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from realrecall.errors import InputError
 from realrecall.llm import LLMConfig, OpenAIChatClient
@@ -42,6 +44,18 @@ def test_redact_removes_the_key_and_its_long_pieces() -> None:
     assert key not in cleaned
     assert "sk-proj-abcd" not in cleaned
     assert "plain words" in cleaned
+
+
+KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
+
+
+@given(
+    key=st.text(KEY_ALPHABET, min_size=8, max_size=80),
+    before=st.text(max_size=40),
+    after=st.text(max_size=40),
+)
+def test_redacted_text_never_holds_the_key(key: str, before: str, after: str) -> None:
+    assert key not in redact(f"{before}{key}{after}{key}", key)
 
 
 def test_missing_key_for_a_remote_endpoint_is_an_input_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -94,8 +94,10 @@ class OpenAIChatClient:
 
     async def aclose(self) -> None:
         """Close the SDK client of the current loop (open connections); the client stays usable."""
-        sdk, self._sdk, self._sdk_loop = self._sdk, None, None
-        if sdk is not None:
+        sdk, loop = self._sdk, self._sdk_loop
+        self._sdk, self._sdk_loop = None, None
+        # A pool opened in another (finished) loop cannot be closed from this one: just drop it.
+        if sdk is not None and loop is asyncio.get_running_loop():
             await sdk.close()
 
     async def __aenter__(self) -> OpenAIChatClient:

@@ -72,6 +72,7 @@ _DESCRIPTIONS = {
     "empty_response": "empty response (no choices)",
     "bad_request": "bad request",
     "response_format_rejected": "response_format rejected",
+    "invalid_schema": "invalid schema",
     "auth": "authentication failed",
     "permission": "permission denied",
     "not_found": "not found",
@@ -109,6 +110,10 @@ def _classify_status(exc: openai.APIStatusError) -> Fault:
         return Fault("timeout", True, status, retry_after, detail)
     if status == 409:
         return Fault("conflict", True, status, retry_after, detail)
+    if status == 400 and "invalid schema" in detail.lower():
+        # The endpoint supports the format but the caller's schema breaks its rules: a bug to fix,
+        # not a reason to fall back to a weaker format and hide it.
+        return Fault("invalid_schema", False, status, None, detail)
     if status == 400 and _mentions_response_format(exc, detail):
         return Fault("response_format_rejected", False, status, None, detail)
     reason = {400: "bad_request", 401: "auth", 403: "permission", 404: "not_found"}.get(
