@@ -10,7 +10,7 @@ date = "2026-11-30"              # when it was collected (default: the file's mo
 
 [generate]                       # the synthetic set, regenerated incrementally on every run
 output = "synthetic.jsonl"       # required
-backend = "openai"               # or "extractive" (offline)
+backend = "llm"                  # or "extractive" (offline, no model)
 model = "gpt-4o-mini"
 options = { per_chunk = 1, types = "lookup=1,conceptual=2,comparison=1", concurrency = 8 }
 
@@ -124,13 +124,11 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         if isinstance(bound, bool) or not isinstance(bound, int | float):
             raise InputError(f"[calibrate] fail_under.{metric} must be a number", path=p)
     backend = section["generate"].get("backend", "extractive")
-    if backend not in ("openai", "extractive"):
+    if backend not in ("llm", "extractive"):
+        raise InputError(f"[generate] backend {backend!r} is unknown", path=p, hint="use llm or extractive")
+    if backend == "llm" and "model" not in section["generate"]:
         raise InputError(
-            f"[generate] backend {backend!r} is unknown", path=p, hint="use openai or extractive"
-        )
-    if backend == "openai" and "model" not in section["generate"]:
-        raise InputError(
-            "[generate] model is required with backend openai", path=p, hint='e.g. model = "gpt-4o-mini"'
+            "[generate] model is required with backend llm", path=p, hint='e.g. model = "gpt-4o-mini"'
         )
     return PipelineConfig(
         path=p,

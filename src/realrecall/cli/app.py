@@ -20,7 +20,8 @@ app = typer.Typer(
 )
 
 # Results go to stdout; progress, warnings and errors to stderr, so `> file` captures only results.
-out = Console(highlight=False, soft_wrap=True)
+# Piped output keeps full tables (rich would otherwise assume 80 columns and truncate headers).
+out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 

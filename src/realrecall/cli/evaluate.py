@@ -119,7 +119,7 @@ def _evaluate(
     from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
 
     options = RetrieverOptions(
-        embed_model=embed_model, cache_dir=cache_dir, hybrid_dense=hybrid_dense, workers=workers
+        embed_model=embed_model, cache_dir=cache_dir, dense_component=hybrid_dense, workers=workers
     )
     built = build_retriever(retriever or "bm25", loaded_corpus, options=options)
     with _RetrievalProgress() as progress:

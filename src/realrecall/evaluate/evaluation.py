@@ -25,16 +25,15 @@ DEFAULT_K = (1, 5, 10, 50)
 
 
 def default_metrics(k: Sequence[int]) -> list[str]:
-    """recall@k and passage_recall@k and nDCG@k for every k, and MRR cut at the largest k."""
+    """recall@k for every cutoff, MRR cut at the largest, nDCG at the cutoff nearest 10.
+
+    Few enough to read in one table; any other metric is one ``metrics=[...]`` away.
+    """
     ks = sorted(set(k))
     if not ks or ks[0] < 1:
         raise InputError(f"cutoffs must be positive integers, got {list(k)}", hint="e.g. --k 1,5,10,50")
-    return (
-        [f"recall@{n}" for n in ks]
-        + [f"mrr@{ks[-1]}"]
-        + [f"ndcg@{n}" for n in ks]
-        + [f"passage_recall@{n}" for n in ks]
-    )
+    ndcg_cutoff = min(ks, key=lambda n: (abs(n - 10), n))
+    return [f"recall@{n}" for n in ks] + [f"mrr@{ks[-1]}", f"ndcg@{ndcg_cutoff}"]
 
 
 def evaluate(

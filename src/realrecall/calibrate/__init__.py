@@ -1,0 +1,41 @@
+"""The calibrate stage: the synthetic-vs-real gap, the figure to quote, and paired comparisons."""
+
+from __future__ import annotations
+
+from realrecall.calibrate.agreement import RankAgreement, SystemScore, rank_agreement
+from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
+from realrecall.calibrate.calibrated import CalibratedEstimate, Stratum
+from realrecall.calibrate.calibration import CalibrationReport, GateResult, calibrate, parse_gate
+from realrecall.calibrate.compare import ComparisonReport, PairedComparison, compare
+from realrecall.calibrate.diagnostics import Diagnostics, SetDiagnostics, Summary
+from realrecall.calibrate.gap import Headline, SliceGap
+from realrecall.calibrate.intervals import Estimate, Interval
+from realrecall.calibrate.results import QueryRecord, Results, load_results
+
+__all__ = [
+    "AnswerGrid",
+    "CalibratedEstimate",
+    "CalibrationReport",
+    "ComparisonReport",
+    "Diagnostics",
+    "Estimate",
+    "GateResult",
+    "Headline",
+    "Interval",
+    "PairedComparison",
+    "QueryRecord",
+    "RankAgreement",
+    "Results",
+    "SetDiagnostics",
+    "SliceGap",
+    "Stratum",
+    "Summary",
+    "SystemScore",
+    "answer_grid",
+    "calibrate",
+    "compare",
+    "load_answers",
+    "load_results",
+    "parse_gate",
+    "rank_agreement",
+]

@@ -1,0 +1,321 @@
+"""``calibrate()``: from results.json to the report that says which figure to quote, and its gates."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from realrecall.calibrate.agreement import RankAgreement, rank_agreement
+from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
+from realrecall.calibrate.calibrated import CalibratedEstimate, calibrated_estimate
+from realrecall.calibrate.diagnostics import Diagnostics, diagnose
+from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
+from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, check_settings
+from realrecall.calibrate.results import Results, load_results, merge_by_retriever
+from realrecall.corpus import Corpus, load_corpus
+from realrecall.errors import GateFailed, InputError
+
+__all__ = ["CalibrationReport", "GateResult", "calibrate", "parse_gate"]
+
+ResultsSource = Mapping[str, Any] | str | Path | Results
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One quality gate and whether it held."""
+
+    gate: str
+    passed: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Everything ``realrecall calibrate`` reports; every output format renders this."""
+
+    headline: Headline
+    retriever: str
+    metric: str
+    metrics: tuple[str, ...]
+    confidence: float
+    slice_fields: tuple[str, ...]
+    gaps: tuple[SliceGap, ...]
+    calibrated: CalibratedEstimate | None
+    diagnostics: Diagnostics
+    rank_agreement: RankAgreement | None
+    answers: AnswerGrid | None
+    gates: tuple[GateResult, ...]
+    warnings: tuple[str, ...]
+    sources: tuple[str, ...]
+    seed: int
+    n_resamples: int
+
+    def overall(self, metric: str | None = None) -> SliceGap:
+        """The all-queries row of ``metric`` (default: the headline metric)."""
+        chosen = metric or self.metric
+        return next(g for g in self.gaps if g.metric == chosen and g.field is None)
+
+    def slices(self, metric: str | None = None) -> tuple[SliceGap, ...]:
+        """The per-slice rows of ``metric`` (default: the headline metric)."""
+        chosen = metric or self.metric
+        return tuple(g for g in self.gaps if g.metric == chosen and g.field is not None)
+
+    @property
+    def failed_gates(self) -> tuple[GateResult, ...]:
+        return tuple(g for g in self.gates if not g.passed)
+
+    def check_gates(self) -> None:
+        """Raise :class:`GateFailed` naming every gate that did not hold."""
+        failed = self.failed_gates
+        if failed:
+            raise GateFailed("gate failed: " + "; ".join(g.message for g in failed))
+
+
+def calibrate(
+    results: Sequence[ResultsSource] | ResultsSource,
+    *,
+    metric: str | None = None,
+    confidence: float = 0.95,
+    by: Sequence[str] | None = None,
+    calibrate_by: str | None = "type",
+    calibrate_on: ResultsSource | None = None,
+    real_date: str | None = None,
+    max_age_days: float | None = 90,
+    corpus: Corpus | str | Path | None = None,
+    answers: Mapping[str, bool] | str | Path | None = None,
+    answer_k: int | None = None,
+    fail_under: Mapping[str, float] | None = None,
+    max_gap: float | None = None,
+    origins: Mapping[str, str] | None = None,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    bootstrap: str = "percentile",
+    min_queries: int = 30,
+    max_width: float = 0.2,
+    now: datetime | None = None,
+) -> CalibrationReport:
+    """Report the real figure, the synthetic figure and their gap, overall and per slice.
+
+    ``results``: evaluate's results.json (paths or parsed mappings). Files of the same retriever merge;
+    the first retriever is the one reported, and all retrievers evaluated on both sets feed the rank
+    agreement. ``bootstrap``: ``percentile`` or ``bca`` intervals for non-proportions and gaps.
+    ``calibrate_on``: earlier results holding the real set, whose per-slice gaps correct
+    these synthetic figures (default: these results). ``origins``: gold set name -> ``real`` or
+    ``synthetic``, for sets evaluated without an origin. Gates are evaluated, not raised: call
+    :meth:`CalibrationReport.check_gates`.
+    """
+    check_settings(confidence=confidence, n_resamples=n_resamples)
+    if bootstrap not in BOOTSTRAP_METHODS:
+        raise InputError(
+            f"unknown bootstrap {bootstrap!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
+        )
+    sources = [results] if isinstance(results, Mapping | str | Path | Results) else list(results)
+    if not sources:
+        raise InputError("no results given", hint="pass at least one results.json")
+    for name, origin in (origins or {}).items():
+        if origin not in ("real", "synthetic"):
+            raise InputError(f"origin of {name!r} must be real or synthetic, got {origin!r}")
+    retrievers = merge_by_retriever(
+        s if isinstance(s, Results) else load_results(s, origins=origins) for s in sources
+    )
+    primary = retrievers[0]
+    if not primary.metrics:
+        raise InputError("the results hold no metric", path=primary.source, hint="rerun evaluate")
+    chosen = _choose_metric(metric, primary)
+    for name in fail_under or {}:
+        _choose_metric(name, primary)
+    fields = tuple(by) if by is not None else primary.slice_fields()
+    rng = np.random.default_rng(seed)
+    real, synthetic = primary.of_origin("real"), primary.of_origin("synthetic")
+    gaps = measure_gaps(
+        real, synthetic, primary.metrics, fields,
+        confidence=confidence, n_resamples=n_resamples, rng=rng, min_queries=min_queries, max_width=max_width,
+        method=bootstrap,
+    )  # fmt: skip
+    overall = next(g for g in gaps if g.metric == chosen and g.field is None)
+
+    calibration = primary if calibrate_on is None else _as_results(calibrate_on, origins)
+    by_field = calibrate_by if calibrate_by in calibration.slice_fields() else None
+    dates = calibration.real_set_dates()
+    # The oldest real set dates the calibration: staleness errs on the side of a warning.
+    real_set_date = real_date or (min(dates) if dates else None)
+    calibrated = calibrated_estimate(
+        chosen, synthetic, calibration.of_origin("real"), calibration.of_origin("synthetic"),
+        by=by_field, same_synthetic=calibration is primary, calibrated_on=real_set_date,
+        max_age_days=max_age_days, now=now or datetime.now(UTC),
+        confidence=confidence, n_resamples=n_resamples, rng=rng,
+    )  # fmt: skip
+    head = headline(overall)
+    if overall.n_real == 0 and calibrated is not None:
+        head = _calibrated_headline(head, calibrated)
+
+    text_of, skipped = _passage_text(corpus, primary)
+    grid = None
+    if answers is not None:
+        labels = answers if isinstance(answers, Mapping) else load_answers(answers)
+        grid = answer_grid(primary.queries, labels, k=answer_k or _metric_k(chosen) or 10)
+    report_gates = _gates(fail_under or {}, max_gap, gaps, chosen, calibrated)
+    return CalibrationReport(
+        headline=head,
+        retriever=primary.description or primary.retriever,
+        metric=chosen,
+        metrics=primary.metrics,
+        confidence=confidence,
+        slice_fields=fields,
+        gaps=gaps,
+        calibrated=calibrated,
+        diagnostics=diagnose(real, synthetic, text_of, skipped_reason=skipped),
+        rank_agreement=rank_agreement(retrievers, chosen),
+        answers=grid,
+        gates=report_gates,
+        warnings=_warnings(gaps, chosen, calibrated, skipped),
+        sources=tuple(str(s) for s in sources if isinstance(s, str | Path)),
+        seed=seed,
+        n_resamples=n_resamples,
+    )
+
+
+def parse_gate(text: str) -> tuple[str, float]:
+    """Parse ``recall@10=0.7`` (a ``--fail-under`` value) into ``("recall@10", 0.7)``."""
+    name, sep, bound = text.partition("=")
+    try:
+        value = float(bound)
+    except ValueError:
+        value = math.nan
+    if not sep or not name.strip() or math.isnan(value):
+        raise InputError(f"--fail-under {text!r} is not METRIC=VALUE", hint="write e.g. recall@10=0.7")
+    return name.strip(), value
+
+
+def _as_results(source: ResultsSource, origins: Mapping[str, str] | None) -> Results:
+    if isinstance(source, Results):
+        return source
+    return merge_by_retriever([load_results(source, origins=origins)])[0]
+
+
+def _choose_metric(metric: str | None, results: Results) -> str:
+    if metric is None:
+        return "recall@10" if "recall@10" in results.metrics else results.metrics[0]
+    if metric not in results.metrics:
+        raise InputError(
+            f"metric {metric!r} is not in the results",
+            path=results.source,
+            hint=f"choose from {', '.join(results.metrics)}",
+        )
+    return metric
+
+
+def _metric_k(metric: str) -> int | None:
+    _, _, k = metric.partition("@")
+    return int(k) if k.isdigit() else None
+
+
+def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Headline:
+    level = f"{calibrated.interval.confidence * 100:g}% CI"
+    when = calibrated.calibrated_on[:10] if calibrated.calibrated_on else "an undated real set"
+    text = (
+        f"Quote calibrated {head.metric} = {calibrated.value:.2f} ({level} {calibrated.interval.low:.2f}-"
+        f"{calibrated.interval.high:.2f}, calibrated on the real set of {when})."
+    )
+    if head.synthetic.n:
+        gap = head.synthetic.value - calibrated.value
+        verb = "overstates" if gap > 0 else "understates"
+        text += f" Synthetic {head.synthetic.value:.2f} {verb} it by {abs(gap):.2f}."
+    if calibrated.stale:
+        text += f" Calibration is stale (real set from {calibrated.age_text})."
+    return Headline(head.metric, head.real, head.synthetic, head.gap, head.gap_interval, text)
+
+
+def _passage_text(
+    corpus: Corpus | str | Path | None, results: Results
+) -> tuple[Callable[[str], str | None] | None, str | None]:
+    if isinstance(corpus, Corpus):
+        loaded = corpus
+    else:
+        path = Path(corpus) if corpus is not None else _corpus_path(results)
+        if path is None:
+            return None, "the results name no corpus file"
+        if not path.exists():
+            return None, f"corpus {path} (named in the results) not found"
+        loaded = load_corpus(path)
+
+    def text_of(passage_id: str) -> str | None:
+        chunk = loaded.get(passage_id)
+        return None if chunk is None else chunk.searchable_text()
+
+    return text_of, None
+
+
+def _corpus_path(results: Results) -> Path | None:
+    if not results.corpus_path:
+        return None
+    path = Path(results.corpus_path)
+    if not path.is_absolute() and not path.exists() and results.source:
+        beside = Path(results.source).parent / path
+        if beside.exists():
+            return beside
+    return path
+
+
+def _gates(
+    fail_under: Mapping[str, float],
+    max_gap: float | None,
+    gaps: Sequence[SliceGap],
+    metric: str,
+    calibrated: CalibratedEstimate | None,
+) -> tuple[GateResult, ...]:
+    results: list[GateResult] = []
+    for name, bound in fail_under.items():
+        overall = next(g for g in gaps if g.metric == name and g.field is None)
+        figure, what = overall.real.value, "real"
+        if overall.n_real == 0 and calibrated is not None and calibrated.metric == name:
+            figure, what = calibrated.value, "calibrated"
+        if math.isnan(figure):
+            message = f"--fail-under {name}={bound:g}: there is no real {name} to check"
+            results.append(GateResult(f"fail-under {name}", False, message))
+        elif figure < bound:
+            message = f"{what} {name} = {figure:.3f} is under --fail-under {bound:g}"
+            results.append(GateResult(f"fail-under {name}", False, message))
+        else:
+            message = f"{what} {name} = {figure:.3f} is at least --fail-under {bound:g}"
+            results.append(GateResult(f"fail-under {name}", True, message))
+    if max_gap is not None:
+        overall = next(g for g in gaps if g.metric == metric and g.field is None)
+        if math.isnan(overall.gap):
+            message = f"--max-gap {max_gap:g}: no gap measured ({metric} needs real and synthetic queries)"
+            results.append(GateResult("max-gap", False, message))
+        elif abs(overall.gap) > max_gap:
+            verb = "overstates" if overall.gap > 0 else "understates"
+            message = (
+                f"synthetic {metric} {verb} the real figure by {abs(overall.gap):.3f}, "
+                f"over --max-gap {max_gap:g}"
+            )
+            results.append(GateResult("max-gap", False, message))
+        else:
+            message = f"gap on {metric} is {abs(overall.gap):.3f}, within --max-gap {max_gap:g}"
+            results.append(GateResult("max-gap", True, message))
+    return tuple(results)
+
+
+def _warnings(
+    gaps: Sequence[SliceGap], metric: str, calibrated: CalibratedEstimate | None, skipped: str | None
+) -> tuple[str, ...]:
+    warnings: list[str] = []
+    for gap in gaps:
+        # A value the real set lacks is worth a warning; a field the synthetic set lacks is not.
+        if gap.metric == metric and gap.value is not None and gap.n_real == 0 and gap.n_synthetic:
+            warnings.append(
+                f"the real set has no queries with {gap.label} (the synthetic set has {gap.n_synthetic}): "
+                "its gap cannot be measured"
+            )
+    if calibrated is not None:
+        warnings.extend(note for note in calibrated.notes if "stale" in note or "no date" in note)
+    if skipped:
+        warnings.append(f"overlap and exact-match diagnostics skipped: {skipped}")
+    return tuple(warnings)

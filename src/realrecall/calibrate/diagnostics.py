@@ -1,0 +1,150 @@
+"""Why the synthetic and real sets differ, side by side.
+
+- question length in words;
+- lexical overlap of the question with its gold passage (the vocabulary-reuse bias: generated questions
+  copy the passage's words, real users do not), the highest over the query's gold passages;
+- the mix of question types and languages;
+- the share answerable by exact string match: the lower-cased question found verbatim in a lower-cased
+  gold passage.
+
+Overlap and exact match need the passage text, so they need the corpus; without it they are skipped and
+the reason is stated.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from realrecall.calibrate.results import QueryRecord
+
+__all__ = ["Diagnostics", "SetDiagnostics", "Summary", "diagnose", "lexical_overlap_fallback"]
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A distribution in brief, with its values kept for plotting."""
+
+    n: int
+    mean: float
+    median: float
+    p10: float
+    p90: float
+    values: tuple[float, ...]
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Summary:
+        array = np.asarray(values, dtype=np.float64)
+        if array.size == 0:
+            nan = float("nan")
+            return cls(0, nan, nan, nan, nan, ())
+        p10, median, p90 = np.quantile(array, [0.1, 0.5, 0.9])
+        return cls(int(array.size), float(array.mean()), float(median), float(p10), float(p90), tuple(values))
+
+
+@dataclass(frozen=True)
+class SetDiagnostics:
+    """The diagnostics of one set of queries (real or synthetic)."""
+
+    origin: str
+    n: int
+    question_words: Summary
+    types: dict[str, int]
+    languages: dict[str, int]
+    overlap: Summary | None
+    exact_match_share: float | None
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Real and synthetic diagnostics side by side; ``overlap_skipped`` says why overlap is absent."""
+
+    real: SetDiagnostics
+    synthetic: SetDiagnostics
+    overlap_skipped: str | None = None
+    overlap_source: str = ""
+
+
+def lexical_overlap_fallback(question: str, passage: str, language: str | None = None) -> float:
+    """Share of the question's distinct words found in the passage (lower-cased ``\\w+`` tokens).
+
+    TEMPORARY: stands in for ``realrecall.generate.overlap.lexical_overlap`` until that lands on main;
+    ``diagnose`` prefers the generate stage's function whenever it can import it.
+    """
+    words = set(_WORD.findall(question.lower()))
+    if not words:
+        return 0.0
+    return len(words & set(_WORD.findall(passage.lower()))) / len(words)
+
+
+def diagnose(
+    real: Sequence[QueryRecord],
+    synthetic: Sequence[QueryRecord],
+    passage_text: Callable[[str], str | None] | None,
+    *,
+    skipped_reason: str | None = None,
+) -> Diagnostics:
+    """Diagnostics of both sets; ``passage_text(id)`` gives a gold passage's text (None: no corpus)."""
+    overlap_fn, source = _overlap_function()
+    reason = None if passage_text is not None else (skipped_reason or "no corpus text available")
+    return Diagnostics(
+        real=_diagnose_set("real", real, passage_text, overlap_fn),
+        synthetic=_diagnose_set("synthetic", synthetic, passage_text, overlap_fn),
+        overlap_skipped=reason,
+        overlap_source=source if passage_text is not None else "",
+    )
+
+
+def _overlap_function() -> tuple[Callable[[str, str, str | None], float], str]:
+    try:
+        from realrecall.generate.overlap import lexical_overlap  # type: ignore[import-not-found]
+    except ImportError:
+        return lexical_overlap_fallback, "calibrate fallback (distinct-word share)"
+    return lexical_overlap, "realrecall.generate.overlap.lexical_overlap"
+
+
+def _diagnose_set(
+    origin: str,
+    records: Sequence[QueryRecord],
+    passage_text: Callable[[str], str | None] | None,
+    overlap_fn: Callable[[str, str, str | None], float],
+) -> SetDiagnostics:
+    lengths = [len(_WORD.findall(q.query)) for q in records]
+    overlap: Summary | None = None
+    exact_share: float | None = None
+    if passage_text is not None:
+        overlaps: list[float] = []
+        exact = 0
+        judged = 0
+        for query in records:
+            passages = [text for text in map(passage_text, query.gold) if text]
+            if not passages:
+                continue
+            judged += 1
+            language = query.field("language")
+            overlaps.append(max(float(overlap_fn(query.query, text, language)) for text in passages))
+            needle = query.query.strip().lower()
+            exact += bool(needle) and any(needle in text.lower() for text in passages)
+        overlap = Summary.of(overlaps)
+        exact_share = exact / judged if judged else None
+    return SetDiagnostics(
+        origin=origin,
+        n=len(records),
+        question_words=Summary.of(lengths),
+        types=_mix(q.field("type") for q in records),
+        languages=_mix(q.field("language") for q in records),
+        overlap=overlap,
+        exact_match_share=exact_share,
+    )
+
+
+def _mix(values: Any) -> dict[str, int]:
+    counts = Counter("(missing)" if v is None else str(v) for v in values)
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -1,0 +1,279 @@
+"""The synthetic-vs-real gap, overall and per slice, and the headline that says which figure to quote.
+
+For every metric and every slice (a value of ``type``, ``language`` or any other per-query field), the
+real figure and the synthetic figure each get their interval (see ``intervals``), and the gap
+``synthetic - real`` gets a bootstrap interval that resamples the two sets independently. A real
+figure is flagged as too uncertain to quote alone when its interval is wider than ``max_width`` or
+fewer than ``min_queries`` real queries stand behind it; the flag says how many more would do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from realrecall.calibrate.intervals import (
+    Estimate,
+    Interval,
+    bootstrap_mean_matrix,
+    estimate_mean,
+    gap_interval,
+    gap_interval_from_draws,
+    interval_from_draws,
+    is_proportion,
+    queries_needed,
+    wilson_interval,
+)
+from realrecall.calibrate.results import QueryRecord
+
+__all__ = ["Headline", "SliceGap", "headline", "measure_gaps", "metric_values", "slice_values"]
+
+
+@dataclass(frozen=True)
+class SliceGap:
+    """One metric on one slice (``field`` None = all queries): real, synthetic and their gap."""
+
+    metric: str
+    field: str | None
+    value: Any
+    real: Estimate
+    synthetic: Estimate
+    gap: float
+    gap_interval: Interval
+    more_real_needed: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_real(self) -> int:
+        return self.real.n
+
+    @property
+    def n_synthetic(self) -> int:
+        return self.synthetic.n
+
+    @property
+    def label(self) -> str:
+        return "all queries" if self.field is None else f"{self.field}={_value_text(self.value)}"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The figure to quote, as one line (``text``) and as the numbers behind it."""
+
+    metric: str
+    real: Estimate
+    synthetic: Estimate
+    gap: float
+    gap_interval: Interval
+    text: str
+
+
+def metric_values(records: Sequence[QueryRecord], metric: str) -> np.ndarray:
+    """The per-query values of ``metric`` (queries without it are left out)."""
+    return np.fromiter(
+        (q.metrics[metric] for q in records if metric in q.metrics), dtype=np.float64, count=-1
+    )
+
+
+def slice_values(records: Sequence[QueryRecord], field: str) -> list[Any]:
+    """The distinct values of ``field`` among ``records``, sorted, missing (None) last."""
+    values = {q.field(field) for q in records}
+    present = sorted((v for v in values if v is not None), key=lambda v: (type(v).__name__, str(v)))
+    return present + ([None] if None in values else [])
+
+
+def measure_gaps(
+    real: Sequence[QueryRecord],
+    synthetic: Sequence[QueryRecord],
+    metrics: Sequence[str],
+    fields: Sequence[str],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+    min_queries: int = 30,
+    max_width: float = 0.2,
+    method: str = "percentile",
+) -> tuple[SliceGap, ...]:
+    """Every metric on all queries and on every slice of ``fields`` (values seen in either set).
+
+    ``method``: the bootstrap interval (``percentile`` or ``bca``) for non-proportions and gaps.
+    """
+    settings = _Settings(confidence, n_resamples, rng, min_queries, max_width, method)
+    slices: list[list[SliceGap]] = [_slice_gaps(metrics, None, None, real, synthetic, settings)]
+    for name in fields:
+        for value in slice_values([*real, *synthetic], name):
+            r = [q for q in real if q.field(name) == value]
+            s = [q for q in synthetic if q.field(name) == value]
+            slices.append(_slice_gaps(metrics, name, value, r, s, settings))
+    # Reported metric by metric: all queries first, then each slice.
+    return tuple(rows[position] for position in range(len(metrics)) for rows in slices)
+
+
+def headline(overall: SliceGap) -> Headline:
+    """The one line every report starts with, e.g.
+
+    ``Quote real recall@10 = 0.68 (95% CI 0.61-0.75, n=120). Synthetic 0.94 overstates it by 0.26.``
+    """
+    real, synthetic, metric = overall.real, overall.synthetic, overall.metric
+    level = f"{overall.real.interval.confidence * 100:g}% CI"
+    if real.n == 0:
+        text = f"No real queries: there is no real {metric} to quote."
+        if synthetic.n:
+            text += (
+                f" Synthetic {_fmt(synthetic.value)} ({_ci_text(synthetic.interval, level)}, "
+                f"n={synthetic.n}) is not a real-equivalent figure; add real questions or calibrate."
+            )
+    else:
+        text = f"Quote real {metric} = {_fmt(real.value)} ({_ci_text(real.interval, level)}, n={real.n})."
+        if synthetic.n == 0:
+            text += " No synthetic queries to compare it with."
+        elif round(abs(overall.gap), 2) == 0:
+            text += f" Synthetic {_fmt(synthetic.value)} matches it."
+        else:
+            verb = "overstates" if overall.gap > 0 else "understates"
+            text += f" Synthetic {_fmt(synthetic.value)} {verb} it by {_fmt(abs(overall.gap))}."
+        if overall.more_real_needed > 0:
+            text += (
+                f" The real set is too small for a useful interval: about {overall.more_real_needed} "
+                "more real questions needed."
+            )
+    return Headline(metric, real, synthetic, overall.gap, overall.gap_interval, text)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    confidence: float
+    n_resamples: int
+    rng: np.random.Generator
+    min_queries: int
+    max_width: float
+    method: str
+
+
+def _slice_gaps(
+    metrics: Sequence[str],
+    field: str | None,
+    value: Any,
+    real: Sequence[QueryRecord],
+    synthetic: Sequence[QueryRecord],
+    settings: _Settings,
+) -> list[SliceGap]:
+    """Every metric on one slice, from one resampling of each set shared by all metrics."""
+    r_values, s_values = _matrix(real, metrics), _matrix(synthetic, metrics)
+    # Synthetic drawn before real, as scipy.stats.bootstrap draws (synthetic, real).
+    s_draws = _draws(s_values, settings)
+    r_draws = _draws(r_values, settings)
+    rows = []
+    for j, metric in enumerate(metrics):
+        r, s = r_values[:, j], s_values[:, j]
+        if np.isnan(r).any() or np.isnan(s).any():
+            rows.append(_slice_gap_apart(metric, field, value, real, synthetic, settings))
+            continue
+        real_estimate = _estimate(r, None if r_draws is None else r_draws[:, j], settings)
+        synthetic_estimate = _estimate(s, None if s_draws is None else s_draws[:, j], settings)
+        if r_draws is None or s_draws is None or r.size + s.size < 3:
+            interval = Interval.undefined(settings.confidence, "bootstrap")
+        else:
+            interval = gap_interval_from_draws(
+                s_draws[:, j] - r_draws[:, j], s, r, confidence=settings.confidence, method=settings.method
+            )
+        rows.append(
+            _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
+        )
+    return rows
+
+
+def _matrix(records: Sequence[QueryRecord], metrics: Sequence[str]) -> np.ndarray:
+    return np.array(
+        [[q.metrics.get(m, math.nan) for m in metrics] for q in records], dtype=np.float64
+    ).reshape(len(records), len(metrics))
+
+
+def _draws(values: np.ndarray, settings: _Settings) -> np.ndarray | None:
+    if values.shape[0] == 0:
+        return None
+    return bootstrap_mean_matrix(np.nan_to_num(values), settings.n_resamples, settings.rng)
+
+
+def _estimate(values: np.ndarray, draws: np.ndarray | None, settings: _Settings) -> Estimate:
+    confidence = settings.confidence
+    if values.size == 0 or draws is None:
+        return Estimate(math.nan, Interval.undefined(confidence), 0)
+    if is_proportion(values):
+        interval = wilson_interval(int(values.sum()), int(values.size), confidence)
+    elif values.size < 2:
+        interval = Interval.undefined(confidence, "bootstrap")
+    else:
+        interval = interval_from_draws(draws, values, confidence=confidence, method=settings.method)
+    return Estimate(float(values.mean()), interval, int(values.size))
+
+
+def _slice_gap_apart(
+    metric: str,
+    field: str | None,
+    value: Any,
+    real: Sequence[QueryRecord],
+    synthetic: Sequence[QueryRecord],
+    settings: _Settings,
+) -> SliceGap:
+    # Some queries lack this metric: resample only those that have it, for this metric alone.
+    draw = {"confidence": settings.confidence, "n_resamples": settings.n_resamples, "rng": settings.rng}
+    r, s = metric_values(real, metric), metric_values(synthetic, metric)
+    real_estimate = estimate_mean(r, method=settings.method, **draw)
+    synthetic_estimate = estimate_mean(s, method=settings.method, **draw)
+    interval = gap_interval(s, r, method=settings.method, **draw)
+    return _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
+
+
+def _slice_gap(
+    metric: str,
+    field: str | None,
+    value: Any,
+    r: np.ndarray,
+    s: np.ndarray,
+    real_estimate: Estimate,
+    synthetic_estimate: Estimate,
+    interval: Interval,
+    settings: _Settings,
+) -> SliceGap:
+    confidence, min_queries, max_width = settings.confidence, settings.min_queries, settings.max_width
+    gap = synthetic_estimate.value - real_estimate.value if r.size and s.size else math.nan
+    notes: list[str] = []
+    more = 0
+    if r.size == 0:
+        notes.append("no real queries in this slice: no real figure and no gap")
+    else:
+        width = real_estimate.interval.width
+        needed = max(min_queries, queries_needed(r, width=max_width, confidence=confidence))
+        if r.size < min_queries or not width <= max_width:
+            more = max(0, needed - int(r.size))
+            reason = (
+                f"only {r.size} real {'query' if r.size == 1 else 'queries'} (fewer than {min_queries})"
+                if r.size < min_queries
+                else f"real interval {width:.2f} wide (over {max_width:.2f})"
+            )
+            notes.append(f"{reason}: about {more} more real questions needed")
+    if s.size == 0:
+        notes.append("no synthetic queries in this slice")
+    return SliceGap(
+        metric, field, value, real_estimate, synthetic_estimate, gap, interval, more, tuple(notes)
+    )
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
+def _ci_text(interval: Interval, level: str) -> str:
+    if not interval.defined:
+        return f"{level} undefined"
+    return f"{level} {_fmt(interval.low)}-{_fmt(interval.high)}"
+
+
+def _value_text(value: Any) -> str:
+    return "(missing)" if value is None else str(value)

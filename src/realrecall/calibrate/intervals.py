@@ -1,0 +1,326 @@
+"""Confidence intervals for a mean over queries, and for the gap between two sets of queries.
+
+- Proportions (a per-query value that is 0 or 1, such as ``recall@k``): the Wilson score interval,
+  ``(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``; equals statsmodels
+  ``proportion_confint(count, nobs, alpha, method="wilson")``.
+- Any other mean (MRR, nDCG, precision): the percentile bootstrap, resampling queries with
+  replacement; equals ``scipy.stats.bootstrap((values,), np.mean, method="percentile")`` drawn from the
+  same ``numpy.random.Generator`` with the same ``batch``. ``method="bca"`` gives the bias-corrected and
+  accelerated interval (Efron and Tibshirani 14.3, jackknife acceleration), equal to scipy's
+  ``method="BCa"``; it suits skewed per-query values such as reciprocal ranks.
+- The gap (synthetic minus real): the bootstrap resampling the two sets independently; equals
+  ``scipy.stats.bootstrap((synthetic, real), lambda s, r, axis: s.mean(axis) - r.mean(axis))``.
+
+Resampling is vectorised in batches of at most about four million drawn indices, so memory stays flat
+for large sets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import ndtr, ndtri
+
+from realrecall.errors import InputError
+
+__all__ = [
+    "BOOTSTRAP_METHODS",
+    "Estimate",
+    "Interval",
+    "bootstrap_interval",
+    "bootstrap_mean_matrix",
+    "bootstrap_means",
+    "check_settings",
+    "estimate_mean",
+    "gap_interval",
+    "gap_interval_from_draws",
+    "interval_from_draws",
+    "is_proportion",
+    "queries_needed",
+    "wilson_interval",
+    "z_value",
+]
+
+_MAX_DRAWN = 4_000_000
+BOOTSTRAP_METHODS = ("percentile", "bca")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided confidence interval; ``low``/``high`` are NaN when it cannot be computed."""
+
+    low: float
+    high: float
+    confidence: float
+    method: str
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    @property
+    def defined(self) -> bool:
+        return not (math.isnan(self.low) or math.isnan(self.high))
+
+    @classmethod
+    def undefined(cls, confidence: float, method: str = "none") -> Interval:
+        return cls(math.nan, math.nan, confidence, method)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A mean over ``n`` queries with its interval; ``value`` is NaN when ``n`` is 0."""
+
+    value: float
+    interval: Interval
+    n: int
+
+
+def z_value(confidence: float) -> float:
+    """The two-sided standard normal quantile for ``confidence`` (1.95996... for 0.95)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    return float(ndtri(1.0 - (1.0 - confidence) / 2.0))
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for ``successes`` out of ``n`` (statsmodels ``method="wilson"``)."""
+    if n <= 0:
+        return Interval.undefined(confidence, "wilson")
+    z = z_value(confidence)
+    p = successes / n
+    denominator = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / denominator
+    half = z / denominator * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+    return Interval(max(0.0, centre - half), min(1.0, centre + half), confidence, "wilson")
+
+
+def bootstrap_means(
+    values: Sequence[float] | np.ndarray,
+    n_resamples: int,
+    rng: np.random.Generator,
+    *,
+    batch: int | None = None,
+) -> np.ndarray:
+    """Means of ``n_resamples`` resamples (with replacement) of ``values``: shape ``(n_resamples,)``."""
+    array = np.asarray(values, dtype=np.float64)
+    size = batch or _default_batch(array.size, n_resamples)
+    out = np.empty(n_resamples, dtype=np.float64)
+    for start in range(0, n_resamples, size):
+        stop = min(start + size, n_resamples)
+        index = rng.integers(0, array.size, (stop - start, array.size))
+        out[start:stop] = array[index].mean(axis=-1)
+    return out
+
+
+def bootstrap_mean_matrix(
+    values: np.ndarray, n_resamples: int, rng: np.random.Generator, *, batch: int | None = None
+) -> np.ndarray:
+    """Means of every column of ``values`` (n queries x m metrics) over the same resamples: ``(B, m)``.
+
+    One draw of query indices serves every metric, so a slice costs one resampling, not one per
+    metric; each resample's counts times the values give its means (a matrix product). The draws are
+    those of :func:`bootstrap_means`, so a single column gives the same means (to rounding).
+    """
+    n = values.shape[0]
+    size = batch or _default_batch(n, n_resamples)
+    out = np.empty((n_resamples, values.shape[1]), dtype=np.float64)
+    for start in range(0, n_resamples, size):
+        stop = min(start + size, n_resamples)
+        index = rng.integers(0, n, (stop - start, n))
+        rows = np.arange(stop - start)[:, None] * n
+        counts = np.bincount((index + rows).ravel(), minlength=(stop - start) * n).reshape(stop - start, n)
+        out[start:stop] = counts.astype(np.float64) @ values / n
+    return out
+
+
+def interval_from_draws(
+    draws: np.ndarray, values: np.ndarray, *, confidence: float = 0.95, method: str = "percentile"
+) -> Interval:
+    """The interval of the mean of ``values`` from its bootstrap means ``draws``."""
+    if method == "bca":
+        return _bca(draws, float(values.mean()), [_jackknife_means(values)], confidence)
+    return _percentile(draws, confidence)
+
+
+def gap_interval_from_draws(
+    draws: np.ndarray,
+    synthetic: np.ndarray,
+    real: np.ndarray,
+    *,
+    confidence: float = 0.95,
+    method: str = "percentile",
+) -> Interval:
+    """The interval of ``mean(synthetic) - mean(real)`` from its bootstrap differences ``draws``."""
+    if method == "bca":
+        # Jackknife one set at a time, the other held at its mean (scipy's multi-sample acceleration).
+        jackknife = [_jackknife_means(synthetic) - real.mean(), synthetic.mean() - _jackknife_means(real)]
+        return _bca(draws, float(synthetic.mean() - real.mean()), jackknife, confidence)
+    return _percentile(draws, confidence)
+
+
+def bootstrap_interval(
+    values: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+    batch: int | None = None,
+    method: str = "percentile",
+) -> Interval:
+    """Bootstrap interval of the mean (``percentile`` or ``bca``); undefined below two values."""
+    _check_method(method)
+    array = np.asarray(values, dtype=np.float64)
+    if array.size < 2:
+        return Interval.undefined(confidence, "bootstrap")
+    means = bootstrap_means(array, n_resamples, rng, batch=batch)
+    return interval_from_draws(means, array, confidence=confidence, method=method)
+
+
+def gap_interval(
+    synthetic: Sequence[float] | np.ndarray,
+    real: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+    batch: int | None = None,
+    method: str = "percentile",
+) -> Interval:
+    """Bootstrap interval of ``mean(synthetic) - mean(real)``, the two sets resampled apart."""
+    _check_method(method)
+    s = np.asarray(synthetic, dtype=np.float64)
+    r = np.asarray(real, dtype=np.float64)
+    if s.size == 0 or r.size == 0 or s.size + r.size < 3:
+        return Interval.undefined(confidence, "bootstrap")
+    size = batch or _default_batch(max(s.size, r.size), n_resamples)
+    gaps = np.empty(n_resamples, dtype=np.float64)
+    # Drawn batch by batch, synthetic then real, as scipy.stats.bootstrap draws its samples.
+    for start in range(0, n_resamples, size):
+        stop = min(start + size, n_resamples)
+        s_means = s[rng.integers(0, s.size, (stop - start, s.size))].mean(axis=-1)
+        r_means = r[rng.integers(0, r.size, (stop - start, r.size))].mean(axis=-1)
+        gaps[start:stop] = s_means - r_means
+    return gap_interval_from_draws(gaps, s, r, confidence=confidence, method=method)
+
+
+def is_proportion(values: Sequence[float] | np.ndarray) -> bool:
+    """Whether every value is 0 or 1, so the mean is a proportion and Wilson applies."""
+    array = np.asarray(values, dtype=np.float64)
+    return bool(np.all((array == 0.0) | (array == 1.0)))
+
+
+def estimate_mean(
+    values: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    rng: np.random.Generator,
+    method: str = "percentile",
+) -> Estimate:
+    """The mean with its interval: Wilson for 0/1 values, the bootstrap (``method``) otherwise."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.size == 0:
+        return Estimate(math.nan, Interval.undefined(confidence), 0)
+    value = float(array.mean())
+    if is_proportion(array):
+        interval = wilson_interval(int(array.sum()), int(array.size), confidence)
+    else:
+        interval = bootstrap_interval(
+            array, confidence=confidence, n_resamples=n_resamples, rng=rng, method=method
+        )
+    return Estimate(value, interval, int(array.size))
+
+
+def queries_needed(values: Sequence[float] | np.ndarray, *, width: float, confidence: float = 0.95) -> int:
+    """How many queries like these give an interval no wider than ``width``.
+
+    For 0/1 values: the smallest n whose Wilson interval at the observed proportion is that narrow. For
+    other values: the normal-approximation ``n = ceil((2·z·s / width)²)`` with the sample standard
+    deviation ``s``. At least 1.
+    """
+    array = np.asarray(values, dtype=np.float64)
+    z = z_value(confidence)
+    if array.size == 0:
+        # Nothing observed: plan for the worst case, p = 0.5.
+        return max(1, math.ceil((z / width) ** 2))
+    if is_proportion(array):
+        p = float(array.mean())
+        return _wilson_n_for_width(p, width, confidence)
+    spread = float(array.std(ddof=1)) if array.size > 1 else 0.5
+    return max(1, math.ceil((2.0 * z * spread / width) ** 2))
+
+
+def _wilson_n_for_width(p: float, width: float, confidence: float) -> int:
+    def too_wide(n: int) -> bool:
+        return wilson_interval(round(p * n), n, confidence).width > width
+
+    high = 1
+    while too_wide(high):
+        high *= 2
+    low = high // 2
+    # Bisect on n; rounding p·n makes the width only roughly monotone, which is fine for planning.
+    while low + 1 < high:
+        middle = (low + high) // 2
+        if too_wide(middle):
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def _percentile(samples: np.ndarray, confidence: float) -> Interval:
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(samples, [alpha, 1.0 - alpha])
+    return Interval(float(low), float(high), confidence, "bootstrap")
+
+
+def check_settings(*, confidence: float, n_resamples: int, alpha: float | None = None) -> None:
+    """Reject a confidence level, resample count or significance level that makes no sense."""
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"confidence must be between 0 and 1, got {confidence}", hint="e.g. 0.95")
+    if n_resamples < 100:
+        raise InputError(f"{n_resamples} resamples are too few for an interval", hint="use at least 1000")
+    if alpha is not None and not 0.0 < alpha < 1.0:
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}", hint="e.g. 0.05")
+
+
+def _jackknife_means(values: np.ndarray) -> np.ndarray:
+    return (values.sum() - values) / (values.size - 1) if values.size > 1 else values.copy()
+
+
+def _bca(draws: np.ndarray, estimate: float, jackknife: list[np.ndarray], confidence: float) -> Interval:
+    """BCa interval from the bootstrap draws and the jackknife estimates of each sample."""
+    alpha = (1.0 - confidence) / 2.0
+    below = np.count_nonzero(draws < estimate) + np.count_nonzero(draws <= estimate)
+    z0 = float(ndtri(below / (2.0 * draws.size)))
+    numerator = denominator = 0.0
+    for theta in jackknife:
+        if theta.size < 2:
+            continue
+        spread = (theta.size - 1) * (theta.mean() - theta)
+        numerator += float(np.sum(spread**3)) / theta.size**3
+        denominator += float(np.sum(spread**2)) / theta.size**2
+    # No spread at all (every value equal): no acceleration to estimate.
+    acceleration = numerator / (6.0 * denominator**1.5) if denominator > 0 else 0.0
+    levels = []
+    for z in (float(ndtri(alpha)), -float(ndtri(alpha))):
+        shifted = z0 + z
+        levels.append(float(ndtr(z0 + shifted / (1.0 - acceleration * shifted))))
+    if not all(np.isfinite(levels)):
+        # The estimate lies outside every draw (z0 infinite): BCa is undefined, percentile is not.
+        return _percentile(draws, confidence)
+    low, high = np.quantile(draws, levels)
+    return Interval(float(low), float(high), confidence, "bootstrap-bca")
+
+
+def _check_method(method: str) -> None:
+    if method not in BOOTSTRAP_METHODS:
+        raise ValueError(f"unknown bootstrap method {method!r}; choose from {', '.join(BOOTSTRAP_METHODS)}")
+
+
+def _default_batch(n: int, n_resamples: int) -> int:
+    return max(1, min(n_resamples, _MAX_DRAWN // max(1, n)))

@@ -1,0 +1,213 @@
+"""The calibration report as one self-contained HTML file: inline CSS and SVG, no script, no network.
+
+Sections: the headline; recall@k for synthetic and real with interval bands; the gap per slice; the
+overlap (and question-length) distributions of both sets; the per-slice table; the calibrated estimate,
+rank agreement, answer grid and gates when present.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from html import escape
+
+from realrecall.calibrate.calibration import CalibrationReport
+from realrecall.calibrate.report.svg import Bar, Series, gap_bars, histograms, line_chart
+from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows
+
+__all__ = ["REAL_COLOUR", "SYNTHETIC_COLOUR", "render_html"]
+
+REAL_COLOUR = "#1c7ed6"
+SYNTHETIC_COLOUR = "#e8590c"
+_RECALL_AT = re.compile(r"^recall@(\d+)$")
+
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1180px; color: #1b1b1b;
+       padding: 0 1rem; line-height: 1.4; }
+h1 { font-size: 1.45rem; margin: 0 0 .4rem; }
+.headline { font-size: 1.25rem; font-weight: 600; background: #f1f6fd; border-left: 5px solid #1c7ed6;
+            padding: .8rem 1rem; margin: 0 0 1rem; }
+.warning { color: #8a5300; background: #fff6e0; padding: .3rem .6rem; margin: .2rem 0; }
+.gate-failed { color: #b00020; font-weight: 600; }
+.gate-passed { color: #2b7a0b; }
+.charts { display: flex; flex-wrap: wrap; gap: 1rem; }
+.charts figure { margin: 0; border: 1px solid #e3e3e3; padding: .5rem; background: #fff; }
+table { border-collapse: collapse; margin: .6rem 0 1.2rem; font-size: .9rem; }
+th, td { border-bottom: 1px solid #e3e3e3; padding: .25rem .6rem; text-align: right; white-space: nowrap; }
+table.slices td:last-child { white-space: normal; text-align: left; color: #666; }
+th:first-child, td:first-child { text-align: left; }
+tr.empty td { color: #999; }
+.note { color: #666; font-size: .85rem; }
+"""
+
+
+def render_html(report: CalibrationReport) -> str:
+    """One HTML document; the headline is the page title and its first visible line."""
+    head = escape(report.headline.text)
+    body = [
+        f'<p class="headline" id="headline">{head}</p>',
+        f"<h1>Calibration of {escape(report.retriever)}</h1>",
+        *(f'<p class="warning">warning: {escape(w)}</p>' for w in report.warnings),
+        *(
+            f'<p class="{"gate-passed" if g.passed else "gate-failed"}">gate '
+            f"{'passed' if g.passed else 'failed'}: {escape(g.message)}</p>"
+            for g in report.gates
+        ),
+        '<div class="charts">',
+        _figure(_curve(report)),
+        _figure(_gaps(report)),
+        *(_figure(chart) for chart in _distributions(report)),
+        "</div>",
+        f"<h2>{escape(report.metric)} by slice</h2>",
+        _slice_table(report),
+        "<h2>Every metric, all queries</h2>",
+        _overall_table(report),
+        *_other_metrics(report),
+        *_calibrated(report),
+        "<h2>Why the sets differ</h2>",
+        _table(["", "real", "synthetic"], diagnostics_rows(report)),
+        *_agreement(report),
+        *_answers(report),
+        f'<p class="note">Seed {report.seed}, {report.n_resamples} bootstrap resamples, '
+        f"{report.confidence * 100:g}% intervals.</p>",
+    ]
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><title>{head}</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<style>{_CSS}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def _curve(report: CalibrationReport) -> str:
+    ks = sorted(
+        (int(m.group(1)), name) for name in report.metrics if (m := _RECALL_AT.match(name)) is not None
+    )
+    if not ks:
+        return '<p class="note">No recall@k metric in the results: no curve.</p>'
+    rows = [report.overall(name) for _, name in ks]
+    series = [
+        Series("synthetic", SYNTHETIC_COLOUR, [g.synthetic.value for g in rows],
+               [g.synthetic.interval.low for g in rows], [g.synthetic.interval.high for g in rows]),
+        Series("real", REAL_COLOUR, [g.real.value for g in rows],
+               [g.real.interval.low for g in rows], [g.real.interval.high for g in rows]),
+    ]  # fmt: skip
+    return line_chart([f"k={k}" for k, _ in ks], series, title="recall@k, synthetic vs real (bands: CI)")
+
+
+def _gaps(report: CalibrationReport) -> str:
+    bars = [
+        Bar(g.label, g.gap, g.gap_interval.low, g.gap_interval.high)
+        for g in (report.overall(), *report.slices())
+    ]
+    return gap_bars(bars, title=f"gap on {report.metric} (synthetic - real), with CI")
+
+
+def _distributions(report: CalibrationReport) -> list[str]:
+    real, synthetic = report.diagnostics.real, report.diagnostics.synthetic
+    charts = []
+    if real.overlap is not None and synthetic.overlap is not None:
+        charts.append(
+            histograms(
+                [Series("real", REAL_COLOUR, real.overlap.values),
+                 Series("synthetic", SYNTHETIC_COLOUR, synthetic.overlap.values)],
+                title="lexical overlap with the gold passage", low=0.0, high=1.0,
+                x_label="overlap (share of the question's words)",
+            )
+        )  # fmt: skip
+    else:
+        reason = report.diagnostics.overlap_skipped or "no corpus"
+        charts.append(f'<p class="note">Overlap distributions skipped: {escape(reason)}.</p>')
+    longest = max([1.0, *real.question_words.values, *synthetic.question_words.values])
+    top = float(5 * -(-int(longest) // 5))
+    charts.append(
+        histograms(
+            [Series("real", REAL_COLOUR, real.question_words.values),
+             Series("synthetic", SYNTHETIC_COLOUR, synthetic.question_words.values)],
+            title="question length", low=0.0, high=top, bins=min(10, int(top)), x_label="words",
+        )
+    )  # fmt: skip
+    return charts
+
+
+def _slice_table(report: CalibrationReport) -> str:
+    slices = report.slices()
+    if not slices:
+        return '<p class="note">No slice fields in the per-query records.</p>'
+    rows = [[row[0], *row[2:], "; ".join(g.notes)] for g, row in zip(slices, gap_rows(slices), strict=True)]
+    header = ["slice", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI", "notes"]
+    return _table(header, rows, empty=[g.n_real == 0 for g in slices], css_class="slices")
+
+
+def _overall_table(report: CalibrationReport) -> str:
+    overall = [g for g in report.gaps if g.field is None]
+    header = ["metric", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI"]
+    return _table(header, [row[1:] for row in gap_rows(overall)])
+
+
+def _other_metrics(report: CalibrationReport) -> list[str]:
+    other = [g for g in report.gaps if g.field is not None and g.metric != report.metric]
+    if not other:
+        return []
+    header = ["slice", "metric", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI"]
+    return [
+        "<details><summary>Every other metric by slice</summary>",
+        _table(header, gap_rows(other), empty=[g.n_real == 0 for g in other]),
+        "</details>",
+    ]
+
+
+def _calibrated(report: CalibrationReport) -> list[str]:
+    c = report.calibrated
+    if c is None:
+        return []
+    when = c.calibrated_on[:10] if c.calibrated_on else "an undated real set"
+    text = (
+        f"Calibrated {c.metric} = {figure(c.value)} ({ci_text(c.interval)}), calibrated on the real set "
+        f"of {when}" + (f", {c.age_text}" if c.age_text else "") + "."
+    )
+    rows = [[str(s.value), figure(s.weight), figure(s.synthetic), figure(s.gap), figure(s.corrected),
+             str(s.n_synthetic), str(s.n_real)] for s in c.strata]  # fmt: skip
+    header = [c.by or "stratum", "weight", "synthetic", "gap", "corrected", "n synthetic", "n real"]
+    notes = [f'<p class="warning">{escape(n)}</p>' for n in c.notes]
+    return ["<h2>Calibrated estimate</h2>", f"<p>{escape(text)}</p>", _table(header, rows), *notes]
+
+
+def _agreement(report: CalibrationReport) -> list[str]:
+    a = report.rank_agreement
+    if a is None:
+        return []
+    rows = [[s.name, figure(s.synthetic, 3), figure(s.real, 3)] for s in a.systems]
+    return [
+        "<h2>Rank agreement</h2>",
+        f"<p>Kendall's tau = {figure(a.tau)} (p = {figure(a.p_value, 3)}). {escape(a.advice)}</p>",
+        _table(["system", f"synthetic {a.metric}", f"real {a.metric}"], rows),
+    ]
+
+
+def _answers(report: CalibrationReport) -> list[str]:
+    grid = report.answers
+    if grid is None:
+        return []
+    rows = [[cell, str(count)] for cell, count in grid.counts.items()]
+    return [
+        f"<h2>Answers against evidence in the top {grid.k}</h2>",
+        _table(["cell", "queries"], rows),
+        f"<p><strong>Verdict:</strong> {escape(grid.verdict)}.</p>",
+    ]
+
+
+def _figure(content: str) -> str:
+    return f"<figure>{content}</figure>"
+
+
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], empty: Sequence[bool] = (), css_class: str = ""
+) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    lines = []
+    for i, row in enumerate(rows):
+        css = ' class="empty"' if i < len(empty) and empty[i] else ""
+        lines.append(f"<tr{css}>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>")
+    css = f' class="{css_class}"' if css_class else ""
+    return f"<table{css}><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"

@@ -1,0 +1,133 @@
+"""The calibration report as Markdown: the headline as the first line, then one section per concern."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from realrecall.calibrate.calibration import CalibrationReport
+from realrecall.calibrate.compare import ComparisonReport
+from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows, signed
+
+__all__ = ["render_comparison_markdown", "render_markdown"]
+
+
+def render_markdown(report: CalibrationReport) -> str:
+    """Markdown text; its first line is the headline."""
+    lines = [report.headline.text, "", f"# Calibration of {report.retriever}", ""]
+    if report.warnings:
+        lines += [f"> warning: {w}" for w in report.warnings] + [""]
+    for gate in report.gates:
+        lines.append(f"- gate {'passed' if gate.passed else '**failed**'}: {gate.message}")
+    if report.gates:
+        lines.append("")
+    lines += ["## Every metric, all queries", ""]
+    lines += _table(
+        ["metric", "real", "CI", "n real", "synthetic", "CI", "n synth", "gap", "gap CI"],
+        [row[1:] for row in gap_rows([g for g in report.gaps if g.field is None])],
+    )
+    lines += ["", f"## {report.metric} by slice", ""]
+    slices = report.slices()
+    if slices:
+        lines += _table(
+            ["slice", "real", "CI", "n real", "synthetic", "CI", "n synth", "gap", "gap CI"],
+            [[row[0], *row[2:]] for row in gap_rows(slices)],
+        )
+        notes = [f"- {g.label}: {note}" for g in slices for note in g.notes]
+        if notes:
+            lines += ["", *notes]
+    else:
+        lines.append("No slice fields in the per-query records.")
+    other = [g for g in report.gaps if g.field is not None and g.metric != report.metric]
+    if other:
+        lines += ["", "## Every other metric by slice", ""]
+        lines += _table(
+            ["slice", "metric", "real", "CI", "n real", "synthetic", "CI", "n synth", "gap", "gap CI"],
+            gap_rows(other),
+        )
+    lines += ["", *_calibrated(report), "", *_diagnostics(report)]
+    if report.rank_agreement is not None:
+        a = report.rank_agreement
+        lines += [
+            "",
+            "## Rank agreement",
+            "",
+            f"Kendall's tau = {figure(a.tau)} (p = {figure(a.p_value, 3)}).",
+            "",
+        ]
+        lines += _table(
+            ["system", f"synthetic {a.metric}", f"real {a.metric}"],
+            [[s.name, figure(s.synthetic, 3), figure(s.real, 3)] for s in a.systems],
+        )
+        lines += ["", a.advice]
+    if report.answers is not None:
+        grid = report.answers
+        lines += ["", f"## Answers against evidence (top {grid.k})", ""]
+        lines += _table(["cell", "queries"], [[cell, str(count)] for cell, count in grid.counts.items()])
+        lines += ["", f"Verdict: {grid.verdict}."]
+        if grid.unmatched:
+            lines.append(f"{len(grid.unmatched)} labelled query ids were not in the results.")
+    lines += ["", f"_Seed {report.seed}, {report.n_resamples} bootstrap resamples._", ""]
+    return "\n".join(lines)
+
+
+def render_comparison_markdown(report: ComparisonReport) -> str:
+    lines = [report.headline, "", f"# {report.name_b} against {report.name_a}: {report.metric}", ""]
+    rows = [
+        [
+            r.label, str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
+            ci_text(r.interval, signed_values=True, digits=3), figure(r.p_value, 4),
+            "yes" if r.significant else ("-" if r.note else "no"),
+        ]
+        for r in report.rows
+    ]  # fmt: skip
+    lines += _table(
+        ["slice", "n", report.name_a, report.name_b, "difference", "CI", "p", "significant"], rows
+    )
+    lines += [
+        "",
+        f"_{report.test} test, alpha {report.alpha:g}; {report.unpaired} unpaired queries left out._",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _calibrated(report: CalibrationReport) -> list[str]:
+    c = report.calibrated
+    if c is None:
+        return ["## Calibrated estimate", "", "None: no real queries to calibrate on."]
+    when = c.calibrated_on[:10] if c.calibrated_on else "undated"
+    lines = [
+        "## Calibrated estimate",
+        "",
+        f"{c.metric} = {figure(c.value)} ({ci_text(c.interval)}), calibrated on the real set of {when}"
+        + (f" ({c.age_text})" if c.age_text else "")
+        + (", **stale**" if c.stale else "")
+        + ".",
+        "",
+    ]
+    lines += _table(
+        [c.by or "stratum", "weight", "synthetic", "gap", "corrected", "n synth", "n real"],
+        [
+            [str(s.value), figure(s.weight), figure(s.synthetic), signed(s.gap), figure(s.corrected),
+             str(s.n_synthetic), str(s.n_real)]
+            for s in c.strata
+        ],
+    )  # fmt: skip
+    return lines + [f"- {note}" for note in c.notes]
+
+
+def _diagnostics(report: CalibrationReport) -> list[str]:
+    d = report.diagnostics
+    lines = ["## Why the sets differ", "", *_table(["", "real", "synthetic"], diagnostics_rows(report))]
+    if d.overlap_skipped:
+        lines += ["", f"Overlap and exact match skipped: {d.overlap_skipped}."]
+    elif d.overlap_source:
+        lines += ["", f"Overlap computed by {d.overlap_source}."]
+    return lines
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return [line(header), "|" + "|".join("---" for _ in header) + "|", *(line(r) for r in rows)]

@@ -1,0 +1,102 @@
+"""The calibration report as rich renderables (the CLI prints them; the library never prints)."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from realrecall.calibrate.calibration import CalibrationReport
+from realrecall.calibrate.compare import ComparisonReport
+from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows, signed
+
+__all__ = ["comparison_table", "report_table"]
+
+# Short headers and minimum widths keep the table whole in an 80-column terminal.
+_GAP_COLUMNS = (
+    ("real", 4),
+    ("CI", 9),
+    ("n", 1),
+    ("synth", 4),
+    ("CI", 9),
+    ("n", 1),
+    ("gap", 5),
+    ("gap CI", 11),
+)
+
+
+def report_table(report: CalibrationReport) -> RenderableType:
+    """Headline first, then the gap tables, calibrated estimate, diagnostics and verdicts."""
+    parts: list[RenderableType] = [Text(report.headline.text, style="bold")]
+    parts += [Text(f"warning: {w}", style="yellow") for w in report.warnings]
+    for gate in report.gates:
+        parts.append(Text(f"gate {'passed' if gate.passed else 'FAILED'}: {gate.message}",
+                          style="green" if gate.passed else "bold red"))  # fmt: skip
+    overall = _gap_table(
+        "every metric, all queries", "metric", [g for g in report.gaps if g.field is None], 1
+    )
+    parts.append(overall)
+    if report.slices():
+        parts.append(_gap_table(f"{report.metric} by slice", "slice", list(report.slices()), 0))
+    c = report.calibrated
+    if c is not None:
+        when = c.calibrated_on[:10] if c.calibrated_on else "undated real set"
+        stale = " [STALE]" if c.stale else ""
+        parts.append(Text(f"Calibrated {c.metric} = {figure(c.value)} ({ci_text(c.interval)}), "
+                          f"calibrated on {when}{stale}"))  # fmt: skip
+    parts.append(_diagnostics_table(report))
+    if report.rank_agreement is not None:
+        a = report.rank_agreement
+        table = Table(title=f"rank agreement on {a.metric}: Kendall's tau {figure(a.tau)}")
+        for column in ("system", "synthetic", "real"):
+            table.add_column(column, justify="left" if column == "system" else "right")
+        for s in a.systems:
+            table.add_row(s.name, figure(s.synthetic, 3), figure(s.real, 3))
+        parts += [table, Text(a.advice)]
+    if report.answers is not None:
+        grid = report.answers
+        table = Table(title=f"answers against evidence in the top {grid.k}")
+        table.add_column("cell")
+        table.add_column("queries", justify="right")
+        for cell, count in grid.counts.items():
+            table.add_row(cell, str(count))
+        parts += [table, Text(f"verdict: {grid.verdict}", style="bold")]
+    return Group(*parts)
+
+
+def comparison_table(report: ComparisonReport) -> RenderableType:
+    table = Table(title=f"{report.name_b} against {report.name_a}: {report.metric} ({report.test} test)")
+    for column in ("slice", "n", report.name_a, report.name_b, "difference", "CI", "p", "significant"):
+        table.add_column(column, justify="left" if column == "slice" else "right")
+    for r in report.rows:
+        table.add_row(
+            r.label, str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
+            ci_text(r.interval, signed_values=True, digits=3), figure(r.p_value, 4),
+            "yes" if r.significant else ("-" if r.note else "no"),
+        )  # fmt: skip
+    return Group(Text(report.headline, style="bold"), table)
+
+
+def _gap_table(title: str, first: str, gaps: list, skip: int) -> Table:
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column(first)
+    for column, width in _GAP_COLUMNS:
+        table.add_column(column, justify="right", min_width=width)
+    for gap, row in zip(gaps, gap_rows(gaps), strict=True):
+        cells = [row[1], *row[2:]] if skip else [row[0], *row[2:]]
+        cells[-1] = cells[-1].replace(" to ", "..")
+        table.add_row(*cells, style="dim" if gap.n_real == 0 else None)
+    return table
+
+
+def _diagnostics_table(report: CalibrationReport) -> Table:
+    table = Table(title="why the sets differ", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("")
+    table.add_column("real", justify="right")
+    table.add_column("synthetic", justify="right")
+    for row in diagnostics_rows(report):
+        table.add_row(*row)
+    if report.diagnostics.overlap_skipped:
+        table.caption = f"overlap skipped: {report.diagnostics.overlap_skipped}"
+    return table

@@ -1,0 +1,82 @@
+"""Number formatting shared by the table, Markdown and HTML reports, so they agree to the digit."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from realrecall.calibrate.calibration import CalibrationReport
+from realrecall.calibrate.gap import SliceGap
+from realrecall.calibrate.intervals import Interval
+
+__all__ = ["ci_text", "diagnostics_rows", "figure", "gap_rows", "signed"]
+
+
+def figure(value: float | None, digits: int = 2) -> str:
+    """``0.68``; ``n/a`` for a missing or undefined value."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def signed(value: float | None, digits: int = 2) -> str:
+    """``+0.26`` / ``-0.04``; ``n/a`` when undefined."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    return f"{value:+.{digits}f}"
+
+
+def ci_text(interval: Interval, *, signed_values: bool = False, digits: int = 2) -> str:
+    """``0.61-0.75`` (or ``-0.02 to +0.11`` for differences); ``n/a`` when undefined."""
+    if not interval.defined:
+        return "n/a"
+    if signed_values:
+        return f"{signed(interval.low, digits)} to {signed(interval.high, digits)}"
+    return f"{figure(interval.low, digits)}-{figure(interval.high, digits)}"
+
+
+def gap_rows(gaps: Sequence[SliceGap]) -> list[list[str]]:
+    """Rows: slice, metric, real, CI, n real, synthetic, CI, n synthetic, gap, gap CI."""
+    return [
+        [
+            g.label, g.metric,
+            figure(g.real.value), ci_text(g.real.interval), str(g.n_real),
+            figure(g.synthetic.value), ci_text(g.synthetic.interval), str(g.n_synthetic),
+            signed(g.gap), ci_text(g.gap_interval, signed_values=True),
+        ]
+        for g in gaps
+    ]  # fmt: skip
+
+
+def diagnostics_rows(report: CalibrationReport) -> list[list[str]]:
+    """Rows of the side-by-side diagnostics: label, real, synthetic."""
+    real, synthetic = report.diagnostics.real, report.diagnostics.synthetic
+    rows = [
+        ["queries", str(real.n), str(synthetic.n)],
+        [
+            "question words (mean)",
+            figure(real.question_words.mean, 1),
+            figure(synthetic.question_words.mean, 1),
+        ],
+        [
+            "question words (median)",
+            figure(real.question_words.median, 1),
+            figure(synthetic.question_words.median, 1),
+        ],
+    ]
+    if real.overlap is not None and synthetic.overlap is not None:
+        rows.append(["lexical overlap (mean)", figure(real.overlap.mean), figure(synthetic.overlap.mean)])
+        rows.append(
+            ["exact string match", _share(real.exact_match_share), _share(synthetic.exact_match_share)]
+        )
+    rows.append(["types", _mix(real.types), _mix(synthetic.types)])
+    rows.append(["languages", _mix(real.languages), _mix(synthetic.languages)])
+    return rows
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
+
+
+def _mix(counts: dict[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts.items()) or "none"

@@ -1,0 +1,247 @@
+"""Reading evaluate's results.json into typed records: one per query, with its origin and slice fields.
+
+The calibrate stage works from the per-query values in results.json (schema in the evaluate stage), so
+intervals, gaps and paired tests never need the gold sets or the run again. Several results files of
+the same retriever (one per gold set, say) merge into one; files of different retrievers stay apart
+and feed the rank agreement.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from realrecall.errors import InputError
+from realrecall.gold import ORIGINS
+
+__all__ = ["GoldSetInfo", "QueryRecord", "Results", "distinct_labels", "load_results", "merge_by_retriever"]
+
+# Per-query keys that are not slice fields: identity, judgments, ranks and values.
+_NOT_SLICE_FIELDS = frozenset(
+    {"query_id", "query", "gold", "origin", "first_relevant_rank", "metrics", "top"}
+)
+
+
+@dataclass(frozen=True)
+class QueryRecord:
+    """One evaluated query: its text, gold ids, origin, slice fields and metric values."""
+
+    query_id: str
+    query: str
+    gold: tuple[str, ...]
+    origin: str
+    gold_set: str
+    first_relevant_rank: int | None
+    metrics: Mapping[str, float]
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    def field(self, name: str) -> Any:
+        return self.fields.get(name)
+
+
+@dataclass(frozen=True)
+class GoldSetInfo:
+    """What results.json says about one gold set besides its queries."""
+
+    name: str
+    path: str | None
+    modified: str | None
+    n_queries: int
+    origins: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Results:
+    """The evaluation of one retriever on one or more gold sets."""
+
+    retriever: str
+    description: str
+    metrics: tuple[str, ...]
+    queries: tuple[QueryRecord, ...]
+    gold_sets: tuple[GoldSetInfo, ...] = ()
+    corpus_path: str | None = None
+    source: str | None = None
+
+    def of_origin(self, origin: str) -> tuple[QueryRecord, ...]:
+        """The queries of one origin (``real`` or ``synthetic``)."""
+        return tuple(q for q in self.queries if q.origin == origin)
+
+    def slice_fields(self) -> tuple[str, ...]:
+        """Every slice field present in at least one query record, type and language first."""
+        names: dict[str, None] = {}
+        for query in self.queries:
+            names.update(dict.fromkeys(query.fields))
+        preferred = [name for name in ("type", "language") if name in names]
+        return tuple(preferred + sorted(name for name in names if name not in preferred))
+
+    def real_set_dates(self) -> tuple[str, ...]:
+        """``modified`` stamps of the gold sets that hold real queries."""
+        return tuple(g.modified for g in self.gold_sets if g.modified and g.origins.get("real"))
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        return (self.retriever, self.description)
+
+
+def load_results(
+    source: Mapping[str, Any] | str | Path, *, origins: Mapping[str, str] | None = None
+) -> Results:
+    """Read results.json (a path, or the already-parsed mapping) into :class:`Results`.
+
+    ``origins`` (gold set name -> ``real`` | ``synthetic``) sets the origin of every query of the named
+    gold sets, for sets evaluated without one (a BEIR or TREC real set, say).
+    """
+    if isinstance(source, Mapping):
+        return _parse(source, None, origins or {})
+    path = Path(source)
+    if not path.is_file():
+        raise InputError("results file not found", path=path, hint="run `realrecall evaluate` first")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON ({exc.msg})", path=path, line=exc.lineno, hint="give evaluate's results.json"
+        ) from exc
+    if not isinstance(data, Mapping):
+        raise InputError("expected a JSON object", path=path, hint="give evaluate's results.json")
+    return _parse(data, str(path), origins or {})
+
+
+def merge_by_retriever(results: Iterable[Results]) -> tuple[Results, ...]:
+    """Merge results of the same retriever (name and description), keeping first-seen order."""
+    merged: dict[tuple[str, str], Results] = {}
+    for item in results:
+        previous = merged.get(item.identity)
+        if previous is None:
+            merged[item.identity] = item
+            continue
+        metrics = previous.metrics + tuple(m for m in item.metrics if m not in previous.metrics)
+        merged[item.identity] = Results(
+            retriever=previous.retriever,
+            description=previous.description,
+            metrics=metrics,
+            queries=previous.queries + item.queries,
+            gold_sets=previous.gold_sets + item.gold_sets,
+            corpus_path=previous.corpus_path or item.corpus_path,
+            source=previous.source,
+        )
+    return tuple(merged.values())
+
+
+def distinct_labels(results: Sequence[Results]) -> list[str]:
+    """Short labels that tell the retrievers apart: the name, plus what differs in the descriptions.
+
+    ``bm25`` and ``bm25`` described as ``... k1=0.9 b=0.4 ...`` and ``... k1=1.5 b=0.75 ...`` become
+    ``bm25 k1=0.9 b=0.4`` and ``bm25 k1=1.5 b=0.75``.
+    """
+    names = [r.retriever for r in results]
+    if len(set(names)) == len(names):
+        return names
+    words = [r.description.split() for r in results]
+    shared = set.intersection(*(set(w) for w in words)) if words else set()
+    labels = [
+        " ".join([name, *(w for w in description if w not in shared)])
+        for name, description in zip(names, words, strict=True)
+    ]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    return labels
+
+
+def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str]) -> Results:
+    gold_sets = data.get("gold_sets")
+    if not isinstance(gold_sets, list) or not gold_sets:
+        raise InputError('no "gold_sets" in results', path=path, hint="give evaluate's results.json")
+    retriever = data.get("retriever") or {}
+    if not isinstance(retriever, Mapping):
+        retriever = {"name": str(retriever)}
+    corpus = data.get("corpus") or {}
+    metrics = tuple(str(m) for m in data.get("metrics") or ())
+    infos: list[GoldSetInfo] = []
+    queries: list[QueryRecord] = []
+    for position, gold_set in enumerate(gold_sets):
+        if not isinstance(gold_set, Mapping):
+            raise InputError(
+                f"gold set {position + 1} is not an object", path=path, hint="give evaluate's results.json"
+            )
+        name = str(gold_set.get("name") or f"gold_set_{position}")
+        origins = {str(k): int(v) for k, v in (gold_set.get("origins") or {}).items()}
+        infos.append(
+            GoldSetInfo(
+                name=name,
+                path=gold_set.get("path"),
+                modified=gold_set.get("modified"),
+                n_queries=int(gold_set.get("n_queries") or len(gold_set.get("per_query") or ())),
+                origins=origins,
+            )
+        )
+        per_query = gold_set.get("per_query")
+        if not isinstance(per_query, list) or not all(isinstance(r, Mapping) for r in per_query):
+            raise InputError(
+                f'gold set {name!r} has no "per_query" records',
+                path=path,
+                hint="rerun evaluate; calibrate needs per-query values for its intervals",
+            )
+        default_origin = next(iter(origins)) if len(origins) == 1 else None
+        queries.extend(_query(record, name, default_origin, forced.get(name), path) for record in per_query)
+    if not metrics:
+        metrics = tuple(dict.fromkeys(m for q in queries for m in q.metrics))
+    return Results(
+        retriever=str(retriever.get("name") or "retriever"),
+        description=str(retriever.get("description") or ""),
+        metrics=metrics,
+        queries=tuple(queries),
+        gold_sets=tuple(infos),
+        corpus_path=corpus.get("path") if isinstance(corpus, Mapping) else None,
+        source=path,
+    )
+
+
+def _query(
+    record: Mapping[str, Any],
+    gold_set: str,
+    default_origin: str | None,
+    forced_origin: str | None,
+    path: str | None,
+) -> QueryRecord:
+    query_id = str(record.get("query_id", ""))
+    origin = forced_origin or record.get("origin") or default_origin
+    if origin not in ORIGINS:
+        raise InputError(
+            f"query {query_id!r} of gold set {gold_set!r} has origin {origin!r}",
+            path=path,
+            hint=f"name it: --origin {gold_set}=real (or synthetic), or evaluate with --origin",
+        )
+    raw_metrics = record.get("metrics")
+    if not isinstance(raw_metrics, Mapping):
+        raise InputError(f"query {query_id!r} of gold set {gold_set!r} has no metrics object", path=path)
+    values: dict[str, float] = {}
+    for name, value in raw_metrics.items():
+        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if math.isfinite(value):
+            values[str(name)] = float(value)
+    rank = record.get("first_relevant_rank")
+    gold = record.get("gold") or ()
+    gold_ids: Sequence[Any] = list(gold) if isinstance(gold, Mapping | list | tuple) else ()
+    fields = {
+        str(k): v
+        for k, v in record.items()
+        if k not in _NOT_SLICE_FIELDS and (v is None or isinstance(v, str | int | float | bool))
+    }
+    return QueryRecord(
+        query_id=query_id,
+        query=str(record.get("query") or ""),
+        gold=tuple(str(g) for g in gold_ids),
+        origin=origin,
+        gold_set=gold_set,
+        first_relevant_rank=int(rank)
+        if isinstance(rank, int | float) and not isinstance(rank, bool)
+        else None,
+        metrics=values,
+        fields=fields,
+    )

@@ -1,0 +1,230 @@
+"""``realrecall calibrate`` (the figure to quote, and the gap) and ``realrecall compare`` (a paired test)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from realrecall.cli.app import app, err, out, split_list, user_errors, warn
+from realrecall.errors import InputError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.console import RenderableType
+
+    from realrecall.calibrate import CalibrationReport
+
+_SUFFIX_FORMATS = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".json": "json",
+    ".html": "html",
+    ".htm": "html",
+}
+
+
+@app.command()
+def calibrate(
+    results: Annotated[
+        list[Path] | None,
+        typer.Argument(help="results.json from evaluate; several retrievers feed the rank agreement."),
+    ] = None,
+    metric: Annotated[str | None, typer.Option(help="Headline metric (default recall@10).")] = None,
+    output_format: Annotated[
+        str | None, typer.Option("--format", "-f", help="table, markdown, json or html (default from -o).")
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    confidence: Annotated[float, typer.Option(help="Confidence level of every interval.")] = 0.95,
+    by: Annotated[str | None, typer.Option(help="Slice fields (default: every field present).")] = None,
+    calibrate_by: Annotated[str, typer.Option(help="Stratum field of the calibrated estimate.")] = "type",
+    calibrate_on: Annotated[
+        Path | None, typer.Option(help="Earlier results.json holding the real set to calibrate on.")
+    ] = None,
+    real_date: Annotated[
+        str | None, typer.Option(help="Date of the real set (default: its file date).")
+    ] = None,
+    max_age: Annotated[float, typer.Option(help="Warn when the calibration is older (days).")] = 90,
+    answers: Annotated[
+        Path | None, typer.Option(help="Answer labels (JSONL or CSV: query_id, correct).")
+    ] = None,
+    answer_k: Annotated[int | None, typer.Option(help="Evidence counts when ranked within k.")] = None,
+    fail_under: Annotated[
+        list[str] | None, typer.Option(help="Gate: METRIC=VALUE, e.g. recall@10=0.7 (repeatable).")
+    ] = None,
+    max_gap: Annotated[float | None, typer.Option(help="Gate: largest allowed |synthetic - real|.")] = None,
+    origin: Annotated[
+        list[str] | None,
+        typer.Option(help="NAME=real|synthetic: origin of a gold set's queries (repeatable)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
+    n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
+    bootstrap: Annotated[str, typer.Option(help="Bootstrap interval: percentile or bca.")] = "percentile",
+    synthetic: Annotated[Path | None, typer.Option(help="One-call mode: synthetic gold set.")] = None,
+    real: Annotated[Path | None, typer.Option(help="One-call mode: real gold set.")] = None,
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", "-c", help="Corpus (overlap diagnostics).")
+    ] = None,
+    retriever: Annotated[str | None, typer.Option(help="One-call mode: retriever spec (bm25...).")] = None,
+    run: Annotated[Path | None, typer.Option(help="One-call mode: score this run file instead.")] = None,
+    k: Annotated[str, typer.Option("--k", help="One-call mode: cutoffs, comma-separated.")] = "1,5,10,50",
+) -> None:
+    """Quote the real figure: real vs synthetic with intervals, the gap per slice, diagnostics, gates."""
+    with user_errors():
+        chosen_format = _format(output_format, output)
+        gates = dict(_parse_gates(fail_under or []))
+        options = dict(
+            metric=metric, confidence=confidence, calibrate_by=calibrate_by, calibrate_on=calibrate_on,
+            real_date=real_date, max_age_days=max_age, answers=answers, answer_k=answer_k,
+            fail_under=gates, max_gap=max_gap, origins=_parse_origins(origin or []), seed=seed,
+            n_resamples=n_resamples, bootstrap=bootstrap,
+        )  # fmt: skip
+        if synthetic is not None or real is not None:
+            if results:
+                raise InputError("give results files or --synthetic/--real, not both")
+            report = _one_call(synthetic, real, corpus, retriever, run, k, split_list(by), options)
+        else:
+            if not results:
+                raise InputError("no results given", hint="pass results.json, or --synthetic G1 --real G2")
+            from realrecall.calibrate import calibrate as run_calibrate
+
+            report = run_calibrate(results, by=split_list(by) or None, corpus=corpus, **options)
+        if chosen_format != "table":  # the table shows its warnings itself
+            for message in report.warnings:
+                warn(message)
+        from realrecall.calibrate.report import render, report_table
+
+        _emit(
+            lambda: report_table(report), lambda: render(report, chosen_format),
+            chosen_format, output, report.headline.text,
+        )  # fmt: skip
+        report.check_gates()
+
+
+@app.command()
+def compare(
+    results_a: Annotated[Path, typer.Argument(help="results.json of system a (the baseline).")],
+    results_b: Annotated[Path, typer.Argument(help="results.json of system b, on the same gold set.")],
+    metric: Annotated[str | None, typer.Option(help="Metric to compare (default recall@10).")] = None,
+    by: Annotated[str | None, typer.Option(help="Slice fields (default: every field present).")] = None,
+    test: Annotated[str, typer.Option(help="randomization (ranx fisher), t (ranx student) or bootstrap.")] = (
+        "randomization"
+    ),
+    alpha: Annotated[float, typer.Option(help="Significance level.")] = 0.05,
+    n_resamples: Annotated[int, typer.Option(help="Randomizations / bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option(help="Seed of the randomization.")] = 0,
+    output_format: Annotated[str, typer.Option("--format", "-f", help="table, markdown or json.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the comparison here.")] = None,
+) -> None:
+    """Is b better than a? A paired test on the same queries, overall and per slice."""
+    with user_errors():
+        from realrecall.calibrate import compare as run_compare
+        from realrecall.calibrate.report import COMPARISON_FORMATS, comparison_table, render_comparison
+
+        if output_format != "table" and output_format not in COMPARISON_FORMATS:
+            raise InputError(
+                f"unknown format {output_format!r}",
+                hint=f"choose from table, {', '.join(COMPARISON_FORMATS)}",
+            )
+        report = run_compare(
+            results_a, results_b, metric=metric, by=split_list(by) or None, test=test, alpha=alpha,
+            n_resamples=n_resamples, seed=seed,
+        )  # fmt: skip
+        _emit(
+            lambda: comparison_table(report), lambda: render_comparison(report, output_format),
+            output_format, output, report.headline,
+        )  # fmt: skip
+
+
+def _one_call(
+    synthetic: Path | None,
+    real: Path | None,
+    corpus: Path | None,
+    retriever: str | None,
+    run: Path | None,
+    k: str,
+    by: list[str],
+    options: dict[str, object],
+) -> CalibrationReport:
+    from realrecall.calibrate.one_call import evaluate_and_calibrate
+    from realrecall.cli.evaluate import _parse_cutoffs
+    from realrecall.corpus import load_corpus
+    from realrecall.gold import load_gold
+
+    if synthetic is None or real is None:
+        raise InputError("one-call mode needs both --synthetic and --real")
+    if run is not None and retriever is not None:
+        raise InputError("give --run or --retriever, not both")
+    loaded_corpus = load_corpus(corpus) if corpus is not None else None
+    built = run_file = None
+    if run is not None:
+        from realrecall.runs import load_run
+
+        run_file = load_run(run)
+    else:
+        if loaded_corpus is None:
+            raise InputError("--corpus is needed to retrieve", hint="give --corpus FILE, or a --run FILE")
+        from realrecall.evaluate.retrievers import build_retriever
+
+        built = build_retriever(retriever or "bm25", loaded_corpus)
+    return evaluate_and_calibrate(
+        load_gold(synthetic, origin="synthetic"), load_gold(real, origin="real"),
+        corpus=loaded_corpus, retriever=built, run=run_file, k=_parse_cutoffs(k), by=by, **options,
+    )  # fmt: skip
+
+
+def _emit(
+    table: Callable[[], RenderableType],
+    text: Callable[[], str],
+    output_format: str,
+    output: Path | None,
+    headline: str,
+) -> None:
+    """Print the table, or the text report to stdout, or write it to ``output`` and print the headline."""
+    from realrecall.calibrate.report import write_report
+
+    if output_format == "table":
+        out.print(table())
+    elif output is None:
+        out.print(text(), markup=False, highlight=False, end="")
+    else:
+        write_report(text(), output)
+        out.print(headline, markup=False, highlight=False)
+        err.print(f"report written to {output}")
+
+
+def _format(output_format: str | None, output: Path | None) -> str:
+    if output_format is None:
+        if output is None:
+            return "table"
+        inferred = _SUFFIX_FORMATS.get(output.suffix.lower())
+        if inferred is None:
+            raise InputError(
+                f"cannot tell the format of {output.name}", hint="give --format markdown|json|html"
+            )
+        return inferred
+    if output_format not in ("table", "markdown", "json", "html"):
+        raise InputError(f"unknown format {output_format!r}", hint="choose from table, markdown, json, html")
+    if output_format == "table" and output is not None:
+        raise InputError(
+            "the table format is for the terminal", hint="give --format markdown|json|html with -o"
+        )
+    return output_format
+
+
+def _parse_origins(values: list[str]) -> dict[str, str]:
+    origins = {}
+    for value in values:
+        name, sep, origin = value.rpartition("=")
+        if not sep or not name:
+            raise InputError(f"--origin {value!r} is not NAME=ORIGIN", hint="write e.g. real_questions=real")
+        origins[name] = origin
+    return origins
+
+
+def _parse_gates(values: list[str]) -> list[tuple[str, float]]:
+    from realrecall.calibrate import parse_gate
+
+    return [parse_gate(item) for value in values for item in split_list(value)]

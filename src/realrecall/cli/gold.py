@@ -1,0 +1,355 @@
+"""``realrecall gold``: import a real gold set, review misses, add judged passages, expand near-duplicates."""
+
+from __future__ import annotations
+
+import getpass
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+from rich.text import Text
+
+from realrecall.cli.app import app, err, out, split_list, user_errors, warn
+from realrecall.corpus import load_corpus
+from realrecall.errors import InputError
+from realrecall.goldset import (
+    ImportSpec,
+    Judgement,
+    JudgementLog,
+    Miss,
+    Passage,
+    ReviewList,
+    add_judgements,
+    expand_gold,
+    find_misses,
+    find_near_duplicates,
+    import_gold,
+    pending,
+    read_judgements,
+    write_judgement_template,
+)
+
+gold_app = typer.Typer(
+    help="Keep a gold set honest: import it, review its misses, add and expand its gold passages.",
+    no_args_is_help=True,
+)
+app.add_typer(gold_app, name="gold")
+
+_CorpusOption = Annotated[
+    Path | None, typer.Option("--corpus", help="Corpus file (JSONL, BEIR folder or JSON).")
+]
+
+
+def _say(text: str) -> None:
+    """Print a line as plain text: ids, paths and queries may hold brackets rich would read as markup."""
+    out.print(Text(text))
+
+
+def _default_judge() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _snippet(passage: Passage, width: int) -> str:
+    if not passage.found:
+        return "(not in the corpus)"
+    text = (
+        " ".join(f"{passage.title} — {passage.text}".split())
+        if passage.title
+        else " ".join(passage.text.split())
+    )
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@gold_app.command("import")
+def import_command(
+    source: Annotated[
+        Path, typer.Argument(help="CSV, TSV, JSONL or Parquet file with questions and passages.")
+    ],
+    question: Annotated[str, typer.Option("--question", help="Column holding the question.")],
+    passage: Annotated[str, typer.Option("--passage", help="Column naming the passage (id, URL or title).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Gold set to write (JSONL).")],
+    corpus: _CorpusOption = None,
+    passage_by: Annotated[str, typer.Option("--passage-by", help="id, url or title.")] = "id",
+    id_column: Annotated[
+        str | None, typer.Option("--id", help="Column with query ids (else hashed).")
+    ] = None,
+    type_column: Annotated[str | None, typer.Option("--type", help="Column with the query type.")] = None,
+    language_column: Annotated[
+        str | None, typer.Option("--language", help="Column with the language.")
+    ] = None,
+    clicks: Annotated[str | None, typer.Option("--clicks", help="Column with click counts.")] = None,
+    min_clicks: Annotated[int | None, typer.Option("--min-clicks", help="Clicks a pair needs.")] = None,
+    ambiguous: Annotated[
+        str, typer.Option("--ambiguous", help="URL/title naming several chunks: report, all or first.")
+    ] = "report",
+    languages: Annotated[
+        str | None, typer.Option("--languages", help="Candidate languages for detection, e.g. en,de.")
+    ] = None,
+    type_rules: Annotated[Path | None, typer.Option("--type-rules", help="Rules file (TOML/JSON).")] = None,
+    unmatched: Annotated[
+        Path | None, typer.Option("--unmatched", help="Write unmatched rows (JSONL).")
+    ] = None,
+) -> None:
+    """Turn tickets, answered questions or click logs into a real gold set."""
+    with user_errors():
+        spec = ImportSpec(
+            question=question,
+            passage=passage,
+            passage_by=passage_by,  # type: ignore[arg-type]  # checked by ImportSpec
+            id_column=id_column,
+            type_column=type_column,
+            language_column=language_column,
+            clicks_column=clicks,
+            min_clicks=min_clicks,
+            ambiguous=ambiguous,  # type: ignore[arg-type]
+            languages=tuple(split_list(languages)) or None,
+            type_rules=type_rules,
+        )
+        result = import_gold(source, spec, corpus=corpus, output=output, unmatched_output=unmatched)
+    _say(
+        f"imported {len(result.queries)} queries ({result.gold_ids} gold ids) from {result.rows} rows "
+        f"into {result.output}"
+    )
+    _say("types: " + ", ".join(f"{k} {v}" for k, v in sorted(result.types.items())))
+    _say("languages: " + ", ".join(f"{k or 'undetermined'} {v}" for k, v in result.languages.items()))
+    if not result.checked_against_corpus:
+        warn("no --corpus given: passage ids were not checked against a corpus")
+    problems = result.unmatched + result.below_min_clicks
+    if problems:
+        below = len(result.below_min_clicks)
+        warn(f"{len(result.unmatched)} unmatched row(s), {below} below the click minimum:")
+        for row in problems[:20]:
+            err.print(Text(f"  row {row.row}: {row.reason}"))
+        if len(problems) > 20:
+            err.print(
+                f"  ... and {len(problems) - 20} more"
+                + ("" if unmatched else " (write them with --unmatched)")
+            )
+        if unmatched:
+            err.print(Text(f"  all listed in {unmatched}"))
+
+
+def _render_miss(number: int, total: int, miss: Miss, width: int, *, retrieved: bool = True) -> None:
+    facets = " · ".join(v for v in (miss.gold_set, miss.type, miss.language) if v)
+    rank = miss.first_relevant_rank if miss.first_relevant_rank is not None else "none retrieved"
+    out.rule(Text(f"{number}/{total}  {miss.query_id}  [{facets}]  first relevant rank: {rank}"))
+    out.print(Text(f"Query: {miss.query}", style="bold"))
+    out.print("Gold:")
+    for passage in miss.gold or (Passage("(no relevant gold passage)", found=True),):
+        out.print(Text(f"  {passage.id}  {_snippet(passage, width)}"))
+    if not retrieved:  # interactive mode shows each retrieved passage as it asks about it
+        return
+    out.print("Retrieved:")
+    for hit in miss.retrieved:
+        judged = "" if hit.judged is None else f"  (judged {hit.judged})"
+        out.print(Text(f"  {hit.rank:>2}  {hit.passage.id}  {_snippet(hit.passage, width)}{judged}"))
+
+
+def _summary(review: ReviewList) -> str:
+    at = f"at k={review.k}" if review.k else "in the retrieved lists"
+    shown = f" (showing {len(review.misses)})" if len(review.misses) < review.n_misses else ""
+    return f"{review.n_misses} of {review.n_queries} queries miss {at}{shown}"
+
+
+@gold_app.command("review")
+def review_command(
+    results: Annotated[Path, typer.Argument(help="results.json written by evaluate.")],
+    per_query: Annotated[Path, typer.Option("--per-query", help="Per-query JSONL written by evaluate.")],
+    corpus: _CorpusOption = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Show at most N misses.")] = None,
+    k: Annotated[
+        int | None, typer.Option("--k", help="Cut-off (default: largest recall@k evaluated).")
+    ] = None,
+    show: Annotated[int, typer.Option("--show", help="Retrieved passages shown per miss.")] = 5,
+    gold_set: Annotated[str | None, typer.Option("--gold-set", help="Only this gold set's queries.")] = None,
+    gold: Annotated[
+        Path | None, typer.Option("--gold", help="Current gold set: counts passages added since evaluating.")
+    ] = None,
+    interactive: Annotated[bool, typer.Option("--interactive", "-i", help="Judge each passage.")] = False,
+    judgements: Annotated[
+        Path | None,
+        typer.Option(
+            "--judgements", help="Interactive: judgements file to append to; else: template to write."
+        ),
+    ] = None,
+    by: Annotated[str | None, typer.Option("--by", help="Your name, recorded with judgements.")] = None,
+    width: Annotated[int, typer.Option("--width", help="Characters of passage text shown.")] = 240,
+) -> None:
+    """List the misses (query, gold passage, top retrieved) for a person to judge."""
+    with user_errors():
+        if interactive and not sys.stdin.isatty():
+            raise InputError(
+                "--interactive needs a terminal", hint="run it in a terminal, or drop --interactive"
+            )
+        review = find_misses(
+            results, per_query, corpus=corpus, k=k, limit=limit, show=show, gold_set=gold_set, gold=gold
+        )
+        for message in review.warnings:
+            warn(message)
+        if interactive:
+            _interactive(
+                review, judgements or Path("judgements.jsonl"), by or _default_judge(), width, results
+            )
+            return
+        for number, miss in enumerate(review.misses, start=1):
+            _render_miss(number, len(review.misses), miss, width)
+        _say(_summary(review))
+        if judgements is not None:
+            lines = write_judgement_template(judgements, review, by=by)
+            _say(f"wrote {lines} judgement line(s) to fill in to {judgements} (grade 1, 0, or leave null)")
+
+
+_KEYS = {"r": 1, "n": 0}
+
+
+def _ask() -> str:
+    """One key press: r, n, s or q (Ctrl-C and Ctrl-D quit, keeping what was recorded)."""
+    while True:
+        out.print(Text("[r]elevant / [n]ot / [s]kip / [q]uit ? "), end="")
+        try:
+            key = click.getchar().lower()
+        except (KeyboardInterrupt, EOFError):
+            key = "q"
+        out.print(Text(key))
+        if key in ("r", "n", "s", "q"):
+            return key
+
+
+def _interactive(review: ReviewList, path: Path, by: str, width: int, results: Path) -> None:
+    counts = {"r": 0, "n": 0, "s": 0}
+    _say(_summary(review) + f"; recording into {path}")
+    with JudgementLog(path) as log:
+        for miss, hits in pending(review, log.judged()):
+            _render_miss(review.misses.index(miss) + 1, len(review.misses), miss, width, retrieved=False)
+            for hit in hits:
+                out.print(Text(f"\n#{hit.rank} {hit.passage.id}: {_snippet(hit.passage, width * 3)}"))
+                key = _ask()
+                if key == "q":
+                    _closing(counts, path)
+                    return
+                counts[key] += 1
+                if key in _KEYS:
+                    log.record(
+                        Judgement(
+                            query_id=miss.query_id,
+                            passage_id=hit.passage.id,
+                            grade=_KEYS[key],
+                            by=by,
+                            why=f"review of {results.name}: rank {hit.rank}",
+                            at=datetime.now(UTC).isoformat(timespec="seconds"),
+                        )
+                    )
+    _closing(counts, path)
+
+
+def _closing(counts: dict[str, int], path: Path) -> None:
+    _say(
+        f"judged {counts['r']} relevant, {counts['n']} not relevant, skipped {counts['s']}; saved in {path}\n"
+        f"apply with: realrecall gold add GOLD_FILE --judgements {path}"
+    )
+
+
+@gold_app.command("add")
+def add_command(
+    gold_file: Annotated[Path, typer.Argument(help="Gold set (JSONL) to add to.")],
+    query_id: Annotated[str | None, typer.Argument(help="Query id.")] = None,
+    passage_id: Annotated[str | None, typer.Argument(help="Passage id to add as gold.")] = None,
+    grade: Annotated[int, typer.Option("--grade", help="Grade of the passage (1 relevant, 0 not).")] = 1,
+    by: Annotated[str | None, typer.Option("--by", help="Who judged (default: your user name).")] = None,
+    why: Annotated[str | None, typer.Option("--why", help="Why it answers the query.")] = None,
+    judgements: Annotated[Path | None, typer.Option("--judgements", help="JSONL file of judgements.")] = None,
+    corpus: _CorpusOption = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of in place.")
+    ] = None,
+) -> None:
+    """Add judged passages to a gold set, recording who, when and why."""
+    with user_errors():
+        judge = by or _default_judge()
+        if judgements is not None:
+            if query_id is not None or passage_id is not None:
+                raise InputError("give QUERY_ID PASSAGE_ID or --judgements FILE, not both")
+            read = read_judgements(judgements, default_by=judge)
+            items, unjudged = read.items, read.unjudged
+        elif query_id is not None and passage_id is not None:
+            items, unjudged = (Judgement(query_id, passage_id, grade, judge, why),), 0
+        else:
+            raise InputError("nothing to add", hint="give QUERY_ID PASSAGE_ID, or --judgements FILE")
+        result = add_judgements(gold_file, items, corpus=corpus, output=output)
+    _say(
+        f"added {len(result.added)} gold id(s), regraded {len(result.regraded)}, "
+        f"{len(result.unchanged)} already as judged" + (f"; wrote {result.output}" if result.changed else "")
+    )
+    if unjudged:
+        warn(f"{unjudged} line(s) still have grade null and were skipped")
+
+
+@gold_app.command("dupes")
+def dupes_command(
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus file (JSONL, BEIR folder or JSON).")],
+    threshold: Annotated[float, typer.Option("--threshold", help="Jaccard similarity of shingles.")] = 0.8,
+    shingle: Annotated[int, typer.Option("--shingle", help="Words per shingle.")] = 3,
+    width: Annotated[int, typer.Option("--width", help="Characters of passage text shown.")] = 100,
+) -> None:
+    """List clusters of near-duplicate passages in the corpus."""
+    with user_errors():
+        loaded = load_corpus(corpus)
+        found = find_near_duplicates(loaded, threshold=threshold, shingle=shingle)
+    for number, cluster in enumerate(found.clusters, start=1):
+        out.rule(Text(f"cluster {number}: {len(cluster)} passages"))
+        for pid in cluster:
+            chunk = loaded[pid]
+            out.print(Text(f"  {pid}  {_snippet(Passage(pid, chunk.title, chunk.text), width)}"))
+    _say(
+        f"{len(found.clusters)} cluster(s), {len(found.pairs)} pair(s) at Jaccard >= {threshold} "
+        f"over {shingle}-word shingles in {len(loaded)} passages"
+    )
+
+
+@gold_app.command("expand")
+def expand_command(
+    gold_file: Annotated[Path, typer.Argument(help="Gold set to expand.")],
+    corpus: Annotated[Path, typer.Option("--corpus", help="Corpus file (JSONL, BEIR folder or JSON).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Expanded gold set to write (JSONL).")],
+    threshold: Annotated[float, typer.Option("--threshold", help="Jaccard similarity of shingles.")] = 0.8,
+    shingle: Annotated[int, typer.Option("--shingle", help="Words per shingle.")] = 3,
+    per_query: Annotated[
+        Path | None, typer.Option("--per-query", help="Per-query JSONL: count the misses removed.")
+    ] = None,
+    k: Annotated[
+        int | None, typer.Option("--k", help="Cut-off for misses (default: whole top list).")
+    ] = None,
+    gold_set: Annotated[
+        str | None,
+        typer.Option("--gold-set", help="Per-query records of this gold set (default: file stem)."),
+    ] = None,
+) -> None:
+    """Add each gold passage's near-duplicates to its gold ids."""
+    with user_errors():
+        result = expand_gold(
+            gold_file,
+            corpus,
+            output=output,
+            threshold=threshold,
+            shingle=shingle,
+            per_query=per_query,
+            k=k,
+            gold_set=gold_set,
+        )
+    _say(
+        f"added {result.n_added} near-duplicate gold id(s) to {len(result.added)} queries; "
+        f"wrote {result.output}"
+    )
+    if result.misses_before is not None:
+        at = f"at k={result.k}" if result.k else "in the retrieved lists"
+        _say(
+            f"misses {at}: {result.misses_before} -> {result.misses_after} of {result.evaluated} queries "
+            f"({len(result.recovered)} removed"
+            + (f": {', '.join(result.recovered)})" if result.recovered else ")")
+        )

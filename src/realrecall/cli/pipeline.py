@@ -1,0 +1,94 @@
+"""``realrecall run``, ``realrecall history`` and ``realrecall demo``: the jobs users schedule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from realrecall.cli.app import app, err, out, user_errors, warn
+
+if TYPE_CHECKING:
+    from realrecall.pipeline import PipelineResult
+
+
+@app.command("run")
+def run_command(
+    config: Annotated[Path, typer.Argument(help="pipeline.toml")],
+) -> None:
+    """Run the scheduled job: incremental generate, evaluate on both sets, calibrate, record history."""
+    with user_errors():
+        from realrecall.pipeline import run_pipeline
+        from realrecall.pipeline_config import load_pipeline_config
+
+        loaded = load_pipeline_config(config)
+        _show(run_pipeline(loaded, progress=lambda m: err.print(f"[dim]{m}[/]")), loaded.history)
+
+
+@app.command("demo")
+def demo_command(
+    folder: Annotated[Path, typer.Option("--dir", help="Where the demo writes its files.")] = Path(
+        "realrecall-demo"
+    ),
+) -> None:
+    """Run the whole pipeline offline on the bundled sample data and show the gap report."""
+    with user_errors():
+        from realrecall.demo import run_demo
+
+        err.print(f"realrecall demo: sample corpus and real questions -> {folder}/")
+        result = run_demo(folder, progress=lambda m: err.print(f"[dim]{m}[/]"))
+        _show(result, folder / "history.jsonl")
+
+
+@app.command("history")
+def history_command(
+    source: Annotated[Path, typer.Argument(help="pipeline.toml, or a history.jsonl file")],
+) -> None:
+    """Show the trend of the real, synthetic and calibrated figures over runs."""
+    with user_errors():
+        from realrecall.history import history_trend, load_history
+
+        path = source
+        if source.suffix == ".toml":
+            from realrecall.pipeline_config import load_pipeline_config
+
+            path = load_pipeline_config(source).history
+        trend = history_trend(load_history(path))
+        if not trend.rows:
+            warn(f"{path}: no run recorded yet")
+            return
+        table = Table(title=f"history ({path})", title_justify="left", show_edge=False)
+        for column in ("time", "metric", "real", "synthetic", "calibrated", "gap", "change", ""):
+            table.add_column(column, justify="right" if column not in ("time", "metric", "") else "left")
+        for row in trend.rows:
+            note = "[red]drop[/]" if row.drop else ("unchanged" if row.unchanged else "")
+            table.add_row(
+                row.time, row.metric, _fmt(row.real), _fmt(row.synthetic), _fmt(row.calibrated),
+                _fmt(row.gap, signed=True), _fmt(row.change, signed=True), note,
+            )  # fmt: skip
+        out.print(table)
+        for row in trend.drops:
+            warn(f"{row.metric} dropped by {-row.change:.3f} on {row.time}")  # type: ignore[operator]
+
+
+def _show(result: PipelineResult, history: Path) -> None:
+    from realrecall.calibrate.report.table import report_table
+
+    out.print(result.report.headline.text)
+    out.print(report_table(result.report))
+    g = result.history_row["generation"]
+    err.print(
+        f"synthetic set: {g['added']} added, {g['kept']} kept, {g['removed']} removed, "
+        f"{g['requests']} requests" + (" (nothing changed since the last run)" if result.unchanged else "")
+    )
+    for fmt, path in result.report_paths.items():
+        err.print(f"{fmt} report: {path}")
+    err.print(f"history: {history}")
+
+
+def _fmt(value: float | None, *, signed: bool = False) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"

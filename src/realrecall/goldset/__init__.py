@@ -1,0 +1,79 @@
+"""The gold-set lifecycle: import a real set from existing data, review misses, add judged passages
+(with who, when and why), and expand gold ids with near-duplicate passages.
+
+Each CLI command under ``realrecall gold`` is a thin layer over one function here.
+"""
+
+from __future__ import annotations
+
+from realrecall.goldset.duplicates import DuplicatePair, NearDuplicates, find_near_duplicates, shingles
+from realrecall.goldset.expand import ExpandResult, expand_gold
+from realrecall.goldset.importer import ImportResult, ImportSpec, UnmatchedRow, import_gold
+from realrecall.goldset.judgements import (
+    AddResult,
+    Judgement,
+    JudgementLog,
+    Judgements,
+    add_judgements,
+    read_judgements,
+    record_history,
+)
+from realrecall.goldset.language import LanguageDetector
+from realrecall.goldset.matching import PassageMatcher
+from realrecall.goldset.normalise import normalise_question, normalise_title, normalise_url, stable_query_id
+from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results, records_for
+from realrecall.goldset.review import (
+    Miss,
+    Passage,
+    Retrieved,
+    ReviewList,
+    find_misses,
+    pending,
+    write_judgement_template,
+)
+from realrecall.goldset.tables import Table, read_table
+from realrecall.goldset.type_rules import TypeRule, TypeRules, default_type_rules, load_type_rules
+
+__all__ = [
+    "AddResult",
+    "DuplicatePair",
+    "ExpandResult",
+    "ImportResult",
+    "ImportSpec",
+    "Judgement",
+    "JudgementLog",
+    "Judgements",
+    "LanguageDetector",
+    "Miss",
+    "NearDuplicates",
+    "Passage",
+    "PassageMatcher",
+    "PerQuery",
+    "Results",
+    "Retrieved",
+    "ReviewList",
+    "Table",
+    "TypeRule",
+    "TypeRules",
+    "UnmatchedRow",
+    "add_judgements",
+    "default_type_rules",
+    "expand_gold",
+    "find_misses",
+    "find_near_duplicates",
+    "import_gold",
+    "load_type_rules",
+    "normalise_question",
+    "normalise_title",
+    "normalise_url",
+    "pending",
+    "read_judgements",
+    "read_per_query",
+    "read_results",
+    "read_table",
+    "record_history",
+    "records_for",
+    "shingles",
+    "stable_query_id",
+    "write_judgement_template",
+]

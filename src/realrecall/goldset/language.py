@@ -1,0 +1,57 @@
+"""Language of a question, detected offline with py3langid (a naive Bayes model shipped in the package).
+
+Detection is deterministic. Short questions are where any detector guesses: restricting the candidates
+to the languages the corpus holds (``languages=("en", "de")``) makes it reliable, and a guess below
+``min_confidence`` is reported as undetermined rather than written down as fact.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+from realrecall.errors import InputError
+
+__all__ = ["LanguageDetector"]
+
+
+@dataclass(frozen=True)
+class LanguageDetector:
+    """ISO 639-1 codes for text; ``None`` when the best guess is below ``min_confidence``."""
+
+    languages: tuple[str, ...] | None = None
+    min_confidence: float = 0.5
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_identifier", _identifier(self.languages))
+
+    def detect(self, text: str) -> tuple[str | None, float]:
+        """``(language, probability)`` of the best guess; language ``None`` if not confident enough."""
+        if not any(ch.isalpha() for ch in text):
+            return None, 0.0
+        language, probability = self._identifier.classify(text)  # type: ignore[attr-defined]
+        return (language if probability >= self.min_confidence else None), float(probability)
+
+    @classmethod
+    def for_languages(cls, languages: Sequence[str] | None, min_confidence: float = 0.5) -> LanguageDetector:
+        return cls(tuple(languages) if languages else None, min_confidence)
+
+
+@functools.cache
+def _identifier(languages: tuple[str, ...] | None) -> LanguageIdentifier:
+    # Loading the model takes about half a second, so each candidate set is built once per process.
+    # Our own instance, never changed after this: py3langid's module-level identifier is shared and
+    # mutable (set_languages), which would leak one caller's restriction into another's.
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    if languages:
+        try:
+            identifier.set_languages(list(languages))
+        except ValueError as exc:
+            raise InputError(
+                f"unknown language code in {', '.join(languages)}: {exc}",
+                hint="use ISO 639-1 codes such as en, de, fr",
+            ) from None
+    return identifier

@@ -1,0 +1,225 @@
+"""The misses of an evaluation, laid out for a person to judge.
+
+A miss is a query none of whose relevant gold passages is in the top ``k`` retrieved. Often the
+retriever was right and the gold set incomplete: a passage it ranked first answers the question too.
+Showing the query, its gold passage and what was retrieved lets a reviewer say so, and the
+judgements (see ``judgements``) add the passage to the gold set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from realrecall.corpus import Corpus, load_corpus
+from realrecall.errors import InputError
+from realrecall.files import file_sha256, write_jsonl_atomic
+from realrecall.gold import GoldSet, load_gold
+from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results
+
+__all__ = [
+    "Miss",
+    "Passage",
+    "Retrieved",
+    "ReviewList",
+    "find_misses",
+    "pending",
+    "write_judgement_template",
+]
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage as the reviewer sees it; ``found`` is False when the corpus lacks the id."""
+
+    id: str
+    title: str = ""
+    text: str = ""
+    found: bool = True
+
+
+@dataclass(frozen=True)
+class Retrieved:
+    """A retrieved passage at its rank; ``judged`` is its grade when the gold set already judged it."""
+
+    rank: int
+    passage: Passage
+    judged: int | None = None
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A query with no relevant gold passage in the top k, its gold passages and what was retrieved."""
+
+    query_id: str
+    query: str
+    gold: tuple[Passage, ...]
+    retrieved: tuple[Retrieved, ...]
+    first_relevant_rank: int | None = None
+    gold_set: str | None = None
+    type: str | None = None
+    language: str | None = None
+    origin: str | None = None
+
+
+@dataclass(frozen=True)
+class ReviewList:
+    """The misses to review (at most ``limit``), and how many there were in all."""
+
+    misses: tuple[Miss, ...]
+    n_queries: int
+    n_misses: int
+    k: int | None
+    corpus_path: str | None
+    warnings: tuple[str, ...] = ()
+
+
+def find_misses(
+    results: str | Path,
+    per_query: str | Path,
+    *,
+    corpus: Corpus | str | Path | None = None,
+    k: int | None = None,
+    limit: int | None = None,
+    show: int = 5,
+    gold_set: str | None = None,
+    gold: GoldSet | str | Path | None = None,
+) -> ReviewList:
+    """List the queries whose relevant gold passages are all outside the top ``k`` retrieved.
+
+    ``k`` defaults to the largest ``recall@k`` cut-off in results.json (else each query's whole top
+    list); ``show`` is how many retrieved passages each miss carries; ``corpus`` defaults to the one
+    results.json names.
+    """
+    if k is not None and k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    if limit is not None and limit < 1:
+        raise InputError(f"--limit must be at least 1, got {limit}")
+    if show < 1:
+        raise InputError(f"--show must be at least 1, got {show}")
+    summary = read_results(results)
+    records = [r for r in read_per_query(per_query) if gold_set is None or r.gold_set == gold_set]
+    if not records:
+        raise InputError(f"no per-query record for gold set {gold_set!r}", path=per_query)
+    if gold is not None:
+        current = load_gold(gold) if isinstance(gold, str | Path) else gold
+        records = [
+            replace(r, gold=current[r.query_id].gold, gold_listed=False) if r.query_id in current else r
+            for r in records
+        ]
+    loaded, warnings = _corpus(corpus, summary)
+    cutoff = k if k is not None else (max(summary.recall_ks) if summary.recall_ks else None)
+    threshold = summary.relevance_threshold
+    misses = [
+        _miss(record, loaded, show, threshold) for record in records if not _hit(record, cutoff, threshold)
+    ]
+    shown = misses if limit is None else misses[:limit]
+    return ReviewList(
+        misses=tuple(shown),
+        n_queries=len(records),
+        n_misses=len(misses),
+        k=cutoff,
+        corpus_path=loaded.path,
+        warnings=tuple(warnings),
+    )
+
+
+def pending(
+    review: ReviewList, judged: Set[tuple[str, str]] = frozenset()
+) -> list[tuple[Miss, list[Retrieved]]]:
+    """Each miss with its retrieved passages still to judge: not judged in the gold set nor in ``judged``."""
+    result = []
+    for miss in review.misses:
+        hits = [h for h in miss.retrieved if h.judged is None and (miss.query_id, h.passage.id) not in judged]
+        if hits:
+            result.append((miss, hits))
+    return result
+
+
+def write_judgement_template(path: str | Path, review: ReviewList, *, by: str | None = None) -> int:
+    """Write one JSONL line per (miss, retrieved passage) with ``grade: null`` for a person to fill in.
+
+    ``gold add --judgements`` skips lines still null, so a half-filled template is safe to apply.
+    """
+    return write_jsonl_atomic(path, _template_records(review.misses, by))
+
+
+def _template_records(misses: Sequence[Miss], by: str | None) -> list[dict[str, Any]]:
+    return [
+        {
+            "query_id": miss.query_id,
+            "passage_id": hit.passage.id,
+            "grade": None,
+            "by": by,
+            "why": None,
+            "rank": hit.rank,
+            "query": miss.query,
+            "passage": hit.passage.text[:300],
+        }
+        for miss in misses
+        for hit in miss.retrieved
+        if hit.judged is None
+    ]
+
+
+def _corpus(corpus: Corpus | str | Path | None, summary: Results) -> tuple[Corpus, list[str]]:
+    if isinstance(corpus, Corpus):
+        return corpus, []
+    warnings = []
+    if corpus is None:
+        if not summary.corpus_path:
+            raise InputError("results.json names no corpus", path=summary.path, hint="pass --corpus")
+        named = Path(summary.corpus_path)
+        beside = Path(summary.path).parent / named
+        path = named if named.exists() or named.is_absolute() else beside
+        if not path.exists():
+            raise InputError(
+                f"corpus {summary.corpus_path!r} named in results.json not found",
+                path=summary.path,
+                hint="pass --corpus",
+            )
+        if summary.corpus_sha256 and path.is_file() and file_sha256(path) != summary.corpus_sha256:
+            warnings.append(f"corpus {path} changed since the evaluation: passages may differ")
+    else:
+        path = Path(corpus)
+    return load_corpus(path), warnings
+
+
+def _hit(record: PerQuery, k: int | None, threshold: int) -> bool:
+    top = record.top if k is None else record.top[:k]
+    return not record.relevant(threshold).isdisjoint(top)
+
+
+def _passage(corpus: Corpus, passage_id: str) -> Passage:
+    chunk = corpus.get(passage_id)
+    if chunk is None:
+        return Passage(passage_id, found=False)
+    return Passage(passage_id, chunk.title, chunk.text)
+
+
+def _first_relevant_rank(record: PerQuery, relevant: frozenset[str]) -> int | None:
+    # Ranked from the top list when it holds one (right even when --gold added passages since the
+    # evaluation); otherwise the rank the evaluation found further down, if any.
+    ranks = (rank for rank, pid in enumerate(record.top, start=1) if pid in relevant)
+    return next(ranks, record.first_relevant_rank)
+
+
+def _miss(record: PerQuery, corpus: Corpus, show: int, threshold: int) -> Miss:
+    relevant = record.relevant(threshold)
+    retrieved = tuple(
+        Retrieved(rank, _passage(corpus, pid), record.gold.get(pid))
+        for rank, pid in enumerate(record.top[:show], start=1)
+    )
+    return Miss(
+        query_id=record.query_id,
+        query=record.query,
+        gold=tuple(_passage(corpus, pid) for pid in record.gold if pid in relevant),
+        retrieved=retrieved,
+        first_relevant_rank=_first_relevant_rank(record, relevant),
+        gold_set=record.gold_set,
+        type=record.type,
+        language=record.language,
+        origin=record.origin,
+    )

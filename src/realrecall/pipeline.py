@@ -1,0 +1,214 @@
+"""The scheduled job: incremental generate, evaluate on both sets, calibrate, and a history row.
+
+``run_pipeline`` is what ``realrecall run pipeline.toml`` and ``realrecall demo`` call. A second run
+with nothing changed sends no request (the generator's cache answers everything) and its history row
+is marked ``unchanged``; a changed chunk is the only one sent again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from realrecall.history import append_history, load_history
+from realrecall.pipeline_config import PipelineConfig
+
+if TYPE_CHECKING:
+    from realrecall.calibrate import CalibrationReport, Interval
+    from realrecall.generate import GenerateSummary
+    from realrecall.llm import ChatClient
+
+__all__ = ["PipelineResult", "run_pipeline"]
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    """What one run produced: the generation summary, the report and where the files went."""
+
+    generation: GenerateSummary
+    report: CalibrationReport
+    history_row: Mapping[str, Any]
+    results_path: Path
+    per_query_path: Path
+    report_paths: Mapping[str, Path]
+
+    @property
+    def unchanged(self) -> bool:
+        return bool(self.history_row["unchanged"])
+
+
+def run_pipeline(
+    config: PipelineConfig,
+    *,
+    client: ChatClient | None = None,
+    now: dt.datetime | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> PipelineResult:
+    """Run the configured job end to end and append its figures to the history file.
+
+    Gates (``fail_under``, ``max_gap``) are checked after the history row is written, so a failing
+    run is still on record; they raise :class:`GateFailed`.
+    """
+    from realrecall.calibrate import calibrate
+    from realrecall.calibrate.report import render, write_report
+    from realrecall.corpus import load_corpus
+    from realrecall.evaluate import evaluate, write_per_query, write_results
+    from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
+    from realrecall.generate import generate
+    from realrecall.gold import load_gold
+
+    say = progress or (lambda _message: None)
+    now = now or dt.datetime.now(dt.UTC)
+    corpus = load_corpus(config.corpus)
+
+    say("generating synthetic questions (only new or changed chunks are sent)")
+    generate_config = _generate_config(config)
+    if client is None and generate_config.backend == "llm":
+        from realrecall.llm import LLMConfig, OpenAIChatClient
+
+        client = OpenAIChatClient(LLMConfig())
+    generation = generate(corpus, config.synthetic, generate_config, client=client)
+
+    say("evaluating on the synthetic and real sets")
+    gold_sets = [load_gold(config.synthetic, origin="synthetic")]
+    if config.real is not None:
+        gold_sets.insert(0, load_gold(config.real, origin="real"))
+    retriever = build_retriever(
+        config.retriever, corpus, options=RetrieverOptions(embed_model=config.embed_model)
+    )
+    result = evaluate(gold_sets, corpus=corpus, retriever=retriever, k=config.k, by=config.by)
+    output = config.output_dir
+    results_path, per_query_path = output / "results.json", output / "per_query.jsonl"
+    write_results(result, results_path)
+    write_per_query(result, per_query_path)
+
+    say("calibrating")
+    report = calibrate(
+        [result.to_dict()],
+        metric=config.metric,
+        confidence=config.confidence,
+        real_date=config.real_date,
+        max_age_days=config.max_age_days,
+        corpus=corpus,
+        fail_under=config.fail_under,
+        max_gap=config.max_gap,
+        now=now,
+    )
+    history = load_history(config.history)
+    row = _history_row(config, result.to_dict(), report, generation, now, history[-1] if history else None)
+    report_paths = {
+        fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
+    }
+    for fmt, path in report_paths.items():
+        write_report(
+            render(report, fmt, history=[*history, row]) if fmt == "html" else render(report, fmt), path
+        )
+    append_history(config.history, row)
+    if report.failed_gates:
+        report.check_gates()
+    return PipelineResult(generation, report, row, results_path, per_query_path, report_paths)
+
+
+def _generate_config(config: PipelineConfig) -> Any:
+    from realrecall.generate import GenerateConfig
+    from realrecall.generate.config import parse_weights
+
+    options = dict(config.generate_options)
+    for name in ("types", "languages"):
+        if isinstance(options.get(name), str):
+            options[name] = parse_weights(options[name], what=name)
+    for name in ("prompt", "style_examples", "judge_prompt", "cache_path"):
+        if isinstance(options.get(name), str):
+            options[name] = config.path.parent / options[name]
+    try:
+        return GenerateConfig(
+            backend=config.backend, **({"model": config.model} if config.model else {}), **options
+        )
+    except TypeError as exc:
+        from realrecall.errors import InputError
+
+        raise InputError(f"[generate] options: {exc}", path=config.path) from None
+
+
+def _fingerprint(config: PipelineConfig, results: Mapping[str, Any], generator: Mapping[str, Any]) -> str:
+    """Everything that decides the figures: inputs' hashes, generator, retriever and settings."""
+    material = {
+        "corpus": results["corpus"]["sha256"],
+        "gold": sorted((g["name"], g["sha256"]) for g in results["gold_sets"]),
+        "generator": generator,
+        "retriever": results["retriever"]["description"],
+        "metrics": results["metrics"],
+        "by": list(config.by),
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def _history_row(
+    config: PipelineConfig,
+    results: Mapping[str, Any],
+    report: CalibrationReport,
+    generation: GenerateSummary,
+    now: dt.datetime,
+    previous: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    generator = _generator_record(generation)
+    fingerprint = _fingerprint(config, results, generator)
+    requests = sum(stage.requests for stage in generation.stages)
+    overall = report.overall()
+    return {
+        "time": now.isoformat(timespec="seconds"),
+        "unchanged": previous is not None
+        and previous.get("fingerprint") == fingerprint
+        and requests == 0
+        and generation.added == 0
+        and generation.removed == 0,
+        "fingerprint": fingerprint,
+        "corpus_sha256": results["corpus"]["sha256"],
+        "prompt_sha256": generator.get("prompt_sha256"),
+        "model": generator.get("model"),
+        "retriever": results["retriever"]["description"],
+        "figures": {
+            "metric": report.metric,
+            "real": _number(overall.real.value),
+            "real_ci": _interval(overall.real.interval),
+            "synthetic": _number(overall.synthetic.value),
+            "gap": _number(overall.gap),
+            "calibrated": _number(report.calibrated.value) if report.calibrated else None,
+            "calibrated_on": report.calibrated.calibrated_on if report.calibrated else None,
+            "n_real": overall.n_real,
+            "n_synthetic": overall.n_synthetic,
+        },
+        "overall": {g["name"]: g["overall"]["metrics"] for g in results["gold_sets"]},
+        "generation": {
+            "added": generation.added,
+            "kept": generation.kept,
+            "removed": generation.removed,
+            "requests": requests,
+            "tokens_in": sum(stage.tokens_in for stage in generation.stages),
+            "tokens_out": sum(stage.tokens_out for stage in generation.stages),
+        },
+        "gates": [{"gate": g.gate, "passed": g.passed} for g in report.gates],
+        "headline": report.headline.text,
+    }
+
+
+def _generator_record(generation: GenerateSummary) -> dict[str, Any]:
+    try:
+        return dict(json.loads(generation.summary_path.read_text(encoding="utf-8")).get("generator", {}))
+    except (OSError, ValueError):
+        return {}
+
+
+def _number(value: float | None) -> float | None:
+    """JSON has no NaN: a figure that could not be computed (no query) is recorded as null."""
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _interval(interval: Interval) -> list[float] | None:
+    return [float(interval.low), float(interval.high)] if interval.defined else None

@@ -1,0 +1,170 @@
+"""calibrate() on hand-built results whose real, synthetic and calibrated figures are worked out by hand."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from calibrate.results_builder import per_query, ranks_set, results_document
+from realrecall.calibrate import calibrate
+from realrecall.errors import GateFailed, InputError
+
+NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
+
+
+def hand_document() -> dict:
+    """Real: lookup 3/4, howto 1/2 (4/6 overall). Synthetic: lookup 9/10, howto 4/5, compare 2/2 (15/17)."""
+    real = ranks_set("real", 3, 1, prefix="rl", type="lookup") + ranks_set(
+        "real", 1, 1, prefix="rh", type="howto"
+    )
+    synthetic = (
+        ranks_set("synthetic", 9, 1, prefix="sl", type="lookup")
+        + ranks_set("synthetic", 4, 1, prefix="sh", type="howto")
+        + ranks_set("synthetic", 2, 0, prefix="sc", type="compare")
+    )
+    return results_document([("synthetic_set", synthetic), ("real_set", real)])
+
+
+def test_real_synthetic_and_gap_match_the_hand_computed_figures() -> None:
+    report = calibrate(hand_document(), now=NOW)
+    overall = report.overall("recall@10")
+    assert overall.real.value == pytest.approx(4 / 6)
+    assert overall.synthetic.value == pytest.approx(15 / 17)
+    assert overall.gap == pytest.approx(15 / 17 - 4 / 6)
+    assert (overall.n_real, overall.n_synthetic) == (6, 17)
+    low, high = proportion_confint(4, 6, alpha=0.05, method="wilson")
+    assert (overall.real.interval.low, overall.real.interval.high) == pytest.approx((low, high))
+    lookup = next(g for g in report.slices() if g.field == "type" and g.value == "lookup")
+    assert (lookup.real.value, lookup.synthetic.value) == pytest.approx((0.75, 0.9))
+    assert lookup.gap == pytest.approx(0.15)
+
+
+def test_headline_quotes_the_real_figure_and_says_the_real_set_is_too_small() -> None:
+    report = calibrate(hand_document(), now=NOW)
+    low, high = proportion_confint(4, 6, alpha=0.05, method="wilson")
+    assert report.headline.text.startswith(
+        f"Quote real recall@10 = 0.67 (95% CI {low:.2f}-{high:.2f}, n=6). "
+        "Synthetic 0.88 overstates it by 0.22."
+    )
+    assert "too small" in report.headline.text
+    assert f"about {report.overall().more_real_needed} more real questions needed" in report.headline.text
+    assert report.overall().more_real_needed >= 24  # at least up to 30 queries
+
+
+def test_headline_of_a_large_real_set_has_no_size_warning() -> None:
+    real = ranks_set("real", 68, 32, prefix="r") + ranks_set("real", 68, 32, prefix="q")
+    synthetic = ranks_set("synthetic", 188, 12, prefix="s")
+    report = calibrate(results_document([("s", synthetic), ("r", real)]), now=NOW)
+    assert report.headline.text.endswith("Synthetic 0.94 overstates it by 0.26.")
+    assert report.overall().more_real_needed == 0
+
+
+def test_synthetic_below_real_is_said_to_understate() -> None:
+    real = ranks_set("real", 40, 0, prefix="r")
+    synthetic = ranks_set("synthetic", 30, 10, prefix="s")
+    report = calibrate(results_document([("s", synthetic), ("r", real)]), now=NOW)
+    assert "Synthetic 0.75 understates it by 0.25." in report.headline.text
+
+
+def test_real_set_missing_a_type_is_reported_not_crashed() -> None:
+    report = calibrate(hand_document(), now=NOW)
+    compare = next(g for g in report.slices() if g.value == "compare")
+    assert compare.n_real == 0
+    assert compare.n_synthetic == 2
+    assert math.isnan(compare.gap)
+    assert any("no real queries" in note for note in compare.notes)
+    assert any("type=compare" in warning for warning in report.warnings)
+
+
+def test_single_query_slice_has_a_figure_and_a_note() -> None:
+    document = hand_document()
+    document["gold_sets"][1]["per_query"].append(
+        per_query("rde", "real", rank=2, type="lookup", language="de")
+    )
+    report = calibrate(document, metric="mrr@10", now=NOW)
+    german = next(g for g in report.slices() if g.field == "language" and g.value == "de")
+    assert german.n_real == 1
+    assert german.real.value == 0.5
+    assert not german.real.interval.defined  # one reciprocal rank: nothing to resample
+    assert math.isnan(german.gap)  # no German synthetic query
+    assert any("only 1 real query" in note for note in german.notes)
+
+
+def test_slice_with_missing_value_is_its_own_slice() -> None:
+    document = results_document(
+        [("r", [per_query("a", "real", rank=1, type=None), per_query("b", "real", rank=1, type="x")])]
+    )
+    report = calibrate(document, now=NOW)
+    values = [g.value for g in report.slices() if g.field == "type"]
+    assert values == ["x", None]
+
+
+def test_calibrated_estimate_on_the_same_results_equals_the_real_mean() -> None:
+    report = calibrate(hand_document(), now=NOW)
+    calibrated = report.calibrated
+    assert calibrated is not None
+    assert calibrated.by == "type"
+    assert calibrated.value == pytest.approx(4 / 6)
+    assert calibrated.interval.low <= calibrated.value <= calibrated.interval.high
+    assert calibrated.calibrated_on == "2026-11-30T10:00:00+00:00"
+    assert calibrated.age_days == 2
+    assert not calibrated.stale
+
+
+def test_calibrated_estimate_after_regeneration_applies_the_old_per_type_gaps() -> None:
+    # New synthetic only: lookup 10/10, howto 4/5. Old gaps: lookup 0.9-0.75, howto 0.8-0.5.
+    # Calibrated = 4/6 * (1.0 - 0.15) + 2/6 * (0.8 - 0.3).
+    regenerated = ranks_set("synthetic", 10, 0, prefix="n", type="lookup") + ranks_set(
+        "synthetic", 4, 1, prefix="m", type="howto"
+    )
+    report = calibrate(results_document([("new", regenerated)]), calibrate_on=hand_document(), now=NOW)
+    calibrated = report.calibrated
+    assert calibrated is not None
+    assert calibrated.value == pytest.approx(4 / 6 * 0.85 + 2 / 6 * 0.5)
+    assert [s.weight for s in calibrated.strata] == pytest.approx([2 / 6, 4 / 6])
+    assert report.headline.text.startswith("Quote calibrated recall@10 = 0.73")
+    assert "calibrated on the real set of 2026-11-30" in report.headline.text
+
+
+def test_stale_calibration_is_flagged_and_real_date_overrides_the_file_date() -> None:
+    report = calibrate(hand_document(), real_date="2026-06-01", max_age_days=90, now=NOW)
+    assert report.calibrated is not None
+    assert report.calibrated.stale
+    assert report.calibrated.age_days == 184
+    assert any("stale" in warning for warning in report.warnings)
+
+
+def test_fail_under_gate_fails_on_the_real_figure() -> None:
+    report = calibrate(hand_document(), fail_under={"recall@10": 0.7}, now=NOW)
+    with pytest.raises(GateFailed, match=r"real recall@10 = 0.667 is under --fail-under 0.7"):
+        report.check_gates()
+
+
+def test_max_gap_gate_fails_when_synthetic_overstates_by_more() -> None:
+    report = calibrate(hand_document(), max_gap=0.15, fail_under={"recall@10": 0.5}, now=NOW)
+    assert [g.passed for g in report.gates] == [True, False]
+    with pytest.raises(GateFailed, match=r"overstates the real figure by 0.216, over --max-gap 0.15"):
+        report.check_gates()
+
+
+def test_gates_within_bounds_pass() -> None:
+    report = calibrate(hand_document(), max_gap=0.3, fail_under={"recall@10": 0.6}, now=NOW)
+    report.check_gates()
+    assert all(g.passed for g in report.gates)
+
+
+def test_unknown_metric_names_the_choices() -> None:
+    with pytest.raises(InputError, match="choose from recall@1, recall@5, recall@10, mrr@10"):
+        calibrate(hand_document(), metric="ndcg@10")
+
+
+def test_results_of_one_retriever_in_two_files_merge(write_results) -> None:
+    document = hand_document()
+    synthetic_only = results_document([("s", document["gold_sets"][0]["per_query"])])
+    real_only = results_document([("r", document["gold_sets"][1]["per_query"])])
+    report = calibrate([write_results(synthetic_only), write_results(real_only)], now=NOW)
+    assert (report.overall().n_real, report.overall().n_synthetic) == (6, 17)
+    assert report.rank_agreement is None

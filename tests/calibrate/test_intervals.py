@@ -1,0 +1,160 @@
+"""Intervals checked against statsmodels and scipy, not against a re-derivation of our own."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from realrecall.calibrate.intervals import (
+    bootstrap_interval,
+    bootstrap_mean_matrix,
+    bootstrap_means,
+    estimate_mean,
+    gap_interval,
+    queries_needed,
+    wilson_interval,
+)
+
+
+@pytest.mark.parametrize(
+    ("count", "nobs", "confidence"),
+    [(82, 120, 0.95), (0, 12, 0.95), (12, 12, 0.95), (1, 1, 0.95), (37, 50, 0.9), (450, 1000, 0.99)],
+)
+def test_wilson_interval_equals_statsmodels_wilson(count: int, nobs: int, confidence: float) -> None:
+    low, high = proportion_confint(count, nobs, alpha=1 - confidence, method="wilson")
+    interval = wilson_interval(count, nobs, confidence)
+    assert interval.low == pytest.approx(low, abs=1e-12)
+    assert interval.high == pytest.approx(high, abs=1e-12)
+
+
+def test_wilson_interval_of_no_queries_is_undefined() -> None:
+    assert not wilson_interval(0, 0).defined
+
+
+@pytest.mark.parametrize("batch", [None, 300])
+def test_bootstrap_interval_equals_scipy_percentile_bootstrap(batch: int | None) -> None:
+    values = np.random.default_rng(1).random(57)
+    reference = stats.bootstrap(
+        (values,), np.mean, method="percentile", n_resamples=2000, batch=batch, rng=np.random.default_rng(7)
+    ).confidence_interval
+    interval = bootstrap_interval(values, n_resamples=2000, rng=np.random.default_rng(7), batch=batch)
+    assert interval.low == pytest.approx(reference.low, abs=1e-12)
+    assert interval.high == pytest.approx(reference.high, abs=1e-12)
+
+
+def test_gap_interval_equals_scipy_two_sample_bootstrap() -> None:
+    synthetic = np.random.default_rng(2).random(80)
+    real = np.random.default_rng(3).random(33) * 0.7
+
+    def difference(s: np.ndarray, r: np.ndarray, axis: int) -> np.ndarray:
+        return s.mean(axis=axis) - r.mean(axis=axis)
+
+    reference = stats.bootstrap(
+        (synthetic, real), difference, method="percentile", n_resamples=3000, batch=500,
+        rng=np.random.default_rng(11),
+    ).confidence_interval  # fmt: skip
+    interval = gap_interval(synthetic, real, n_resamples=3000, rng=np.random.default_rng(11), batch=500)
+    assert interval.low == pytest.approx(reference.low, abs=1e-12)
+    assert interval.high == pytest.approx(reference.high, abs=1e-12)
+
+
+def test_estimate_uses_wilson_for_zero_one_values_and_bootstrap_otherwise() -> None:
+    rng = np.random.default_rng(0)
+    proportion = estimate_mean([1, 0, 1, 1], rng=rng)
+    assert proportion.interval.method == "wilson"
+    assert proportion.value == 0.75
+    reciprocal_ranks = estimate_mean([1.0, 0.5, 0.0, 1 / 3], rng=rng)
+    assert reciprocal_ranks.interval.method == "bootstrap"
+    assert reciprocal_ranks.interval.low <= reciprocal_ranks.value <= reciprocal_ranks.interval.high
+
+
+def test_empty_and_single_value_estimates_do_not_crash() -> None:
+    rng = np.random.default_rng(0)
+    empty = estimate_mean([], rng=rng)
+    assert empty.n == 0
+    assert math.isnan(empty.value)
+    single = estimate_mean([0.5], rng=rng)
+    assert single.value == 0.5
+    assert not single.interval.defined
+    assert not gap_interval([1.0], [], rng=rng).defined
+
+
+def test_queries_needed_is_the_smallest_n_whose_wilson_interval_is_narrow_enough() -> None:
+    values = [1.0] * 68 + [0.0] * 32
+    needed = queries_needed(values, width=0.2)
+    assert wilson_interval(round(0.68 * needed), needed).width <= 0.2
+    assert wilson_interval(round(0.68 * (needed - 1)), needed - 1).width > 0.2
+
+
+def test_queries_needed_for_graded_values_follows_the_normal_width_formula() -> None:
+    values = np.array([0.0, 0.25, 0.5, 1.0, 1.0, 0.2])
+    z = stats.norm.ppf(0.975)
+    expected = math.ceil((2 * z * values.std(ddof=1) / 0.1) ** 2)
+    assert queries_needed(values, width=0.1) == expected
+
+
+def test_bca_interval_equals_scipy_bca() -> None:
+    skewed = np.random.default_rng(4).random(57) ** 3  # reciprocal-rank-like: most mass near zero
+    reference = stats.bootstrap(
+        (skewed,), np.mean, method="BCa", n_resamples=2000, batch=500, rng=np.random.default_rng(7)
+    ).confidence_interval
+    interval = bootstrap_interval(
+        skewed, n_resamples=2000, rng=np.random.default_rng(7), batch=500, method="bca"
+    )
+    assert interval.method == "bootstrap-bca"
+    assert (interval.low, interval.high) == pytest.approx((reference.low, reference.high), abs=1e-12)
+
+
+def test_bca_gap_interval_equals_scipy_two_sample_bca() -> None:
+    synthetic = np.random.default_rng(5).random(40) ** 2
+    real = np.random.default_rng(6).random(25) ** 4
+
+    def difference(s: np.ndarray, r: np.ndarray, axis: int) -> np.ndarray:
+        return s.mean(axis=axis) - r.mean(axis=axis)
+
+    reference = stats.bootstrap(
+        (synthetic, real), difference, method="BCa", n_resamples=2000, batch=400, rng=np.random.default_rng(9)
+    ).confidence_interval
+    interval = gap_interval(
+        synthetic, real, n_resamples=2000, rng=np.random.default_rng(9), batch=400, method="bca"
+    )
+    assert (interval.low, interval.high) == pytest.approx((reference.low, reference.high), abs=1e-12)
+
+
+def test_bca_of_identical_values_is_the_value_itself() -> None:
+    interval = bootstrap_interval([0.5] * 10, rng=np.random.default_rng(0), method="bca")
+    assert (interval.low, interval.high) == (0.5, 0.5)
+
+
+def test_shared_resampling_of_several_metrics_gives_each_metric_its_own_bootstrap_means() -> None:
+    values = np.random.default_rng(8).random((45, 3))
+    shared = bootstrap_mean_matrix(values, 500, np.random.default_rng(5))
+    for column in range(3):
+        alone = bootstrap_means(values[:, column], 500, np.random.default_rng(5))
+        assert shared[:, column] == pytest.approx(alone, abs=1e-12)
+
+
+def test_gap_interval_inside_calibrate_equals_scipy_on_the_same_seed() -> None:
+    from calibrate.results_builder import per_query, results_document
+    from realrecall.calibrate import calibrate
+
+    real_ranks = [1, 2, None, 4, 1, 3, 1, None, 2, 6, 1, 1]
+    synthetic_ranks = [1, 1, 2, 1, None, 1, 3, 1, 1, 2, 1, 1, 1, 5, 1]
+    document = results_document(
+        [("s", [per_query(f"s{i}", "synthetic", rank=r) for i, r in enumerate(synthetic_ranks)]),
+         ("r", [per_query(f"r{i}", "real", rank=r) for i, r in enumerate(real_ranks)])]
+    )  # fmt: skip
+    report = calibrate(document, metric="mrr@10", by=[], seed=3)
+    s = np.array([1 / r if r else 0.0 for r in synthetic_ranks])
+    r = np.array([1 / q if q else 0.0 for q in real_ranks])
+    # mrr@10 is the last metric, but every metric shares the one draw of the all-queries slice.
+    reference = stats.bootstrap(
+        (s, r), lambda a, b, axis: a.mean(axis=axis) - b.mean(axis=axis), method="percentile",
+        n_resamples=2000, rng=np.random.default_rng(3),
+    ).confidence_interval  # fmt: skip
+    gap = report.overall("mrr@10").gap_interval
+    assert (gap.low, gap.high) == pytest.approx((reference.low, reference.high), abs=1e-12)

@@ -1,0 +1,96 @@
+"""Every report format starts with the headline and holds the figures; the HTML is self-contained."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from rich.console import Console
+
+from calibrate.results_builder import ranks_set, results_document
+from realrecall.calibrate import CalibrationReport, calibrate
+from realrecall.calibrate.report import render, report_table
+
+
+@pytest.fixture(scope="module")
+def report() -> CalibrationReport:
+    real = ranks_set("real", 30, 10, prefix="rl", type="lookup") + ranks_set(
+        "real", 1, 0, prefix="rh", type="howto"
+    )
+    synthetic = ranks_set("synthetic", 50, 2, prefix="sl", type="lookup") + ranks_set(
+        "synthetic", 8, 2, prefix="sc", type="compare"
+    )
+    return calibrate(results_document([("s", synthetic), ("r", real)]), answers={"rl0": True, "rl35": True})
+
+
+def test_json_first_line_holds_the_headline_and_names_the_agreed_fields(report: CalibrationReport) -> None:
+    text = render(report, "json")
+    first = text.splitlines()[0]
+    assert first.startswith('{"headline": {"text": "Quote real recall@10')
+    data = json.loads(text)
+    head = data["headline"]
+    for name in ("metric", "real", "real_ci", "synthetic", "gap", "n_real", "n_synthetic"):
+        assert name in head
+    assert head["n_real"] == 41
+    assert head["real"] == pytest.approx(31 / 41)
+    assert len(head["real_ci"]) == 2
+    compare = next(s for s in data["slices"] if s["metric"] == "recall@10" and s["value"] == "compare")
+    assert compare["field"] == "type"
+    assert compare["real"] is None  # an empty slice is null, not NaN
+    assert compare["n_synthetic"] == 10
+    assert data["answers"]["counts"]["Lucky"] == 1
+
+
+def test_markdown_first_line_is_the_headline(report: CalibrationReport) -> None:
+    text = render(report, "markdown")
+    assert text.splitlines()[0] == report.headline.text
+    assert "| type=compare | n/a | n/a | 0 |" in text
+    assert "## Calibrated estimate" in text
+
+
+def test_table_prints_the_headline_first(report: CalibrationReport) -> None:
+    console = Console(record=True, width=140, soft_wrap=True)
+    console.print(report_table(report))
+    assert console.export_text().splitlines()[0] == report.headline.text
+
+
+def test_html_is_one_self_contained_file_with_the_charts(report: CalibrationReport) -> None:
+    page = render(report, "html")
+    assert "<script" not in page
+    assert "<link" not in page
+    assert "url(" not in page
+    assert not re.search(r"\bsrc=", page)
+    # The only URL is the SVG namespace, which is a name, not a fetch.
+    assert set(re.findall(r"https?://[^\"' )]+", page)) == {"http://www.w3.org/2000/svg"}
+    assert page.count("<svg") >= 3
+    assert 'class="band"' in page  # interval bands on the recall@k curve
+    assert page.count('class="gap-bar"') >= 2
+    assert f'<p class="headline" id="headline">{report.headline.text}</p>' in page
+
+
+def test_unknown_format_names_the_choices(report: CalibrationReport) -> None:
+    from realrecall.errors import InputError
+
+    with pytest.raises(InputError, match="choose from table, markdown, json, html"):
+        render(report, "pdf")
+
+
+@pytest.mark.parametrize(
+    "sets",
+    [
+        [("s", ranks_set("synthetic", 3, 1, prefix="s"))],  # no real query at all
+        [("r", ranks_set("real", 0, 1, prefix="r"))],  # one real query, no synthetic
+        [("s", []), ("r", ranks_set("real", 1, 0, prefix="r", type="x"))],  # an empty gold set
+    ],
+    ids=["synthetic-only", "single-real-query", "empty-gold-set"],
+)
+def test_every_format_renders_one_sided_and_tiny_sets(sets: list) -> None:
+    report = calibrate(results_document(sets))
+    for name in ("markdown", "json", "html"):
+        text = render(report, name)
+        assert report.headline.text.split(":")[0] in text
+    json.loads(render(report, "json"))  # strict JSON: no NaN slipped through
+    console = Console(record=True, width=120, soft_wrap=True)
+    console.print(report_table(report))
+    assert console.export_text().startswith(report.headline.text)

@@ -1,0 +1,108 @@
+"""Reading results.json: what counts as a slice field, what is an input error, one-sided sets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import realrecall.calibrate as calibrate_package
+from calibrate.results_builder import per_query, ranks_set, results_document
+from realrecall.calibrate import calibrate, load_results
+from realrecall.errors import InputError
+
+
+def test_public_names_are_all_exported() -> None:
+    public = {name for name in vars(calibrate_package) if not name.startswith("_")}
+    modules = {name for name in public if type(getattr(calibrate_package, name)).__name__ == "module"}
+    assert set(calibrate_package.__all__) == public - modules - {"annotations"}
+
+
+def test_extra_per_query_fields_become_slice_fields_and_top_does_not() -> None:
+    record = per_query("q1", "real", rank=1, type="howto", product="sync", top=["p1", "p2"])
+    results = load_results(results_document([("r", [record])]))
+    assert results.slice_fields() == ("type", "language", "product")
+
+
+def test_origin_comes_from_the_gold_set_when_the_record_has_none() -> None:
+    document = results_document([("r", [per_query("q1", "real", rank=1)])])
+    del document["gold_sets"][0]["per_query"][0]["origin"]
+    assert load_results(document).queries[0].origin == "real"
+
+
+def test_record_without_any_origin_is_an_input_error_naming_the_query(tmp_path: Path) -> None:
+    record = per_query("q1", "real", rank=1)
+    record["origin"] = "human"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results_document([("r", [record])])), encoding="utf-8")
+    with pytest.raises(InputError, match=r"results.json: query 'q1' of gold set 'r' has origin 'human'"):
+        load_results(path)
+
+
+def test_results_without_per_query_values_say_to_rerun_evaluate() -> None:
+    document = results_document([("r", [per_query("q1", "real", rank=1)])])
+    del document["gold_sets"][0]["per_query"]
+    with pytest.raises(InputError, match="calibrate needs per-query values"):
+        load_results(document)
+
+
+def test_malformed_results_file_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text('{"gold_sets": [\n  oops\n]}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"results.json:2: malformed JSON"):
+        load_results(path)
+
+
+def test_synthetic_only_results_say_there_is_no_real_figure_to_quote() -> None:
+    report = calibrate(results_document([("s", ranks_set("synthetic", 9, 1, prefix="s"))]))
+    assert report.headline.text.startswith("No real queries: there is no real recall@10 to quote.")
+    assert report.calibrated is None
+    assert report.diagnostics.real.n == 0
+
+
+def test_real_only_results_quote_the_real_figure_without_a_gap() -> None:
+    report = calibrate(results_document([("r", ranks_set("real", 30, 10, prefix="r"))]))
+    assert report.headline.text.startswith("Quote real recall@10 = 0.75")
+    assert "No synthetic queries to compare it with." in report.headline.text
+    assert report.calibrated is not None
+    assert report.calibrated.value == pytest.approx(0.75)
+
+
+def test_slicing_by_a_field_no_query_has_gives_one_missing_slice() -> None:
+    document = results_document(
+        [("s", ranks_set("synthetic", 3, 1, prefix="s")), ("r", ranks_set("real", 2, 2, prefix="r"))]
+    )
+    report = calibrate(document, by=["product"])
+    slices = report.slices()
+    assert [(g.field, g.value, g.n_real, g.n_synthetic) for g in slices] == [("product", None, 4, 4)]
+
+
+def test_retrievers_of_one_name_are_labelled_by_what_differs_in_their_descriptions() -> None:
+    from realrecall.calibrate.results import distinct_labels
+
+    def described(description: str):
+        document = results_document([("r", [per_query("q1", "real", rank=1)])], retriever="bm25")
+        document["retriever"]["description"] = description
+        return load_results(document)
+
+    first = described("bm25s k1=0.9 b=0.4 stemmer=english over 240 chunks")
+    second = described("bm25s k1=1.5 b=0.75 stemmer=english over 240 chunks")
+    assert distinct_labels([first, second]) == ["bm25 k1=0.9 b=0.4", "bm25 k1=1.5 b=0.75"]
+    assert distinct_labels([first, first]) == ["bm25 #1", "bm25 #2"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"confidence": 1.5}, "confidence must be between 0 and 1"), ({"n_resamples": 10}, "too few")],
+)
+def test_nonsense_settings_are_input_errors(options: dict, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        calibrate(results_document([("r", ranks_set("real", 1, 1, prefix="r"))]), **options)
+
+
+def test_per_query_record_without_metrics_is_an_input_error() -> None:
+    document = results_document([("r", [per_query("q1", "real", rank=1)])])
+    document["gold_sets"][0]["per_query"][0]["metrics"] = [1.0]
+    with pytest.raises(InputError, match="query 'q1' of gold set 'r' has no metrics object"):
+        load_results(document)

@@ -1,0 +1,106 @@
+"""`realrecall evaluate` end to end: tables, files, and one clear line with exit 2 for bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "realrecall", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    corpus = tmp_path / "corpus.jsonl"
+    chunks = [
+        {"id": "c1", "text": "To reset your password open settings and choose reset password."},
+        {"id": "c2", "text": "Sync runs every five minutes; conflicts keep both copies."},
+        {"id": "c3", "text": "Backups are kept for thirty days before they are deleted."},
+        {"id": "c4", "text": "Das Passwort ändern Sie unter Einstellungen."},
+    ]
+    corpus.write_text("".join(json.dumps(c) + "\n" for c in chunks))
+    gold = tmp_path / "gold.jsonl"
+    queries = [
+        {"query_id": "q1", "query": "reset password", "gold": {"c1": 1}, "origin": "real", "type": "lookup"},
+        {"query_id": "q2", "query": "how long are backups kept", "gold_ids": ["c3"], "origin": "real"},
+        {"query_id": "q3", "query": "Passwort ändern", "gold": {"c4": 1}, "origin": "real", "language": "de"},
+    ]
+    gold.write_text("".join(json.dumps(q) + "\n" for q in queries))
+    run = tmp_path / "run.trec"
+    run.write_text("q1 Q0 c1 1 2.0 x\nq1 Q0 c2 2 1.0 x\nq2 Q0 c2 1 3.0 x\nq2 Q0 c3 2 2.5 x\n")
+    return {"corpus": corpus, "gold": gold, "run": run}
+
+
+def test_bm25_on_a_small_corpus_prints_a_table_and_writes_both_files(files, tmp_path):
+    results, per_query = tmp_path / "results.json", tmp_path / "pq.jsonl"
+    done = cli(
+        "evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), "--k", "1,3",
+        "--by", "type", "--output", str(results), "--per-query", str(per_query),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "recall@1" in done.stdout
+    assert "type=lookup" in done.stdout
+    data = json.loads(results.read_text())
+    assert data["retriever"]["name"] == "bm25"
+    assert data["gold_sets"][0]["overall"]["metrics"]["recall@3"] == 1.0
+    assert data["corpus"]["chunks"] == 4
+    lines = [json.loads(line) for line in per_query.read_text().splitlines()]
+    assert lines[0]["top"][0] == "c1"
+    assert lines[0]["first_relevant_rank"] == 1
+
+
+def test_scoring_a_trec_run_needs_no_corpus(files):
+    done = cli(
+        "evaluate", "--gold", str(files["gold"]), "--run", str(files["run"]), "--metrics", "recall@1,mrr"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1 of 3 queries have no entry in the run" in done.stderr
+    assert "0.3333" in done.stdout  # q1 found at rank 1, q2 at rank 2, q3 missing
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--k", "0,5"], "--k takes comma-separated positive integers"),
+        (["--metrics", "recal@10"], "unknown metric 'recal@10'"),
+        (["--retriever", "bm26"], "unknown retriever 'bm26'"),
+        (["--run", "RUN", "--retriever", "bm25"], "give --run or --retriever, not both"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(files, args, expected):
+    args = [str(files["run"]) if a == "RUN" else a for a in args]
+    done = cli("evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), *args)
+    assert done.returncode == 2
+    assert expected in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_bad_gold_file_names_file_and_line_and_writes_nothing(files, tmp_path):
+    files["gold"].write_text('{"query_id": "q1", "query": "x", "gold": {"c1": 1}}\n{"query_id": "q1"\n')
+    results = tmp_path / "results.json"
+    done = cli("evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), "-o", str(results))
+    assert done.returncode == 2
+    assert f"{files['gold']}:2: malformed JSON" in done.stderr
+    assert not results.exists()
+
+
+def test_retrieving_without_a_corpus_says_what_to_give(files):
+    done = cli("evaluate", "--gold", str(files["gold"]))
+    assert done.returncode == 2
+    assert "--corpus is needed to retrieve" in done.stderr

@@ -1,0 +1,80 @@
+"""Dense retrieval over a deterministic fake embedder: cosine ranking, ties, errors, the cache in the path."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from realrecall.corpus import Chunk, Corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers import DenseRetriever, RetrieverOptions, build_retriever
+from realrecall.evaluate.retrievers.dense import normalise_rows
+from retrievers.fakes import HashingEmbedder
+
+
+class FixedEmbedder:
+    """Maps each known text to a given vector, so cosine similarities can be worked out by hand."""
+
+    name = "fixed"
+
+    def __init__(self, vectors: dict[str, list[float]]) -> None:
+        self.vectors = vectors
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.array([self.vectors[text] for text in texts], dtype=np.float32)
+
+
+def test_ranks_by_cosine_similarity_not_by_length() -> None:
+    corpus = Corpus((Chunk("long", "L"), Chunk("aligned", "A"), Chunk("opposite", "O")))
+    embedder = FixedEmbedder({"L": [10.0, 10.0], "A": [1.0, 0.1], "O": [-1.0, 0.0], "q": [1.0, 0.0]})
+    assert DenseRetriever(corpus, embedder).search(["q"], 3) == [["aligned", "long", "opposite"]]
+
+
+def test_equal_similarities_keep_corpus_order_and_k_is_capped_at_the_corpus() -> None:
+    corpus = Corpus((Chunk("z", "same"), Chunk("a", "same2"), Chunk("m", "other")))
+    embedder = FixedEmbedder({"same": [1, 0], "same2": [2, 0], "other": [0, 1], "q": [1, 0]})
+    assert DenseRetriever(corpus, embedder).search(["q"], 50) == [["z", "a", "m"]]
+
+
+def test_zero_vectors_score_zero_instead_of_nan() -> None:
+    rows = normalise_rows(np.array([[0.0, 0.0], [3.0, 4.0]]))
+    assert rows.tolist() == [[0.0, 0.0], [pytest.approx(0.6), pytest.approx(0.8)]]
+
+
+def test_the_chunk_sharing_words_with_the_query_ranks_first(pets_corpus: Corpus, tmp_path: Path) -> None:
+    options = RetrieverOptions(embedder=HashingEmbedder(), cache_dir=tmp_path)
+    retriever = build_retriever("dense", pets_corpus, options=options)
+    assert retriever.name == "dense"
+    ranked = retriever.search(["parrots mimic speech", "goldfish water bowls"], 2)
+    assert [ids[0] for ids in ranked] == ["birds", "fish"]
+    assert all(len(ids) == 2 for ids in ranked)
+    assert "fake-hashing-64" in retriever.description
+
+
+def test_corpus_is_embedded_in_slices_and_a_query_batch_in_one_call(pets_corpus: Corpus) -> None:
+    embedder = HashingEmbedder()
+    retriever = DenseRetriever(pets_corpus, embedder, slice_size=2)
+    assert embedder.calls == 3
+    assert len(embedder.texts_seen) == 5
+    retriever.search(["a", "b", "c"], 1)
+    assert embedder.calls == 4
+
+
+def test_dense_without_an_embedding_model_says_how_to_give_one(pets_corpus: Corpus) -> None:
+    with pytest.raises(InputError, match="needs an embedding model; pass --embed-model"):
+        build_retriever("dense", pets_corpus)
+
+
+def test_an_embedder_changing_dimension_between_chunks_and_queries_is_an_input_error() -> None:
+    corpus = Corpus((Chunk("a", "A"),))
+    embedder = FixedEmbedder({"A": [1.0, 0.0], "q": [1.0, 0.0, 0.0]})
+    with pytest.raises(InputError, match="dimension 3 but chunks dimension 2"):
+        DenseRetriever(corpus, embedder).search(["q"], 1)
+
+
+def test_empty_query_text_is_an_input_error(pets_corpus: Corpus) -> None:
+    with pytest.raises(InputError, match="query 1 of the batch has no text"):
+        DenseRetriever(pets_corpus, HashingEmbedder()).search([""], 1)
