@@ -36,6 +36,7 @@ from realrecall.generate.sources import (
     LLMQuestions,
     QuestionSource,
     RequestCollector,
+    judge_description,
 )
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
@@ -224,13 +225,9 @@ def still_valid(record: dict[str, Any], setup: Setup) -> bool:
         return False
     if setup.judge_prompt is not None:
         judged = provenance.get("judge") or {}
-        wanted = {"model": setup.config.effective_judge_model, "prompt": judge_identity(setup.judge_prompt)}
+        wanted = judge_description(setup.judge_prompt, setup.config)
         return all(judged.get(name) == value for name, value in wanted.items())
     return True
-
-
-def judge_identity(prompt: PromptTemplate) -> dict[str, str]:
-    return {"name": prompt.name, "sha256": prompt.sha256}
 
 
 def _config_record(config: GenerateConfig) -> dict[str, Any]:

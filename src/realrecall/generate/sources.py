@@ -33,6 +33,7 @@ __all__ = [
     "QuestionSource",
     "RequestCollector",
     "cache_entry",
+    "judge_description",
     "question_messages",
 ]
 
@@ -221,6 +222,14 @@ class ExtractiveQuestions:
         return Candidate(question, failure, attempt, Usage(0, 0), "extractive")
 
 
+def judge_description(template: PromptTemplate, config: GenerateConfig) -> dict[str, Any]:
+    """Which judge gave a verdict (model and prompt), as recorded in ``provenance.judge``."""
+    return {
+        "model": config.effective_judge_model,
+        "prompt": {"name": template.name, "sha256": template.sha256},
+    }
+
+
 @dataclass
 class AnswerabilityJudge:
     """Asks a chat model whether the chunk answers a question (``--judge``)."""
@@ -232,10 +241,7 @@ class AnswerabilityJudge:
     counter: StageCounter
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "model": self.config.effective_judge_model,
-            "prompt": {"name": self.template.name, "sha256": self.template.sha256},
-        }
+        return judge_description(self.template, self.config)
 
     async def check(self, slot: Slot, question: str) -> tuple[Verdict | None, str | None, Usage]:
         """``(verdict, None, usage)``, or ``(None, reason, usage)`` when no valid verdict came back."""
@@ -264,9 +270,7 @@ class AnswerabilityJudge:
             text, failure, usage, _ = await _ask(
                 self.client, self.store, self.counter, request, key=key, slot_key=slot.key, stage="judge"
             )
-            total = Usage(
-                total.prompt_tokens + usage.prompt_tokens, total.completion_tokens + usage.completion_tokens
-            )
+            total = total + usage
             if failure is None:
                 verdict, failure = parse_verdict(text)
                 if verdict is not None:
