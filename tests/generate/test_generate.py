@@ -413,3 +413,24 @@ def test_judge_switched_on_later_judges_the_kept_questions_without_regenerating(
     again = FakeChatClient()
     generate(corpus, output, GenerateConfig(judge=True), client=again)
     assert again.requests == []
+
+
+def test_prompt_file_replaces_the_builtin_and_is_recorded(tmp_path, corpus, output, fake_client):
+    prompt = tmp_path / "terse.md"
+    prompt.write_text(
+        "---\nname: terse\npurpose: test\nvariables: passage, language\n---\n"
+        "## user\nOne {{language}} question about:\n<passage>\n{{passage}}\n</passage>\n"
+    )
+    generate(corpus, output, GenerateConfig(prompt=prompt), client=fake_client)
+    assert fake_client.requests[0].messages == (
+        {
+            "role": "user",
+            "content": f"One English question about:\n<passage>\n{corpus['c0'].text}\n</passage>",
+        },
+    )
+    assert read_records(output)[0]["provenance"]["prompt"]["name"] == "terse"
+    changed = FakeChatClient()
+    prompt.write_text(prompt.read_text().replace("One", "A single"))
+    summary = generate(corpus, output, GenerateConfig(prompt=prompt), client=changed)
+    assert len(changed.requests) == 6  # an edited prompt regenerates what it wrote
+    assert summary.removed == 6
