@@ -13,6 +13,7 @@ from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError, RealrecallError
 from realrecall.generate import GenerateConfig, Progress, Shard, estimate, generate, style_leak_warning
 from realrecall.generate.planner import shard_chunks
+from realrecall.generate.store import GenerationStore
 from realrecall.gold import GoldQuery, GoldSet, load_gold
 from realrecall.llm.types import ChatRequest, ChatResult, Usage
 
@@ -434,3 +435,22 @@ def test_prompt_file_replaces_the_builtin_and_is_recorded(tmp_path, corpus, outp
     summary = generate(corpus, output, GenerateConfig(prompt=prompt), client=changed)
     assert len(changed.requests) == 6  # an edited prompt regenerates what it wrote
     assert summary.removed == 6
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_holds_it(corpus, output, fake_client):
+    holder = GenerationStore(output)
+    holder.load()
+    try:
+        with pytest.raises(InputError, match="another `realrecall generate` is writing this output"):
+            generate(corpus, output, GenerateConfig(), client=fake_client)
+    finally:
+        holder.close()
+    assert generate(corpus, output, GenerateConfig(), client=fake_client).total == 6
+
+
+def test_dry_run_beside_a_run_reads_without_repairing(corpus, output, fake_client):
+    generate(corpus, output, GenerateConfig(), client=fake_client)
+    whole = output.read_text()
+    output.write_text(whole + '{"query_id": "half')  # a line still being written
+    assert estimate(corpus, output, GenerateConfig()).pending == 0
+    assert output.read_text().endswith('{"query_id": "half')

@@ -64,7 +64,7 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
     """The requests, tokens and cost a ``generate`` run with these arguments would need."""
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
-    store.load()
+    store.load(exclusive=False)
     store.plan((slot.key for slot in setup.slots), keep=lambda record: still_valid(record, setup))
     pending = [slot for slot in setup.slots if slot.key not in store.records]
     count, method = token_counter(config.model)

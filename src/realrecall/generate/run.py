@@ -158,10 +158,10 @@ async def agenerate(
         )
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
-    store.load()
-    kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup))
-    store.open()
     try:
+        store.load()
+        kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup))
+        store.open()
         totals = None
         if batch is not None:
             totals = await _answer_in_batches(setup, store, batch)
