@@ -57,6 +57,7 @@ def run_pipeline(
     """
     from realrecall.calibrate import calibrate
     from realrecall.calibrate.report import render, write_report
+    from realrecall.calibrate.report.html import render_html
     from realrecall.corpus import load_corpus
     from realrecall.evaluate import evaluate, write_per_query, write_results
     from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
@@ -106,9 +107,8 @@ def run_pipeline(
         fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
     }
     for fmt, path in report_paths.items():
-        write_report(
-            render(report, fmt, history=[*history, row]) if fmt == "html" else render(report, fmt), path
-        )
+        text = render_html(report, history=[*history, row]) if fmt == "html" else render(report, fmt)
+        write_report(text, path)
     append_history(config.history, row)
     if report.failed_gates:
         report.check_gates()

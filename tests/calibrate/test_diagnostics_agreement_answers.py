@@ -10,7 +10,6 @@ from scipy.stats import kendalltau
 
 from calibrate.results_builder import per_query, ranks_set, results_document
 from realrecall.calibrate import answer_grid, calibrate, load_answers
-from realrecall.calibrate.diagnostics import lexical_overlap_fallback
 from realrecall.calibrate.results import load_results
 from realrecall.errors import InputError
 
@@ -64,11 +63,15 @@ def test_overlap_is_skipped_with_a_reason_when_the_corpus_is_missing(tmp_path: P
     assert any("overlap and exact-match diagnostics skipped" in w for w in report.warnings)
 
 
-def test_fallback_overlap_is_the_share_of_question_words_in_the_passage() -> None:
-    assert lexical_overlap_fallback("Sync retries uploads", "sync retries an upload", "en") == pytest.approx(
-        2 / 3
-    )
-    assert lexical_overlap_fallback("", "anything", None) == 0.0
+def test_overlap_is_the_generate_stage_definition(corpus_file: Path) -> None:
+    from realrecall.generate.overlap import lexical_overlap
+
+    report = calibrate(diagnostics_document(str(corpus_file)))
+    question = "How many times does sync retry an upload?"
+    passage = "Sync retries an upload three times before it gives up."
+    assert report.diagnostics.synthetic.overlap is not None
+    assert report.diagnostics.synthetic.overlap.values[0] == lexical_overlap(question, passage, "en")
+    assert report.diagnostics.overlap_source == "realrecall.generate.overlap.lexical_overlap"
 
 
 def test_rank_agreement_equals_scipy_kendalltau_over_the_retrievers() -> None:

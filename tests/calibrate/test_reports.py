@@ -94,3 +94,21 @@ def test_every_format_renders_one_sided_and_tiny_sets(sets: list) -> None:
     console = Console(record=True, width=120, soft_wrap=True)
     console.print(report_table(report))
     assert console.export_text().startswith(report.headline.text)
+
+
+def test_html_with_history_draws_the_trend_of_the_scheduled_runs(report: CalibrationReport) -> None:
+    history = [
+        {"time": f"2026-11-{day:02d}T06:00:00+00:00",
+         "figures": {"metric": "recall@10", "real": real, "real_ci": [real - 0.07, real + 0.07],
+                     "synthetic": 0.94, "calibrated": None if day < 3 else real + 0.01}}
+        for day, real in ((1, 0.70), (2, 0.71), (3, 0.66), (4, 0.69))
+    ]  # fmt: skip
+    page = render(report, "html", history=history)
+    assert "recall@10 over scheduled runs" in page
+    assert "2026-11-01" in page
+    assert "2026-11-04" in page
+    trend = page[page.index("over scheduled runs") :]
+    trend = trend[: trend.index("</svg>")]
+    assert trend.count("<polyline") == 3  # synthetic, real and calibrated
+    assert "<polygon" in trend  # the real interval band
+    assert "over scheduled runs" not in render(report, "html")

@@ -106,3 +106,12 @@ def test_per_query_record_without_metrics_is_an_input_error() -> None:
     document["gold_sets"][0]["per_query"][0]["metrics"] = [1.0]
     with pytest.raises(InputError, match="query 'q1' of gold set 'r' has no metrics object"):
         load_results(document)
+
+
+def test_a_field_with_a_value_per_query_is_not_sliced_unless_asked() -> None:
+    records = [per_query(f"q{i}", "real", rank=1, ticket=f"T-{i}", type="lookup") for i in range(60)]
+    report = calibrate(results_document([("r", records)]))
+    assert "ticket" not in report.slice_fields
+    assert any("field 'ticket' has 60 values: not sliced" in w for w in report.warnings)
+    forced = calibrate(results_document([("r", records)]), by=["ticket"])
+    assert len(forced.slices()) == 60

@@ -127,3 +127,13 @@ def test_expand_counts_only_its_own_gold_sets_records_in_a_shared_per_query_file
 
     result = expand_gold(gold_file, corpus_file, output=tmp_path / "x.jsonl", per_query=shared)
     assert (result.evaluated, result.misses_before, result.misses_after) == (3, 2, 1)
+
+
+def test_cli_dupes_writes_clusters_with_their_pairs(corpus_file: Path, tmp_path: Path, cli) -> None:
+    output = tmp_path / "clusters.jsonl"
+    result = cli("gold", "dupes", "--corpus", corpus_file, "--output", output)
+    assert result.exit_code == 0, result.stderr
+    [record] = [json.loads(line) for line in output.read_text().splitlines()]
+    assert record["cluster"] == 1
+    assert record["ids"] == ["en-sync-001", "en-release-034"]
+    assert [(p["a"], p["b"]) for p in record["pairs"]] == [("en-sync-001", "en-release-034")]

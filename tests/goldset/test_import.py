@@ -351,3 +351,29 @@ def test_with_a_clicks_column_a_pair_nobody_clicked_is_not_gold(tmp_path: Path, 
     )
     assert [dict(q.gold) for q in result.queries] == [{"en-sync-001": 1}]
     assert [r.row for r in result.below_min_clicks] == [3, 4]
+
+
+def test_a_grade_column_gives_graded_gold_keeping_the_highest_grade_of_a_pair(
+    tmp_path: Path, corpus_file: Path
+) -> None:
+    rows = [
+        {"q": "sync conflicts", "doc": "en-sync-001", "g": "2"},
+        {"q": "sync conflicts", "doc": "en-release-034", "g": ""},
+        {"q": "sync conflicts", "doc": "en-sync-001", "g": "1"},
+    ]
+    source = write_table(tmp_path / "graded.csv", rows)
+    result = import_gold(
+        source, ImportSpec(question="q", passage="doc", grade_column="g"), corpus=corpus_file
+    )
+    assert dict(result.queries[0].gold) == {"en-sync-001": 2, "en-release-034": 1}
+
+
+@pytest.mark.parametrize("bad", ["0", "1.5", "high"])
+def test_a_grade_that_is_not_a_whole_number_of_at_least_one_names_the_row(
+    tmp_path: Path, corpus_file: Path, bad: str
+) -> None:
+    source = write_table(tmp_path / "graded.csv", [{"q": "a question", "doc": "en-sync-001", "g": bad}])
+    with pytest.raises(
+        InputError, match=rf"graded\.csv:2: grade '{bad}' in column 'g' is not a whole number"
+    ):
+        import_gold(source, ImportSpec(question="q", passage="doc", grade_column="g"), corpus=corpus_file)

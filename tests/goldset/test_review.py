@@ -250,3 +250,18 @@ def test_pending_leaves_out_what_the_judgement_log_already_holds(
         ("q3", ["en-sync-002", "en-config-001"])
     ]
     assert len(read_judgements(tmp_path / "j.jsonl").items) == 4
+
+
+def test_review_can_mark_a_retrieved_near_duplicate_of_the_gold_passage(
+    results_file: Path, per_query_file: Path, cli
+) -> None:
+    review = find_misses(results_file, per_query_file, duplicates=0.8)
+    first = review.misses[0].retrieved[0]
+    assert first.passage.id == "en-release-034"
+    assert first.duplicate_of is not None
+    assert first.duplicate_of[0] == "en-sync-001"
+    assert all(h.duplicate_of is None for h in review.misses[0].retrieved[1:])
+
+    result = cli("gold", "review", results_file, "--per-query", per_query_file, "--duplicates", "0.8")
+    assert result.exit_code == 0, result.stderr
+    assert "(near-duplicate of gold en-sync-001, Jaccard 0.92)" in result.stdout

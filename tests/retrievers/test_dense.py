@@ -63,6 +63,22 @@ def test_corpus_is_embedded_in_slices_and_a_query_batch_in_one_call(pets_corpus:
     assert embedder.calls == 4
 
 
+def test_index_progress_reports_each_embedded_slice(pets_corpus: Corpus, tmp_path: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    DenseRetriever(
+        pets_corpus, HashingEmbedder(), slice_size=2, progress=lambda done, total: seen.append((done, total))
+    )
+    assert seen == [(0, 5), (2, 5), (4, 5), (5, 5)]
+    options = RetrieverOptions(
+        embedder=HashingEmbedder(),
+        cache_dir=tmp_path,
+        index_progress=lambda done, total: seen.append((done, total)),
+    )
+    seen.clear()
+    build_retriever("dense", pets_corpus, options=options)
+    assert seen == [(0, 5), (5, 5)]
+
+
 def test_dense_without_an_embedding_model_says_how_to_give_one(pets_corpus: Corpus) -> None:
     with pytest.raises(InputError, match="needs an embedding model; pass --embed-model"):
         build_retriever("dense", pets_corpus)

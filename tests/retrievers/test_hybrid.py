@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
@@ -76,7 +78,9 @@ def test_hybrid_needs_two_components() -> None:
 
 
 def test_hybrid_by_name_fuses_bm25_with_the_dense_component(pets_corpus: Corpus, tmp_path: Path) -> None:
-    options = RetrieverOptions(embedder=HashingEmbedder(), cache_dir=tmp_path, rrf_k=10)
+    options = RetrieverOptions(
+        embedder=HashingEmbedder(), cache_dir=tmp_path, rrf_k=10, dense_component="dense"
+    )
     retriever = build_retriever("hybrid", pets_corpus, options=options)
     assert retriever.name == "hybrid"
     assert retriever.search(["do dogs bark at strangers"], 2)[0][0] == "dogs"
@@ -87,6 +91,23 @@ def test_hybrid_by_name_fuses_bm25_with_the_dense_component(pets_corpus: Corpus,
 
 def test_hybrid_rejects_an_unknown_dense_component(pets_corpus: Corpus) -> None:
     with pytest.raises(
-        InputError, match="unknown dense component 'sparse' for hybrid; choose from dense, local-dense"
+        InputError, match="unknown dense component 'sparse' for hybrid; choose from local-dense, dense"
     ):
         build_retriever("hybrid", pets_corpus, options=RetrieverOptions(dense_component="sparse"))
+
+
+ids = st.lists(st.sampled_from("abcdefghij"), unique=True, max_size=10)
+
+
+@given(rankings=st.lists(ids, min_size=1, max_size=4), rrf_k=st.integers(min_value=0, max_value=100))
+def test_rrf_ranks_every_retrieved_id_once_best_score_first(rankings: list[list[str]], rrf_k: int) -> None:
+    fused = reciprocal_rank_fusion(rankings, rrf_k=rrf_k)
+    assert sorted(chunk_id for chunk_id, _ in fused) == sorted({i for ranking in rankings for i in ranking})
+    scores = [score for _, score in fused]
+    assert scores == sorted(scores, reverse=True)
+
+
+@given(ranking=ids.filter(bool), copies=st.integers(min_value=1, max_value=4))
+def test_rrf_of_identical_rankings_keeps_their_order(ranking: list[str], copies: int) -> None:
+    fused = reciprocal_rank_fusion([ranking] * copies)
+    assert [chunk_id for chunk_id, _ in fused] == ranking

@@ -39,4 +39,6 @@ def test_bm25_reproduces_the_published_scifact_ndcg_at_10(reference_data: Path) 
     ndcg = sum(values["ndcg_cut_10"] for values in per_query.values()) / len(qrels)
 
     assert ndcg == pytest.approx(PUBLISHED_NDCG_AT_10, abs=0.02)
-    assert ndcg == pytest.approx(0.6762, abs=0.0005)  # measured with the defaults; catches drift
+    # Measured 0.6762 with the defaults (bm25s 0.3.16, PyStemmer 3.1.0); a wider move means the tokenising
+    # or scoring changed.
+    assert ndcg == pytest.approx(0.6762, abs=0.002)

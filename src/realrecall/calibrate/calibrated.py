@@ -101,7 +101,7 @@ def calibrated_estimate(
         s_new = s_old if same_synthetic else metric_values(_member(synthetic, by, value), metric)
         weight = r.size / n_real
         r_draw = bootstrap_means(r, n_resamples, rng)
-        label = "all queries" if by is None else f"{by}={value}"
+        label = "all queries" if by is None else f"{by}={'(missing)' if value is None else value}"
         if s_new.size == 0 or s_old.size == 0:
             gap = math.nan
             corrected = float(r.mean())

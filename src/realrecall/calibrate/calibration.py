@@ -17,7 +17,7 @@ from realrecall.calibrate.calibrated import CalibratedEstimate, calibrated_estim
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
 from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, check_settings
-from realrecall.calibrate.results import Results, load_results, merge_by_retriever
+from realrecall.calibrate.results import Results, default_slice_fields, load_results, merge_by_retriever
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
 
@@ -130,7 +130,7 @@ def calibrate(
     chosen = _choose_metric(metric, primary)
     for name in fail_under or {}:
         _choose_metric(name, primary)
-    fields = tuple(by) if by is not None else primary.slice_fields()
+    fields, unsliced = (tuple(by), ()) if by is not None else default_slice_fields(primary)
     rng = np.random.default_rng(seed)
     real, synthetic = primary.of_origin("real"), primary.of_origin("synthetic")
     gaps = measure_gaps(
@@ -174,7 +174,7 @@ def calibrate(
         rank_agreement=rank_agreement(retrievers, chosen),
         answers=grid,
         gates=report_gates,
-        warnings=_warnings(gaps, chosen, calibrated, skipped),
+        warnings=unsliced + _warnings(gaps, chosen, calibrated, skipped),
         sources=tuple(str(s) for s in sources if isinstance(s, str | Path)),
         seed=seed,
         n_resamples=n_resamples,

@@ -26,7 +26,13 @@ from scipy.stats import ttest_rel
 
 from realrecall.calibrate.gap import slice_values
 from realrecall.calibrate.intervals import Interval, bootstrap_means, check_settings
-from realrecall.calibrate.results import QueryRecord, Results, distinct_labels, load_results
+from realrecall.calibrate.results import (
+    QueryRecord,
+    Results,
+    default_slice_fields,
+    distinct_labels,
+    load_results,
+)
 from realrecall.errors import InputError
 
 __all__ = [
@@ -80,6 +86,7 @@ class ComparisonReport:
     rows: tuple[PairedComparison, ...]
     unpaired: int
     headline: str
+    warnings: tuple[str, ...] = ()
 
 
 def randomization_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> float:
@@ -155,7 +162,7 @@ def compare(
             path=second.source,
             hint="compare two evaluations of the same gold set",
         )
-    fields = list(by) if by is not None else list(first.slice_fields())
+    fields, unsliced = (tuple(by), ()) if by is not None else default_slice_fields(first)
     rng = np.random.default_rng(seed)
     rows = [_row(chosen, None, None, pairs, test, alpha, confidence, n_resamples, rng)]
     records = [qa for qa, _ in pairs]
@@ -174,6 +181,7 @@ def compare(
         tuple(rows),
         unpaired,
         _headline(rows[0], name_a, name_b, test, alpha),
+        unsliced,
     )
 
 

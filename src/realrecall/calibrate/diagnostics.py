@@ -2,7 +2,9 @@
 
 - question length in words;
 - lexical overlap of the question with its gold passage (the vocabulary-reuse bias: generated questions
-  copy the passage's words, real users do not), the highest over the query's gold passages;
+  copy the passage's words, real users do not), the highest over the query's gold passages, by the
+  generate stage's definition (``realrecall.generate.overlap.lexical_overlap``: share of the
+  question's content-word stems found in the passage), so both stages measure the same thing;
 - the mix of question types and languages;
 - the share answerable by exact string match: the lower-cased question found verbatim in a lower-cased
   gold passage.
@@ -23,7 +25,7 @@ import numpy as np
 
 from realrecall.calibrate.results import QueryRecord
 
-__all__ = ["Diagnostics", "SetDiagnostics", "Summary", "diagnose", "lexical_overlap_fallback"]
+__all__ = ["Diagnostics", "SetDiagnostics", "Summary", "diagnose"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -72,18 +74,6 @@ class Diagnostics:
     overlap_source: str = ""
 
 
-def lexical_overlap_fallback(question: str, passage: str, language: str | None = None) -> float:
-    """Share of the question's distinct words found in the passage (lower-cased ``\\w+`` tokens).
-
-    TEMPORARY: stands in for ``realrecall.generate.overlap.lexical_overlap`` until that lands on main;
-    ``diagnose`` prefers the generate stage's function whenever it can import it.
-    """
-    words = set(_WORD.findall(question.lower()))
-    if not words:
-        return 0.0
-    return len(words & set(_WORD.findall(passage.lower()))) / len(words)
-
-
 def diagnose(
     real: Sequence[QueryRecord],
     synthetic: Sequence[QueryRecord],
@@ -103,10 +93,9 @@ def diagnose(
 
 
 def _overlap_function() -> tuple[Callable[[str, str, str | None], float], str]:
-    try:
-        from realrecall.generate.overlap import lexical_overlap  # type: ignore[import-not-found]
-    except ImportError:
-        return lexical_overlap_fallback, "calibrate fallback (distinct-word share)"
+    # Imported here: the generate package (and its LLM client) loads only when overlap is computed.
+    from realrecall.generate.overlap import lexical_overlap
+
     return lexical_overlap, "realrecall.generate.overlap.lexical_overlap"
 
 

@@ -18,7 +18,19 @@ from typing import Any
 from realrecall.errors import InputError
 from realrecall.gold import ORIGINS
 
-__all__ = ["GoldSetInfo", "QueryRecord", "Results", "distinct_labels", "load_results", "merge_by_retriever"]
+__all__ = [
+    "MAX_SLICE_VALUES",
+    "GoldSetInfo",
+    "QueryRecord",
+    "Results",
+    "default_slice_fields",
+    "distinct_labels",
+    "load_results",
+    "merge_by_retriever",
+]
+
+# A field with more distinct values than this (a per-query id, free text) is not a slice anyone reads.
+MAX_SLICE_VALUES = 50
 
 # Per-query keys that are not slice fields: identity, judgments, ranks and values.
 _NOT_SLICE_FIELDS = frozenset(
@@ -130,6 +142,20 @@ def merge_by_retriever(results: Iterable[Results]) -> tuple[Results, ...]:
             source=previous.source,
         )
     return tuple(merged.values())
+
+
+def default_slice_fields(results: Results) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Every slice field except those with too many values to read as slices (ids, free text)."""
+    fields, skipped = [], []
+    for name in results.slice_fields():
+        count = len({q.field(name) for q in results.queries})
+        if count > MAX_SLICE_VALUES:
+            skipped.append(
+                f"field {name!r} has {count} values: not sliced (give --by {name} to slice it anyway)"
+            )
+        else:
+            fields.append(name)
+    return tuple(fields), tuple(skipped)
 
 
 def distinct_labels(results: Sequence[Results]) -> list[str]:

@@ -132,6 +132,8 @@ def compare(
             results_a, results_b, metric=metric, by=split_list(by) or None, test=test, alpha=alpha,
             n_resamples=n_resamples, seed=seed,
         )  # fmt: skip
+        for message in report.warnings:
+            warn(message)
         _emit(
             lambda: comparison_table(report), lambda: render_comparison(report, output_format),
             output_format, output, report.headline,

@@ -15,12 +15,14 @@ from rich.text import Text
 from realrecall.cli.app import app, err, out, split_list, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
+from realrecall.files import write_jsonl_atomic
 from realrecall.goldset import (
     ImportSpec,
     Judgement,
     JudgementLog,
     Miss,
     Passage,
+    Retrieved,
     ReviewList,
     add_judgements,
     expand_gold,
@@ -84,6 +86,9 @@ def import_command(
         str | None, typer.Option("--language", help="Column with the language.")
     ] = None,
     clicks: Annotated[str | None, typer.Option("--clicks", help="Column with click counts.")] = None,
+    grade: Annotated[
+        str | None, typer.Option("--grade", help="Column with graded relevance (whole numbers >= 1).")
+    ] = None,
     min_clicks: Annotated[int | None, typer.Option("--min-clicks", help="Clicks a pair needs.")] = None,
     ambiguous: Annotated[
         str, typer.Option("--ambiguous", help="URL/title naming several chunks: report, all or first.")
@@ -106,6 +111,7 @@ def import_command(
             type_column=type_column,
             language_column=language_column,
             clicks_column=clicks,
+            grade_column=grade,
             min_clicks=min_clicks,
             ambiguous=ambiguous,  # type: ignore[arg-type]
             languages=tuple(split_list(languages)) or None,
@@ -147,8 +153,15 @@ def _render_miss(number: int, total: int, miss: Miss, width: int, *, retrieved: 
         return
     out.print("Retrieved:")
     for hit in miss.retrieved:
-        judged = "" if hit.judged is None else f"  (judged {hit.judged})"
-        out.print(Text(f"  {hit.rank:>2}  {hit.passage.id}  {_snippet(hit.passage, width)}{judged}"))
+        out.print(Text(f"  {hit.rank:>2}  {hit.passage.id}  {_snippet(hit.passage, width)}{_marks(hit)}"))
+
+
+def _marks(hit: Retrieved) -> str:
+    marks = "" if hit.judged is None else f"  (judged {hit.judged})"
+    if hit.duplicate_of is not None:
+        source, similarity = hit.duplicate_of
+        marks += f"  (near-duplicate of gold {source}, Jaccard {similarity:.2f})"
+    return marks
 
 
 def _summary(review: ReviewList) -> str:
@@ -171,6 +184,12 @@ def review_command(
     gold: Annotated[
         Path | None, typer.Option("--gold", help="Current gold set: counts passages added since evaluating.")
     ] = None,
+    duplicates: Annotated[
+        float | None,
+        typer.Option(
+            "--duplicates", help="Mark retrieved near-duplicates of gold passages (Jaccard, e.g. 0.8)."
+        ),
+    ] = None,
     interactive: Annotated[bool, typer.Option("--interactive", "-i", help="Judge each passage.")] = False,
     judgements: Annotated[
         Path | None,
@@ -188,7 +207,15 @@ def review_command(
                 "--interactive needs a terminal", hint="run it in a terminal, or drop --interactive"
             )
         review = find_misses(
-            results, per_query, corpus=corpus, k=k, limit=limit, show=show, gold_set=gold_set, gold=gold
+            results,
+            per_query,
+            corpus=corpus,
+            k=k,
+            limit=limit,
+            show=show,
+            gold_set=gold_set,
+            gold=gold,
+            duplicates=duplicates,
         )
         for message in review.warnings:
             warn(message)
@@ -228,7 +255,9 @@ def _interactive(review: ReviewList, path: Path, by: str, width: int, results: P
         for miss, hits in pending(review, log.judged()):
             _render_miss(review.misses.index(miss) + 1, len(review.misses), miss, width, retrieved=False)
             for hit in hits:
-                out.print(Text(f"\n#{hit.rank} {hit.passage.id}: {_snippet(hit.passage, width * 3)}"))
+                out.print(
+                    Text(f"\n#{hit.rank} {hit.passage.id}{_marks(hit)}: {_snippet(hit.passage, width * 3)}")
+                )
                 key = _ask()
                 if key == "q":
                     _closing(counts, path)
@@ -296,11 +325,16 @@ def dupes_command(
     threshold: Annotated[float, typer.Option("--threshold", help="Jaccard similarity of shingles.")] = 0.8,
     shingle: Annotated[int, typer.Option("--shingle", help="Words per shingle.")] = 3,
     width: Annotated[int, typer.Option("--width", help="Characters of passage text shown.")] = 100,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Also write the clusters as JSONL.")
+    ] = None,
 ) -> None:
     """List clusters of near-duplicate passages in the corpus."""
     with user_errors():
         loaded = load_corpus(corpus)
         found = find_near_duplicates(loaded, threshold=threshold, shingle=shingle)
+        if output is not None:
+            write_jsonl_atomic(output, found.cluster_records())
     for number, cluster in enumerate(found.clusters, start=1):
         out.rule(Text(f"cluster {number}: {len(cluster)} passages"))
         for pid in cluster:

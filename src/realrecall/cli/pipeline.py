@@ -76,7 +76,6 @@ def history_command(
 def _show(result: PipelineResult, history: Path) -> None:
     from realrecall.calibrate.report.table import report_table
 
-    out.print(result.report.headline.text)
     out.print(report_table(result.report))
     g = result.history_row["generation"]
     err.print(

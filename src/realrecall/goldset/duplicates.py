@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from datasketch import MinHash, MinHashLSH
+from typing import Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
@@ -49,6 +48,15 @@ class NearDuplicates:
             adjacency.setdefault(pair.b, {})[pair.a] = pair.similarity
         object.__setattr__(self, "_adjacency", adjacency)
 
+    def cluster_records(self) -> list[dict[str, Any]]:
+        """One JSON-ready record per cluster: its ids and the confirmed pairs inside it."""
+        records = []
+        for number, cluster in enumerate(self.clusters, start=1):
+            members = set(cluster)
+            pairs = [{"a": p.a, "b": p.b, "similarity": p.similarity} for p in self.pairs if p.a in members]
+            records.append({"cluster": number, "ids": list(cluster), "pairs": pairs})
+        return records
+
     def neighbours(self, passage_id: str) -> dict[str, float]:
         """The passages paired with ``passage_id`` directly (not through a chain), with similarity."""
         return dict(self._adjacency.get(passage_id, {}))  # type: ignore[attr-defined]
@@ -78,6 +86,8 @@ def find_near_duplicates(
     sets = {chunk.id: shingles(chunk.searchable_text(), shingle) for chunk in corpus}
     sets = {pid: s for pid, s in sets.items() if s}
     order = {pid: position for position, pid in enumerate(corpus.ids)}
+    from datasketch import MinHash, MinHashLSH  # heavy (scipy): loaded only when duplicates are sought
+
     lsh = MinHashLSH(threshold=threshold, num_perm=num_perm)
     sketches = {}
     # Drawing the permutations is most of MinHash's set-up cost; they depend only on num_perm and seed.

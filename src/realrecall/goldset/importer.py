@@ -10,6 +10,7 @@ since a pair nobody clicked is no evidence).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class ImportSpec:
     type_column: str | None = None
     language_column: str | None = None
     clicks_column: str | None = None
+    grade_column: str | None = None
     min_clicks: int | None = None
     ambiguous: Ambiguous = "report"
     languages: tuple[str, ...] | None = None
@@ -96,6 +98,7 @@ class _Draft:
     rows: list[int] = field(default_factory=list)
     clicks: dict[str, float] = field(default_factory=dict)
     pair_rows: dict[str, list[int]] = field(default_factory=dict)
+    grades: dict[str, int] = field(default_factory=dict)
     type: str | None = None
     language: str | None = None
 
@@ -155,6 +158,7 @@ def _check_columns(table: Table, spec: ImportSpec) -> None:
         (spec.type_column, "--type"),
         (spec.language_column, "--language"),
         (spec.clicks_column, "--clicks"),
+        (spec.grade_column, "--grade"),
     ):
         if column is not None:
             table.require(column, option)
@@ -176,6 +180,7 @@ def _collect(
             unmatched.append(UnmatchedRow(number, question, passage, match.reason))
             continue
         clicks = _clicks(row, spec, table.path, number)
+        grade = _grade(row, spec, table.path, number)
         query_id = row.get(spec.id_column, "").strip() if spec.id_column else ""
         key = query_id or normalise_question(question)
         draft = drafts.get(key)
@@ -189,6 +194,8 @@ def _collect(
         for passage_id in match.ids:
             draft.clicks[passage_id] = draft.clicks.get(passage_id, 0.0) + clicks
             draft.pair_rows.setdefault(passage_id, []).append(number)
+            # Rows naming the same passage twice keep the highest grade given to it.
+            draft.grades[passage_id] = max(grade, draft.grades.get(passage_id, grade))
     return drafts, unmatched
 
 
@@ -212,6 +219,26 @@ def _clicks(row: Mapping[str, str], spec: ImportSpec, path: str, number: int) ->
     return value
 
 
+def _grade(row: Mapping[str, str], spec: ImportSpec, path: str, number: int) -> int:
+    if spec.grade_column is None:
+        return 1
+    raw = row.get(spec.grade_column, "").strip()
+    if not raw:
+        return 1
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (value >= 1 and value.is_integer()):
+        raise InputError(
+            f"grade {raw!r} in column {spec.grade_column!r} is not a whole number of at least 1",
+            path=path,
+            line=number,
+            hint="use 1 for relevant and higher numbers for more relevant passages",
+        )
+    return int(value)
+
+
 def _finish(
     drafts: Mapping[str, _Draft], spec: ImportSpec, rules: TypeRules, table: Table
 ) -> tuple[list[GoldQuery], list[UnmatchedRow]]:
@@ -227,7 +254,7 @@ def _finish(
                 reason = f"passage {passage_id!r} has {clicks:g} click(s), below the minimum of {minimum}"
                 below.append(UnmatchedRow(draft.pair_rows[passage_id][0], draft.question, passage_id, reason))
             else:
-                gold[passage_id] = 1
+                gold[passage_id] = draft.grades[passage_id]
         if not gold:
             continue
         metadata: dict[str, Any] = {"source": Path(table.path).name, "source_rows": draft.rows}

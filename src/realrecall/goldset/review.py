@@ -17,6 +17,7 @@ from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
 from realrecall.files import file_sha256, write_jsonl_atomic
 from realrecall.gold import GoldSet, load_gold
+from realrecall.goldset.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results
 
 __all__ = [
@@ -42,11 +43,16 @@ class Passage:
 
 @dataclass(frozen=True)
 class Retrieved:
-    """A retrieved passage at its rank; ``judged`` is its grade when the gold set already judged it."""
+    """A retrieved passage at its rank; ``judged`` is its grade when the gold set already judged it.
+
+    ``duplicate_of`` names a relevant gold passage it nearly repeats, with their Jaccard similarity
+    (when review was asked to look for near-duplicates): the likeliest false miss.
+    """
 
     rank: int
     passage: Passage
     judged: int | None = None
+    duplicate_of: tuple[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,7 @@ def find_misses(
     show: int = 5,
     gold_set: str | None = None,
     gold: GoldSet | str | Path | None = None,
+    duplicates: float | None = None,
 ) -> ReviewList:
     """List the queries whose relevant gold passages are all outside the top ``k`` retrieved.
 
@@ -112,8 +119,11 @@ def find_misses(
     loaded, warnings = _corpus(corpus, summary)
     cutoff = k if k is not None else (max(summary.recall_ks) if summary.recall_ks else None)
     threshold = summary.relevance_threshold
+    near = find_near_duplicates(loaded, threshold=duplicates) if duplicates is not None else None
     misses = [
-        _miss(record, loaded, show, threshold) for record in records if not _hit(record, cutoff, threshold)
+        _miss(record, loaded, show, threshold, near)
+        for record in records
+        if not _hit(record, cutoff, threshold)
     ]
     shown = misses if limit is None else misses[:limit]
     return ReviewList(
@@ -206,10 +216,21 @@ def _first_relevant_rank(record: PerQuery, relevant: frozenset[str]) -> int | No
     return next(ranks, record.first_relevant_rank)
 
 
-def _miss(record: PerQuery, corpus: Corpus, show: int, threshold: int) -> Miss:
+def _duplicate_of(
+    passage_id: str, relevant: frozenset[str], near: NearDuplicates | None
+) -> tuple[str, float] | None:
+    if near is None:
+        return None
+    found = sorted(
+        (-similarity, pid) for pid, similarity in near.neighbours(passage_id).items() if pid in relevant
+    )
+    return (found[0][1], -found[0][0]) if found else None
+
+
+def _miss(record: PerQuery, corpus: Corpus, show: int, threshold: int, near: NearDuplicates | None) -> Miss:
     relevant = record.relevant(threshold)
     retrieved = tuple(
-        Retrieved(rank, _passage(corpus, pid), record.gold.get(pid))
+        Retrieved(rank, _passage(corpus, pid), record.gold.get(pid), _duplicate_of(pid, relevant, near))
         for rank, pid in enumerate(record.top[:show], start=1)
     )
     return Miss(

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from realrecall.errors import InputError
 from realrecall.files import iter_jsonl, read_text_lines
 
@@ -63,6 +61,8 @@ def read_table(path: str | Path) -> Table:
 
 def _read_parquet(path: Path) -> Table:
     try:
+        import pandas as pd  # only Parquet goes through pandas; loaded when one is read
+
         frame = pd.read_parquet(path)
     except ImportError as exc:  # pandas reads Parquet through the optional pyarrow
         raise InputError(
@@ -130,12 +130,18 @@ def _read_jsonl(path: Path) -> Table:
 
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return ""
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, list | tuple | dict):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
+    if isinstance(value, bool | int | float):
+        return "" if value != value else str(value)  # NaN is the only value unequal to itself
+    import pandas as pd  # only Parquet's own scalars (NA, NaT, numpy types) reach here
+
     if pd.api.types.is_scalar(value) and pd.isna(value):
         return ""
     return str(value)

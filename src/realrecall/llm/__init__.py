@@ -9,16 +9,9 @@ endpoint and key resolution in ``endpoint``, and the plain types other packages 
 
 from __future__ import annotations
 
+import typing as _typing
+
 from realrecall.errors import LLMCallError, LLMError
-from realrecall.llm.batch import (
-    download_batch_results,
-    get_batch,
-    poll_batch,
-    submit_batch,
-    write_batch_input,
-)
-from realrecall.llm.client import OpenAIChatClient
-from realrecall.llm.embeddings import OpenAIEmbedder
 from realrecall.llm.types import (
     BatchCounts,
     BatchItemError,
@@ -32,6 +25,41 @@ from realrecall.llm.types import (
     ResponseFormat,
     Usage,
 )
+
+# The clients import openai and tenacity (about a second): loaded on first use, so that code which
+# only needs the plain types (the generator, the CLI's other commands) starts fast.
+_LAZY = {
+    "OpenAIChatClient": "realrecall.llm.client",
+    "OpenAIEmbedder": "realrecall.llm.embeddings",
+    "download_batch_results": "realrecall.llm.batch",
+    "get_batch": "realrecall.llm.batch",
+    "poll_batch": "realrecall.llm.batch",
+    "submit_batch": "realrecall.llm.batch",
+    "write_batch_input": "realrecall.llm.batch",
+}
+
+if _typing.TYPE_CHECKING:
+    from realrecall.llm.batch import (
+        download_batch_results,
+        get_batch,
+        poll_batch,
+        submit_batch,
+        write_batch_input,
+    )
+    from realrecall.llm.client import OpenAIChatClient
+    from realrecall.llm.embeddings import OpenAIEmbedder
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'realrecall.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BatchCounts",

@@ -6,8 +6,9 @@ CLI prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.compare import ComparisonReport
@@ -46,14 +47,21 @@ COMPARISON_FORMATS: Mapping[str, Callable[[ComparisonReport], str]] = {
 }
 
 
-def render(report: CalibrationReport, format: str) -> str:
-    """The report as text in ``format`` (one of ``FORMATS``)."""
+def render(report: CalibrationReport, format: str, *, history: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The report as text in ``format`` (one of ``FORMATS``).
+
+    ``history`` (the scheduled job's history rows) adds a trend chart to the HTML report; the text
+    formats leave trends to ``realrecall pipeline history``.
+    """
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}", hint=f"choose from table, {', '.join(FORMATS)}")
+    if format == "html":
+        return render_html(report, history=history)
     return FORMATS[format](report)
 
 
 def render_comparison(report: ComparisonReport, format: str) -> str:
+    """The comparison as text in ``format`` (one of ``COMPARISON_FORMATS``)."""
     if format not in COMPARISON_FORMATS:
         raise InputError(
             f"unknown format {format!r}", hint=f"choose from table, {', '.join(COMPARISON_FORMATS)}"

@@ -7,9 +7,11 @@ rank agreement, answer grid and gates when present.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.report.svg import Bar, Series, gap_bars, histograms, line_chart
@@ -41,8 +43,12 @@ tr.empty td { color: #999; }
 """
 
 
-def render_html(report: CalibrationReport) -> str:
-    """One HTML document; the headline is the page title and its first visible line."""
+def render_html(report: CalibrationReport, *, history: Sequence[Mapping[str, Any]] = ()) -> str:
+    """One HTML document; the headline is the page title and its first visible line.
+
+    ``history``: rows of the scheduled job's history file; with two or more, a trend chart of the
+    real, synthetic and calibrated figures over runs follows the headline.
+    """
     head = escape(report.headline.text)
     body = [
         f'<p class="headline" id="headline">{head}</p>',
@@ -53,6 +59,7 @@ def render_html(report: CalibrationReport) -> str:
             f"{'passed' if g.passed else 'failed'}: {escape(g.message)}</p>"
             for g in report.gates
         ),
+        *_trend(history),
         '<div class="charts">',
         _figure(_curve(report)),
         _figure(_gaps(report)),
@@ -77,6 +84,29 @@ def render_html(report: CalibrationReport) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<style>{_CSS}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
+
+
+def _trend(history: Sequence[Mapping[str, Any]]) -> list[str]:
+    if len(history) < 2:
+        return []
+    figures = [row.get("figures", {}) for row in history]
+    metric = next((f.get("metric") for f in reversed(figures) if f.get("metric")), "figure")
+
+    def values(name: str) -> list[float]:
+        return [math.nan if f.get(name) is None else float(f[name]) for f in figures]
+
+    bands = [f.get("real_ci") or (None, None) for f in figures]
+    lows = [math.nan if low is None else float(low) for low, _ in bands]
+    highs = [math.nan if high is None else float(high) for _, high in bands]
+    series = [
+        Series("real", REAL_COLOUR, values("real"), lows, highs),
+        Series("synthetic", SYNTHETIC_COLOUR, values("synthetic")),
+        Series("calibrated", "#5f3dc4", values("calibrated")),
+    ]
+    labels = [str(row.get("time", ""))[:10] for row in history]
+    chart = line_chart(labels, [s for s in series if any(not math.isnan(v) for v in s.values)],
+                       title=f"{metric} over scheduled runs (band: real CI)")  # fmt: skip
+    return [f"<h2>{escape(str(metric))} over runs</h2>", f'<div class="charts">{_figure(chart)}</div>']
 
 
 def _curve(report: CalibrationReport) -> str:

@@ -114,6 +114,7 @@ def render_json(report: CalibrationReport) -> str:
 
 
 def comparison_to_dict(report: ComparisonReport) -> dict[str, Any]:
+    """The comparison as plain JSON-ready data: headline, test, and one row per slice."""
     return {
         "headline": {
             "text": report.headline,
@@ -143,6 +144,7 @@ def comparison_to_dict(report: ComparisonReport) -> dict[str, Any]:
 
 
 def render_comparison_json(report: ComparisonReport) -> str:
+    """JSON text of the comparison whose first line holds the headline object."""
     return _headline_first(comparison_to_dict(report))
 
 

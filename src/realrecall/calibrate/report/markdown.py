@@ -71,6 +71,7 @@ def render_markdown(report: CalibrationReport) -> str:
 
 
 def render_comparison_markdown(report: ComparisonReport) -> str:
+    """Markdown text of the comparison; its first line is the headline."""
     lines = [report.headline, "", f"# {report.name_b} against {report.name_a}: {report.metric}", ""]
     rows = [
         [

@@ -28,6 +28,8 @@ class Series:
 
 @dataclass(frozen=True)
 class Bar:
+    """One slice's gap and its interval."""
+
     label: str
     value: float
     low: float
@@ -48,8 +50,15 @@ def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str,
         return top + plot_h * (1.0 - min(1.0, max(0.0, v)))
 
     parts = [_open(width, height, title), _axes_y(left, top, plot_w, plot_h)]
+    # About six labels fit; the last one (the latest run, the largest k) always shows, alone at its end.
+    last = len(x_labels) - 1
+    step = max(1, math.ceil(len(x_labels) / 6))
     for i, label in enumerate(x_labels):
-        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 18}" text-anchor="middle" {_FONT}>'
+        if i != last and (i % step or last - i < step):
+            continue
+        # The end labels align inwards so that long ones (dates) are not cut at the edge.
+        anchor = "middle" if last == 0 else "start" if i == 0 else "end" if i == last else "middle"
+        parts.append(f'<text x="{x(i):.1f}" y="{height - bottom + 18}" text-anchor="{anchor}" {_FONT}>'
                      f"{escape(label)}</text>")  # fmt: skip
     for s in series:
         points = [(x(i), v) for i, v in enumerate(s.values) if not math.isnan(v)]

@@ -66,6 +66,7 @@ def report_table(report: CalibrationReport) -> RenderableType:
 
 
 def comparison_table(report: ComparisonReport) -> RenderableType:
+    """The headline, then one row per slice: means, difference with its interval, p, significance."""
     table = Table(title=f"{report.name_b} against {report.name_a}: {report.metric} ({report.test} test)")
     for column in ("slice", "n", report.name_a, report.name_b, "difference", "CI", "p", "significant"):
         table.add_column(column, justify="left" if column == "slice" else "right")

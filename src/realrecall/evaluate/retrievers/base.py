@@ -79,10 +79,13 @@ class RetrieverOptions:
     plug in any model), ``local_model`` (a sentence-transformers model folder for ``local-dense``;
     default the bundled all-MiniLM-L6-v2), ``cache_dir`` and ``use_cache`` for the embedding cache.
 
-    Hybrid (``hybrid``): ``dense_component`` (``dense`` or ``local-dense``), ``rrf_k`` and
-    ``fusion_depth`` (how deep each component's list is before fusion).
+    Hybrid (``hybrid``): ``dense_component`` (``local-dense``, the CLI's default too, or ``dense``),
+    ``rrf_k`` and ``fusion_depth`` (how deep each component's list is before fusion).
 
     Custom (``module:function``): ``workers`` threads call the function concurrently.
+
+    ``index_progress(done, total)``: called as a dense retriever embeds the corpus (the slow part of
+    building one), so a caller can draw a bar.
 
     ``batch_size``: texts per forward pass of the local model (and what a caller may pass on to
     ``retrieve`` as the number of queries per ``search`` call).
@@ -100,11 +103,12 @@ class RetrieverOptions:
     local_model: str | None = None
     cache_dir: Path | None = None
     use_cache: bool = True
-    dense_component: str = "dense"
+    dense_component: str = "local-dense"
     rrf_k: int = 60
     fusion_depth: int = 100
     workers: int = 1
     batch_size: int = 64
+    index_progress: Callable[[int, int], None] | None = None
 
     def __post_init__(self) -> None:
         for field_name in ("rrf_k", "fusion_depth", "workers", "batch_size"):

@@ -11,7 +11,7 @@ through the on-disk embedding cache unless ``use_cache`` is off.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -36,20 +36,26 @@ CORPUS_SLICE = 1024
 class DenseRetriever:
     """Exact cosine-similarity search over the embeddings of every chunk's ``searchable_text()``.
 
-    The corpus is embedded once, here, ``slice_size`` texts per call; each batch of queries given to
-    ``search`` is embedded in one call.
+    The corpus is embedded once, here, ``slice_size`` texts per call, with ``progress(done, total)``
+    after each slice; each batch of queries given to ``search`` is embedded in one call.
     """
 
     def __init__(
-        self, corpus: Corpus, embedder: Embedder, *, slice_size: int = CORPUS_SLICE, name: str = "dense"
+        self,
+        corpus: Corpus,
+        embedder: Embedder,
+        *,
+        slice_size: int = CORPUS_SLICE,
+        name: str = "dense",
+        progress: Callable[[int, int], None] | None = None,
     ) -> None:
         if len(corpus) == 0:
             raise InputError("the corpus has no chunks to search", path=corpus.path)
         self.name = name
         self._ids = corpus.ids
         self._embedder = embedder
-        self._slice_size = slice_size
-        self._matrix = normalise_rows(self._embed([chunk.searchable_text() for chunk in corpus]))
+        texts = [chunk.searchable_text() for chunk in corpus]
+        self._matrix = normalise_rows(self._embed(texts, slice_size=slice_size, progress=progress))
         self.description = (
             f"{name}: cosine similarity, exact search, {describe_embedder(embedder)} "
             f"(dim {self._matrix.shape[1]}) over title+text of {len(self._ids)} chunks"
@@ -68,17 +74,22 @@ class DenseRetriever:
         similarities = query_vectors @ self._matrix.T
         return [[self._ids[i] for i in top_k_indices(row, k)] for row in similarities]
 
-    def _embed(self, texts: list[str], *, slice_size: int | None = None) -> np.ndarray:
-        size = slice_size or self._slice_size
+    def _embed(
+        self, texts: list[str], *, slice_size: int, progress: Callable[[int, int], None] | None = None
+    ) -> np.ndarray:
         parts = []
-        for start in range(0, len(texts), size):
-            part = np.asarray(self._embedder.embed(texts[start : start + size]), dtype=np.float32)
-            expected = min(size, len(texts) - start)
+        if progress is not None:
+            progress(0, len(texts))
+        for start in range(0, len(texts), slice_size):
+            part = np.asarray(self._embedder.embed(texts[start : start + slice_size]), dtype=np.float32)
+            expected = min(slice_size, len(texts) - start)
             if part.ndim != 2 or part.shape[0] != expected:
                 raise ValueError(
                     f"embedder {self._embedder.name!r} returned shape {part.shape} for {expected} texts"
                 )
             parts.append(part)
+            if progress is not None:
+                progress(start + expected, len(texts))
         return np.concatenate(parts)
 
 
@@ -103,7 +114,7 @@ def with_cache(embedder: Embedder, options: RetrieverOptions) -> Embedder:
 def build_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriever:
     """``dense``: the embedder given in the options, else the OpenAI-compatible one for ``embed_model``."""
     embedder = options.embedder if options.embedder is not None else _openai_embedder(options)
-    return DenseRetriever(corpus, with_cache(embedder, options))
+    return DenseRetriever(corpus, with_cache(embedder, options), progress=options.index_progress)
 
 
 def _openai_embedder(options: RetrieverOptions) -> Embedder:

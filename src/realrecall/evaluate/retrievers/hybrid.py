@@ -66,11 +66,11 @@ class HybridRetriever:
         return fused
 
 
-DENSE_COMPONENTS = ("dense", "local-dense")
+DENSE_COMPONENTS = ("local-dense", "dense")
 
 
 def build_hybrid(corpus: Corpus, options: RetrieverOptions) -> HybridRetriever:
-    """``hybrid``: BM25 fused with ``options.dense_component`` (``dense`` or ``local-dense``)."""
+    """``hybrid``: BM25 fused with ``options.dense_component`` (``local-dense`` or ``dense``)."""
     from realrecall.evaluate.retrievers.bm25 import BM25Retriever
     from realrecall.evaluate.retrievers.dense import build_dense
     from realrecall.evaluate.retrievers.local_dense import build_local_dense
@@ -80,6 +80,6 @@ def build_hybrid(corpus: Corpus, options: RetrieverOptions) -> HybridRetriever:
             f"unknown dense component {options.dense_component!r} for hybrid",
             hint=f"choose from {', '.join(DENSE_COMPONENTS)}",
         )
-    dense = build_dense if options.dense_component == "dense" else build_local_dense
+    dense = build_local_dense if options.dense_component == "local-dense" else build_dense
     components: list[Retriever] = [BM25Retriever.from_options(corpus, options), dense(corpus, options)]
     return HybridRetriever(corpus, components, rrf_k=options.rrf_k, fusion_depth=options.fusion_depth)

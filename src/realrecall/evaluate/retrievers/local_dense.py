@@ -28,6 +28,10 @@ MISSING_EXTRA = (
 )
 
 
+# A CPU embeds a few hundred chunks a minute: slices this size keep progress and the cache moving.
+LOCAL_SLICE = 256
+
+
 class SentenceTransformerEmbedder:
     """An ``Embedder`` over a sentence-transformers model folder (on the CPU unless ``device`` says)."""
 
@@ -74,7 +78,13 @@ def build_local_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriev
     """``local-dense``: the local model (default all-MiniLM-L6-v2) behind the embedding cache."""
     path = Path(options.local_model) if options.local_model else default_model_path()
     embedder = SentenceTransformerEmbedder(path, batch_size=options.batch_size)
-    return DenseRetriever(corpus, with_cache(embedder, options), name="local-dense")
+    return DenseRetriever(
+        corpus,
+        with_cache(embedder, options),
+        name="local-dense",
+        slice_size=LOCAL_SLICE,
+        progress=options.index_progress,
+    )
 
 
 def _import_extra() -> Any:

@@ -1,0 +1,251 @@
+"""The scheduled job end to end: reruns send nothing, a changed chunk is the only one sent, history grows."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from realrecall.demo import run_demo
+from realrecall.errors import GateFailed, InputError
+from realrecall.history import history_trend, load_history
+from realrecall.pipeline import run_pipeline
+from realrecall.pipeline_config import load_pipeline_config
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CHUNKS = [
+    ("c1", "To reset your password open Settings, choose Account and press Reset password."),
+    ("c2", "Sync runs every five minutes by default; set sync.interval_seconds to change it."),
+    ("c3", "Backups are kept for thirty days, then deleted; backup.retention_days changes that."),
+    ("c4", "Shared notebooks can be edited by every member; public links are read-only."),
+    ("c5", "Error E1042 means the server certificate expired; renew it and restart harbord."),
+]
+REAL = [
+    {
+        "query_id": "r1",
+        "query": "forgot my password how to change it",
+        "gold": {"c1": 1},
+        "type": "conceptual",
+    },
+    {"query_id": "r2", "query": "how long do you keep backups", "gold": {"c3": 1}, "type": "lookup"},
+    {"query_id": "r3", "query": "E1042", "gold": {"c5": 1}, "type": "lookup"},
+]
+WORDS = [
+    "where",
+    "setting",
+    "change",
+    "phone",
+    "team",
+    "keep",
+    "old",
+    "error",
+    "notes",
+    "help",
+    "laptop",
+    "why",
+]
+
+
+def question_handler(body: dict[str, Any]) -> str:
+    """A distinct everyday question per request, derived from the request so reruns are comparable."""
+    digest = hashlib.sha256(json.dumps(body["messages"], sort_keys=True).encode()).digest()
+    words = [WORDS[b % len(WORDS)] for b in digest[:5]]
+    return json.dumps({"question": f"{' '.join(words)} {digest[5]}?"})
+
+
+def write_job(folder: Path, *, backend: str = "llm", extra: str = "") -> Path:
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in CHUNKS))
+    (folder / "real.jsonl").write_text("".join(json.dumps({**q, "origin": "real"}) + "\n" for q in REAL))
+    model = 'model = "test-model"\n' if backend == "llm" else ""
+    config = folder / "pipeline.toml"
+    config.write_text(
+        f"""
+[corpus]
+path = "corpus.jsonl"
+[real]
+path = "real.jsonl"
+date = "2026-11-30"
+[generate]
+output = "synthetic.jsonl"
+backend = "{backend}"
+{model}options = {{ per_chunk = 1, concurrency = 2 }}
+[evaluate]
+k = [1, 3]
+by = ["type"]
+[calibrate]
+metric = "recall@3"
+{extra}
+"""
+    )
+    return config
+
+
+@pytest.fixture
+def llm_job(tmp_path, fake_openai):
+    fake_openai.chat_handler = question_handler
+    return load_pipeline_config(write_job(tmp_path)), fake_openai
+
+
+def test_rerun_with_nothing_changed_sends_no_request_and_is_marked_unchanged(llm_job):
+    config, server = llm_job
+    first = run_pipeline(config)
+    sent = server.count("chat")
+    assert sent == len(CHUNKS)
+    assert first.generation.added == len(CHUNKS)
+    assert not first.unchanged
+
+    second = run_pipeline(config)
+    assert server.count("chat") == sent
+    assert second.unchanged
+    assert second.generation.kept == len(CHUNKS)
+    rows = load_history(config.history)
+    assert [row["unchanged"] for row in rows] == [False, True]
+    assert rows[1]["figures"] == rows[0]["figures"]
+    assert rows[1]["generation"]["requests"] == 0
+
+
+def test_a_changed_chunk_is_the_only_one_sent_again(llm_job):
+    config, server = llm_job
+    run_pipeline(config)
+    sent = server.count("chat")
+    lines = config.corpus.read_text().splitlines()
+    lines[1] = json.dumps(
+        {"id": "c2", "text": "Sync now runs every minute; sync.interval_seconds still changes it."}
+    )
+    config.corpus.write_text("\n".join(lines) + "\n")
+
+    again = run_pipeline(config)
+    assert server.count("chat") == sent + 1
+    assert (again.generation.added, again.generation.kept, again.generation.removed) == (1, 4, 1)
+    assert not again.unchanged
+    synthetic = [json.loads(line) for line in config.synthetic.read_text().splitlines()]
+    assert sorted(next(iter(r["gold"])) for r in synthetic) == ["c1", "c2", "c3", "c4", "c5"]
+
+
+def test_pipeline_writes_results_reports_and_a_history_row(llm_job):
+    config, _ = llm_job
+    result = run_pipeline(config)
+    results = json.loads(result.results_path.read_text())
+    assert [g["origins"] for g in results["gold_sets"]] == [{"real": 3}, {"synthetic": 5}]
+    assert result.per_query_path.exists()
+    html = result.report_paths["html"].read_text()
+    assert result.report.headline.text.split(" (")[0] in html
+    (row,) = load_history(config.history)
+    assert row["figures"]["metric"] == "recall@3"
+    assert row["figures"]["n_real"] == 3
+    assert row["figures"]["n_synthetic"] == 5
+    assert row["model"] == "test-model"
+    assert len(row["prompt_sha256"]) == 64
+    assert row["corpus_sha256"] == results["corpus"]["sha256"]
+
+
+def test_a_failing_gate_is_recorded_then_raised(tmp_path):
+    config = load_pipeline_config(
+        write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')
+    )
+    with pytest.raises(GateFailed, match="recall@3"):
+        run_pipeline(config)
+    (row,) = load_history(config.history)
+    assert row["gates"] == [{"gate": "fail-under recall@3", "passed": False}]
+
+
+def test_demo_runs_offline_and_a_second_run_is_unchanged(tmp_path):
+    first = run_demo(tmp_path)
+    assert first.report.headline.text.startswith("Quote real recall@10 = ")
+    assert first.generation.added >= 200
+    html = first.report_paths["html"].read_text()
+    assert "<script" not in html
+    assert not re.search(r"""(src|href|url)\s*[=(]\s*["']?https?:""", html)  # self-contained: nothing fetched
+    second = run_demo(tmp_path)
+    assert second.unchanged
+    assert second.generation.added == 0
+    trend = history_trend(load_history(tmp_path / "history.jsonl"))
+    assert [row.unchanged for row in trend.rows] == [False, True]
+    assert trend.rows[1].change == 0.0
+    assert "over scheduled runs" in second.report_paths["html"].read_text()
+
+
+def test_history_trend_flags_a_drop():
+    rows = [
+        {"time": "2026-11-01", "figures": {"metric": "recall@10", "real": 0.70, "synthetic": 0.9}},
+        {"time": "2026-11-08", "figures": {"metric": "recall@10", "real": 0.71, "synthetic": 0.9}},
+        {"time": "2026-11-15", "figures": {"metric": "recall@10", "real": 0.62, "synthetic": 0.9}},
+    ]
+    trend = history_trend(rows)
+    assert [row.drop for row in trend.rows] == [False, False, True]
+    assert trend.drops[0].change == pytest.approx(-0.09)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[corpus]\npath = 'c.jsonl'\n", "[generate] output is required"),
+        (
+            "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n[evaluat]\nk = [1]\n",
+            "did you mean 'evaluate'",
+        ),
+        (
+            "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\nbackend = 'llm'\n",
+            "model is required",
+        ),
+        (
+            "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n[evaluate]\nk = [0]\n",
+            "positive integers",
+        ),
+        ("[corpus]\npath = 1\n[generate]\noutput = 's.jsonl'\n", "[corpus] path has the wrong type"),
+        ("[corpus\n", "not valid TOML"),
+    ],
+)
+def test_bad_config_names_the_file_and_key(tmp_path, text, expected):
+    path = tmp_path / "pipeline.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_pipeline_config(path)
+    assert str(info.value).startswith(str(path))
+    assert expected in str(info.value)
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run(
+        [sys.executable, "-m", "realrecall", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_run_and_history_commands(tmp_path):
+    config = write_job(tmp_path, backend="extractive")
+    done = cli("run", str(config), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Quote real recall@3 = ")
+    shown = cli("history", str(config), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "recall@3" in shown.stdout
+
+
+def test_run_with_a_bad_config_exits_2_with_one_line(tmp_path):
+    path = tmp_path / "pipeline.toml"
+    path.write_text("[corpus]\npath = 'missing.jsonl'\n[generate]\noutput = 's.jsonl'\n")
+    done = cli("run", str(path), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "missing.jsonl: file not found" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_run_exits_1_when_a_gate_fails(tmp_path):
+    config = write_job(tmp_path, backend="extractive", extra="max_gap = -1.0")
+    done = cli("run", str(config), cwd=tmp_path)
+    assert done.returncode == 1
+    assert "gate failed" in done.stderr
