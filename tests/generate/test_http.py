@@ -184,8 +184,9 @@ def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, 
     final = records(output)
     ids = [record["query_id"] for record in final]
     assert sorted(ids) == sorted(f"syn-k{i}-0" for i in range(60))
-    # Answers received before the kill were cached; only the ones in flight may be asked twice.
-    assert server.count("chat") - sent_before <= 60 - killed_at + 4
+    # Answers received before the kill were cached; only those in flight (4) or still in the writer's
+    # queue (at most as many again) may be asked twice.
+    assert server.count("chat") - sent_before <= 60 - killed_at + 2 * 4
     assert b"kept" in stdout
 
 
