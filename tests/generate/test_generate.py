@@ -465,3 +465,16 @@ def test_token_count_falls_back_to_the_documented_estimate_when_tiktoken_has_no_
     count, method = token_counter("gpt-4o-mini")
     assert method == "estimate: 4 characters a token"
     assert count("x" * 40) == 10
+
+
+def test_a_regeneration_shows_the_rejected_answer_and_why(output):
+    client = FakeChatClient()
+    copied = question("Topic0 configuration settings file number restart service?")
+    client.script.append(copied)
+    generate(make_corpus(1), output, GenerateConfig(max_overlap=0.5), client=client)
+    first, second = client.requests
+    assert len(first.messages) == 2
+    assert second.messages[:2] == first.messages
+    assert second.messages[2] == {"role": "assistant", "content": copied}
+    assert second.messages[3]["role"] == "user"
+    assert "copies the passage's own words" in second.messages[3]["content"]

@@ -57,6 +57,7 @@ class Setup:
     slots: tuple[Slot, ...]
     chunks: int
     prompt: PromptTemplate | None
+    feedback_prompt: PromptTemplate
     judge_prompt: PromptTemplate | None
     style: StyleExamples
     style_text: str
@@ -71,6 +72,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         if llm
         else None
     )
+    feedback_prompt = builtin_prompt("regeneration_feedback")
     judge_prompt = None
     if config.judge:
         judge_prompt = (
@@ -85,6 +87,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
             "backend": "llm",
             "model": config.model,
             "prompt_sha256": prompt.sha256,
+            "feedback_sha256": feedback_prompt.sha256,
             "temperature": config.temperature,
             "max_tokens": config.max_tokens,
             "style_example_ids": list(style.ids),
@@ -103,6 +106,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         slots=tuple(plan_slots(chunks, config, generator)),
         chunks=len(chunks),
         prompt=prompt,
+        feedback_prompt=feedback_prompt,
         judge_prompt=judge_prompt,
         style=style,
         style_text=format_style_examples(style),
@@ -262,7 +266,13 @@ class _Run:
         if self.config.backend == "llm":
             assert setup.prompt is not None
             self.source = LLMQuestions(
-                client, setup.prompt, self.config, setup.style_text, store, self.generation
+                client,
+                setup.prompt,
+                self.config,
+                setup.style_text,
+                store,
+                self.generation,
+                feedback=setup.feedback_prompt,
             )
         else:
             self.source = ExtractiveQuestions(self.config)
@@ -317,12 +327,13 @@ class _Run:
     async def settle(self, slot: Slot) -> None:
         reasons: list[str] = []
         spent = [0, 0]
+        rejected: tuple[Candidate, str] | None = None
         for attempt in range(self.config.max_attempts):
             if attempt:
                 self.generation.regenerations += 1
             stage = self.generation
             try:
-                candidate = await self.source.propose(slot, attempt)
+                candidate = await self.source.propose(slot, attempt, rejected)
                 spent[0] += candidate.usage.prompt_tokens
                 spent[1] += candidate.usage.completion_tokens
                 stage = self.judging
@@ -337,6 +348,7 @@ class _Run:
             if outcome is None:
                 return
             reasons.append(outcome)
+            rejected = (candidate, outcome)
         self.fail(slot, "shortfall", reasons[-1], reasons)
 
     async def examine(self, slot: Slot, candidate: Candidate, spent: list[int]) -> str | None:
