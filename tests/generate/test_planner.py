@@ -139,6 +139,8 @@ def test_parse_weights_and_shard():
         {"languages": {}},
         {"personas": (" ",)},
         {"price_in": -1.0},
+        {"max_tokens": 0},
+        {"model": " "},
     ],
 )
 def test_bad_config_values_are_input_errors(kwargs):
