@@ -362,11 +362,7 @@ class _Run:
         if self.config.max_overlap is not None and overlap > self.config.max_overlap:
             self.filtered["overlap"] += 1
             return "overlap"
-        if (
-            self.config.near_duplicate is not None
-            and self.duplicates.find(question, slot.language) is not None
-        ):
-            self.filtered["near_duplicate"] += 1
+        if self.near_duplicate(question, slot.language):
             return "near_duplicate"
         judged: dict[str, Any] | None = None
         if self.judge is not None:
@@ -380,14 +376,17 @@ class _Run:
                 return "unanswerable"
             judged = {**self.judge.describe(), "answerable": True, "reason": verdict.reason}
             # Another worker may have kept a near-duplicate while the judge was asked.
-            if (
-                self.config.near_duplicate is not None
-                and self.duplicates.find(question, slot.language) is not None
-            ):
-                self.filtered["near_duplicate"] += 1
+            if self.near_duplicate(question, slot.language):
                 return "near_duplicate"
         self.keep(slot, candidate, question, overlap, judged, spent)
         return None
+
+    def near_duplicate(self, question: str, language: str) -> bool:
+        """Whether ``question`` nearly repeats a kept one (counted as filtered when it does)."""
+        if self.config.near_duplicate is None or self.duplicates.find(question, language) is None:
+            return False
+        self.filtered["near_duplicate"] += 1
+        return True
 
     def keep(
         self,
