@@ -42,7 +42,7 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 def test_requests_carry_the_strict_schema_and_the_delimited_chunk(server, client, tmp_path):
     corpus = make_corpus(3)
-    summary = generate(corpus, tmp_path / "s.jsonl", GenerateConfig(seed=5), client=client)
+    summary = generate(corpus, tmp_path / "s.jsonl", GenerateConfig(seed=5, concurrency=1), client=client)
     assert summary.total == 3
     body = server.bodies("chat")[0]
     assert body["response_format"]["type"] == "json_schema"
