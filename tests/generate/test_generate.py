@@ -478,3 +478,18 @@ def test_a_regeneration_shows_the_rejected_answer_and_why(output):
     assert second.messages[2] == {"role": "assistant", "content": copied}
     assert second.messages[3]["role"] == "user"
     assert "copies the passage's own words" in second.messages[3]["content"]
+
+
+class ShuffledClient(FakeChatClient):
+    """Answers come back in an order unrelated to the order they were asked in."""
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        await asyncio.sleep((request.seed or 0) % 7 / 1000)
+        return await super().complete(request)
+
+
+def test_output_is_in_corpus_order_whatever_order_answers_arrive_in(output):
+    corpus = make_corpus(12)
+    generate(corpus, output, GenerateConfig(per_chunk=2, concurrency=8), client=ShuffledClient())
+    expected = [f"syn-c{i}-{j}" for i in range(12) for j in range(2)]
+    assert [r["query_id"] for r in read_records(output)] == expected

@@ -174,8 +174,10 @@ async def agenerate(
         await run.settle_all()
         if totals is not None:
             run.absorb(totals)
-    finally:
+    except BaseException:
         store.close()
+        raise
+    store.close(order=[slot.key for slot in setup.slots])
     summary = run.summary(store, kept=kept, removed=removed, elapsed=time.monotonic() - started)
     atomic_write_text(
         store.summary_path,

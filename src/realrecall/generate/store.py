@@ -20,7 +20,8 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -174,12 +175,23 @@ class GenerationStore:
         lines = sum(1 for line in self.output_path.read_text("utf-8").splitlines() if line.strip())
         return lines != len(self.records)
 
-    def close(self) -> None:
-        """Wait until every appended line is on disk; raises the writer's OSError, if any."""
+    def close(self, *, order: Sequence[str] | None = None) -> None:
+        """Wait until every appended line is on disk; raises the writer's OSError, if any.
+
+        With ``order`` (the planned slot keys, after a run that ended normally) an output that got
+        new records is rewritten in that order, atomically, so that the same corpus and settings give
+        the same file whatever order the answers came back in.
+        """
         try:
             if self._writer is not None:
                 writer, self._writer = self._writer, None
                 writer.close()
+                if order is not None and writer.appended.get("output"):
+                    position = {key: index for index, key in enumerate(order)}
+                    ordered = sorted(
+                        self.records.items(), key=lambda item: position.get(item[0], len(position))
+                    )
+                    write_jsonl_atomic(self.output_path, (record for _, record in ordered))
         finally:
             if self._lock is not None:
                 self._lock.close()
@@ -222,6 +234,7 @@ class _GroupCommitWriter:
             self._handles[name] = path.open("a", encoding="utf-8", newline="\n")
         self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
         self._error: OSError | None = None
+        self.appended: Counter[str] = Counter()
         self._thread = threading.Thread(target=self._run, name="realrecall-writer", daemon=True)
         self._thread.start()
 
@@ -229,6 +242,7 @@ class _GroupCommitWriter:
         if self._error is not None:
             raise self._error
         self._queue.put((log, json.dumps(record, ensure_ascii=False) + "\n"))
+        self.appended[log] += 1
 
     def close(self) -> None:
         self._queue.put(None)
