@@ -41,6 +41,12 @@ class SleepingClient:
 
 
 def serve(delay: float, port_queue: multiprocessing.Queue) -> None:
+    import fake_openai
+
+    # The fake writes a reply's headers and body in two sends; with Nagle's algorithm on, the body
+    # waits for the client's delayed ACK of the headers (about 40 ms a reply on Linux), which is
+    # the server's cost, not the client's. (Worth setting in the fake itself.)
+    fake_openai._Handler.disable_nagle_algorithm = True
     server = FakeOpenAI(delay=delay)
     server.chat_handler = http_question_handler
     server.start()

@@ -26,9 +26,11 @@ class FakeLLMError(LLMError):
 
 def passage_of(request: ChatRequest) -> str:
     """The chunk text the prompt shows between <passage> tags."""
-    content = request.messages[-1]["content"]
-    match = re.search(r"<passage>\n(.*)\n</passage>", content, re.DOTALL)
-    return match.group(1) if match else ""
+    for message in request.messages:
+        match = re.search(r"<passage>\n(.*)\n</passage>", message["content"], re.DOTALL)
+        if match:
+            return match.group(1)
+    return ""
 
 
 EVERYDAY = [

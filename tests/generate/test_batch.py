@@ -36,7 +36,11 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 def test_batch_run_writes_the_same_records_without_live_requests(fake_openai, options, tmp_path):
     output = tmp_path / "s.jsonl"
-    summary = generate(make_corpus(4), output, GenerateConfig(per_chunk=2), batch=options)
+    statuses = []
+    watched = BatchOptions(llm=options.llm, poll_interval=0.01, on_status=statuses.append)
+    summary = generate(make_corpus(4), output, GenerateConfig(per_chunk=2), batch=watched)
+    assert [s.status for s in statuses][-1] == "completed"
+    assert len(statuses) >= 2
     assert summary.total == 8
     assert fake_openai.count("batches") == 1
     assert fake_openai.count("chat") == 0

@@ -13,6 +13,7 @@ from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError, RealrecallError
 from realrecall.generate import GenerateConfig, Progress, Shard, estimate, generate, style_leak_warning
 from realrecall.generate.planner import shard_chunks
+from realrecall.generate.store import GenerationStore
 from realrecall.gold import GoldQuery, GoldSet, load_gold
 from realrecall.llm.types import ChatRequest, ChatResult, Usage
 
@@ -413,3 +414,82 @@ def test_judge_switched_on_later_judges_the_kept_questions_without_regenerating(
     again = FakeChatClient()
     generate(corpus, output, GenerateConfig(judge=True), client=again)
     assert again.requests == []
+
+
+def test_prompt_file_replaces_the_builtin_and_is_recorded(tmp_path, corpus, output, fake_client):
+    prompt = tmp_path / "terse.md"
+    prompt.write_text(
+        "---\nname: terse\npurpose: test\nvariables: passage, language\n---\n"
+        "## user\nOne {{language}} question about:\n<passage>\n{{passage}}\n</passage>\n"
+    )
+    generate(corpus, output, GenerateConfig(prompt=prompt), client=fake_client)
+    assert fake_client.requests[0].messages == (
+        {
+            "role": "user",
+            "content": f"One English question about:\n<passage>\n{corpus['c0'].text}\n</passage>",
+        },
+    )
+    assert read_records(output)[0]["provenance"]["prompt"]["name"] == "terse"
+    changed = FakeChatClient()
+    prompt.write_text(prompt.read_text().replace("One", "A single"))
+    summary = generate(corpus, output, GenerateConfig(prompt=prompt), client=changed)
+    assert len(changed.requests) == 6  # an edited prompt regenerates what it wrote
+    assert summary.removed == 6
+
+
+def test_a_second_run_on_the_same_output_is_refused_while_the_first_holds_it(corpus, output, fake_client):
+    holder = GenerationStore(output)
+    holder.load()
+    try:
+        with pytest.raises(InputError, match="another `realrecall generate` is writing this output"):
+            generate(corpus, output, GenerateConfig(), client=fake_client)
+    finally:
+        holder.close()
+    assert generate(corpus, output, GenerateConfig(), client=fake_client).total == 6
+
+
+def test_dry_run_beside_a_run_reads_without_repairing(corpus, output, fake_client):
+    generate(corpus, output, GenerateConfig(), client=fake_client)
+    whole = output.read_text()
+    output.write_text(whole + '{"query_id": "half')  # a line still being written
+    assert estimate(corpus, output, GenerateConfig()).pending == 0
+    assert output.read_text().endswith('{"query_id": "half')
+
+
+def test_token_count_falls_back_to_the_documented_estimate_when_tiktoken_has_no_cached_encoding(
+    tmp_path, monkeypatch
+):
+    from realrecall.generate.estimate import token_counter
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # empty: tiktoken would have to download
+    count, method = token_counter("gpt-4o-mini")
+    assert method == "estimate: 4 characters a token"
+    assert count("x" * 40) == 10
+
+
+def test_a_regeneration_shows_the_rejected_answer_and_why(output):
+    client = FakeChatClient()
+    copied = question("Topic0 configuration settings file number restart service?")
+    client.script.append(copied)
+    generate(make_corpus(1), output, GenerateConfig(max_overlap=0.5), client=client)
+    first, second = client.requests
+    assert len(first.messages) == 2
+    assert second.messages[:2] == first.messages
+    assert second.messages[2] == {"role": "assistant", "content": copied}
+    assert second.messages[3]["role"] == "user"
+    assert "copies the passage's own words" in second.messages[3]["content"]
+
+
+class ShuffledClient(FakeChatClient):
+    """Answers come back in an order unrelated to the order they were asked in."""
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        await asyncio.sleep((request.seed or 0) % 7 / 1000)
+        return await super().complete(request)
+
+
+def test_output_is_in_corpus_order_whatever_order_answers_arrive_in(output):
+    corpus = make_corpus(12)
+    generate(corpus, output, GenerateConfig(per_chunk=2, concurrency=8), client=ShuffledClient())
+    expected = [f"syn-c{i}-{j}" for i in range(12) for j in range(2)]
+    assert [r["query_id"] for r in read_records(output)] == expected

@@ -42,7 +42,7 @@ def records(path: Path) -> list[dict[str, Any]]:
 
 def test_requests_carry_the_strict_schema_and_the_delimited_chunk(server, client, tmp_path):
     corpus = make_corpus(3)
-    summary = generate(corpus, tmp_path / "s.jsonl", GenerateConfig(seed=5), client=client)
+    summary = generate(corpus, tmp_path / "s.jsonl", GenerateConfig(seed=5, concurrency=1), client=client)
     assert summary.total == 3
     body = server.bodies("chat")[0]
     assert body["response_format"]["type"] == "json_schema"
@@ -153,6 +153,7 @@ def run_cli(args: list[str], server: FakeOpenAI, **kwargs: Any) -> subprocess.Po
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
+@pytest.mark.slow
 def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     chunks = [
@@ -183,11 +184,13 @@ def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, 
     final = records(output)
     ids = [record["query_id"] for record in final]
     assert sorted(ids) == sorted(f"syn-k{i}-0" for i in range(60))
-    # Answers received before the kill were cached; only the ones in flight may be asked twice.
-    assert server.count("chat") - sent_before <= 60 - killed_at + 4
+    # Answers received before the kill were cached; only those in flight (4) or still in the writer's
+    # queue (at most as many again) may be asked twice.
+    assert server.count("chat") - sent_before <= 60 - killed_at + 2 * 4
     assert b"kept" in stdout
 
 
+@pytest.mark.slow
 def test_cli_dry_run_sends_nothing(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     corpus_path.write_text(
@@ -217,6 +220,7 @@ def test_extractive_chunk_with_injection_is_data(tmp_path):
     assert summary.total == 1
 
 
+@pytest.mark.slow
 def test_cli_batch_mode_goes_through_the_batch_api(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     corpus_path.write_text(

@@ -139,8 +139,24 @@ def test_parse_weights_and_shard():
         {"languages": {}},
         {"personas": (" ",)},
         {"price_in": -1.0},
+        {"max_tokens": 0},
+        {"model": " "},
     ],
 )
 def test_bad_config_values_are_input_errors(kwargs):
     with pytest.raises(InputError):
         GenerateConfig(**kwargs)
+
+
+def test_default_document_stratum_falls_back_to_common_names():
+    chunks = [Chunk(f"c{i}", "x", metadata={"doc": "a" if i < 8 else "b"}) for i in range(12)]
+    sample = sample_chunks(chunks, 6, field="document", seed=0)
+    assert Counter(chunk.metadata["doc"] for chunk in sample) == {"a": 4, "b": 2}
+
+
+def test_extractive_questions_take_the_language_of_their_chunk():
+    chunks = [Chunk("de1", "x", metadata={"language": "de"}), Chunk("any", "y")]
+    slots = plan_slots(chunks, GenerateConfig(backend="extractive", languages={"en": 1}), GENERATOR)
+    assert [slot.language for slot in slots] == ["de", "en"]
+    llm_slots = plan_slots(chunks, GenerateConfig(languages={"en": 1}), GENERATOR)
+    assert [slot.language for slot in llm_slots] == ["en", "en"]  # a model may ask across languages

@@ -135,3 +135,9 @@ def test_missing_prompt_file_is_an_input_error(tmp_path):
 
 def test_config_points_at_a_prompt_path():
     assert GenerateConfig(prompt=Path("x.md")).prompt == Path("x.md")
+
+
+def test_regeneration_feedback_prompt_renders_as_golden():
+    prompt = builtin_prompt("regeneration_feedback")
+    assert prompt.variables == ("problem",)
+    check_golden("regeneration_feedback.txt", as_text(render(prompt, {"problem": "it copies the passage"})))

@@ -25,7 +25,7 @@ from realrecall.generate import (
     parse_weights,
 )
 from realrecall.generate import Progress as GenerateProgress
-from realrecall.llm import ChatClient, LLMConfig, OpenAIChatClient
+from realrecall.llm import BatchStatus, ChatClient, LLMConfig, OpenAIChatClient
 
 TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
     QUESTION_TYPES
@@ -111,7 +111,9 @@ def generate_command(
         client = None
         if needs_model and batch:
             llm = LLMConfig(base_url=base_url)
-            batch_options = BatchOptions(llm=llm, poll_interval=poll_interval, timeout=batch_timeout)
+            batch_options = BatchOptions(
+                llm=llm, poll_interval=poll_interval, timeout=batch_timeout, on_status=report_batch
+            )
         elif needs_model:
             client = make_client(base_url)
         with progress_bar() as on_progress:
@@ -119,6 +121,14 @@ def generate_command(
                 chunks, output, config, client=client, progress=on_progress, batch=batch_options
             )
         render_summary(summary)
+
+
+def report_batch(status: BatchStatus) -> None:
+    err.print(
+        f"batch {status.id}: {status.status} ({status.counts.completed}/{status.counts.total} done, "
+        f"{status.counts.failed} failed)",
+        highlight=False,
+    )
 
 
 def make_client(base_url: str | None) -> ChatClient:

@@ -14,7 +14,9 @@ when started again instead of submitting a new one.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -27,11 +29,12 @@ from realrecall.generate.sources import RequestCollector, cache_entry
 from realrecall.generate.store import GenerationStore
 from realrecall.llm import (
     BatchItemError,
+    BatchStatus,
     ChatRequest,
     ChatResult,
     LLMConfig,
     download_batch_results,
-    poll_batch,
+    get_batch,
     submit_batch,
 )
 
@@ -56,6 +59,7 @@ class BatchOptions:
     llm: LLMConfig = field(default_factory=LLMConfig)
     poll_interval: float = 30.0
     timeout: float | None = None
+    on_status: Callable[[BatchStatus], None] | None = None  # told at every poll (the CLI prints it)
 
 
 class BatchUnanswered(LLMError):
@@ -127,6 +131,20 @@ def _read_state(path: Path) -> dict[str, Any]:
     return state
 
 
+async def _wait(options: BatchOptions, batch_id: str) -> BatchStatus:
+    """Poll until the batch is terminal or ``timeout`` has passed; the last status seen."""
+    deadline = None if options.timeout is None else time.monotonic() + options.timeout
+    while True:
+        status = await get_batch(options.llm, batch_id)
+        if options.on_status is not None:
+            options.on_status(status)
+        if status.is_terminal or (
+            deadline is not None and time.monotonic() + options.poll_interval > deadline
+        ):
+            return status
+        await asyncio.sleep(options.poll_interval)
+
+
 async def _finish(
     store: GenerationStore,
     options: BatchOptions,
@@ -136,7 +154,7 @@ async def _finish(
 ) -> None:
     """Wait for the batch, put its answers into the cache, count its costs, forget its state."""
     batch_id = state["batch_id"]
-    status = await poll_batch(options.llm, batch_id, interval=options.poll_interval, timeout=options.timeout)
+    status = await _wait(options, batch_id)
     if not status.is_terminal:
         raise LLMError(
             f"batch {batch_id} is still {status.status} "

@@ -131,6 +131,10 @@ class GenerateConfig:
         _check_range("n_style_examples", self.n_style_examples, 0, 100)
         if self.sample is not None:
             _check_range("sample", self.sample, 1, 10**9)
+        if self.max_tokens is not None:
+            _check_range("max_tokens", self.max_tokens, 1, 1_000_000)
+        if not self.model.strip() or not self.stratify_by.strip():
+            raise InputError("model and stratify_by must not be empty")
         if self.max_overlap is not None and not 0.0 <= self.max_overlap <= 1.0:
             raise InputError(f"max_overlap must be within [0, 1], got {self.max_overlap}")
         if self.near_duplicate is not None and not 0.0 < self.near_duplicate <= 1.0:

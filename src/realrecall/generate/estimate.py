@@ -1,11 +1,11 @@
 """The dry run: how many requests a run would send, about how many tokens, and what they would cost.
 
 Prompt tokens are counted on the rendered prompts of the questions still to write (cached or already
-written ones cost nothing). The count uses tiktoken when its encoding for the model can be read from
-a local cache (``TIKTOKEN_CACHE_DIR``); tiktoken otherwise downloads encodings, which this tool never
-does at run time, so the fallback is OpenAI's rule of thumb of about four characters a token (plus
-four tokens of framing per message). ``token_method`` says which one was used. Answer tokens are
-estimated at ``ANSWER_TOKENS`` per request (a short question or verdict in JSON).
+written ones cost nothing). The count uses tiktoken when its encoding for the model is in tiktoken's
+local cache (``TIKTOKEN_CACHE_DIR``, or its default folder); tiktoken otherwise downloads encodings,
+which this tool never does at run time, so the fallback is OpenAI's rule of thumb of about four
+characters a token (plus four tokens of framing per message). ``token_method`` says which one was
+used. Answer tokens are estimated at ``ANSWER_TOKENS`` per request (a short question or verdict).
 
 ``requests`` assumes every first answer is kept; ``max_requests`` is the bound when every answer is
 rejected until the retry budget (``max_attempts``) is spent.
@@ -13,7 +13,9 @@ rejected until the retry budget (``max_attempts``) is spent.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,24 +49,47 @@ class Estimate:
 
 def token_counter(model: str) -> tuple[Callable[[str], int], str]:
     """A function counting the tokens of a text for ``model``, and the name of the method used."""
-    if os.environ.get("TIKTOKEN_CACHE_DIR"):
-        try:
-            import tiktoken
+    try:
+        import tiktoken
+        import tiktoken.model
 
-            encoding = tiktoken.encoding_for_model(model)
-            return (
-                lambda text: len(encoding.encode(text, disallowed_special=()))
-            ), f"tiktoken {encoding.name}"
-        except Exception:
-            pass
+        name = tiktoken.model.encoding_name_for_model(model)
+        if _encoding_cached(name):
+            encoding = tiktoken.get_encoding(name)
+            return (lambda text: len(encoding.encode(text, disallowed_special=()))), f"tiktoken {name}"
+    except (ImportError, KeyError, ValueError, OSError):
+        pass  # not installed, unknown model, or an unreadable cache: fall back
     return (lambda text: max(1, (len(text) + 3) // 4)), "estimate: 4 characters a token"
+
+
+def _encoding_cached(name: str) -> bool:
+    """Whether tiktoken can load encoding ``name`` from its local cache, i.e. without downloading.
+
+    tiktoken caches each file it downloads under ``sha1(url)`` in ``TIKTOKEN_CACHE_DIR`` (or
+    ``DATA_GYM_CACHE_DIR``, or ``<tmp>/data-gym-cache``); the URLs are read from the encoding's own
+    constructor, so no address is written here.
+    """
+    import inspect
+    import tempfile
+
+    from tiktoken_ext import openai_public
+
+    constructor = openai_public.ENCODING_CONSTRUCTORS.get(name)
+    if constructor is None:
+        return False
+    urls = re.findall(r"\"(https?://[^\"]+)\"", inspect.getsource(constructor))
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    folder = folder or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    return bool(urls) and all(
+        os.path.isfile(os.path.join(folder, hashlib.sha1(url.encode()).hexdigest())) for url in urls
+    )
 
 
 def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> Estimate:
     """The requests, tokens and cost a ``generate`` run with these arguments would need."""
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
-    store.load()
+    store.load(exclusive=False)
     store.plan((slot.key for slot in setup.slots), keep=lambda record: still_valid(record, setup))
     pending = [slot for slot in setup.slots if slot.key not in store.records]
     count, method = token_counter(config.model)

@@ -4,9 +4,10 @@ Every choice is a pure function of the seed and the chunk's id, never of the chu
 the other chunks, so adding or deleting chunks leaves the choices for the others unchanged (and their
 cached answers valid):
 
-- ``--sample N`` draws N chunks stratified by a metadata field (``document`` by default): each stratum
-  gets its share of N by largest remainder, and takes its chunks of lowest ``hash(seed, id)``. Chunks
-  without the field form one stratum of their own.
+- ``--sample N`` draws N chunks stratified by a metadata field (``document`` by default, or failing
+  that ``doc``, ``doc_id``, ``document_id``, ``source``, ``file``): each stratum gets its share of N by
+  largest remainder, and takes its chunks of lowest ``hash(seed, id)``. Chunks without the field form
+  one stratum of their own.
 - ``--shard i/n`` keeps the chunks whose ``sha256(id) mod n == i``: shards of one sample are disjoint
   and together cover it, whatever machine runs them.
 - Each of the ``--per-chunk`` slots of a chunk draws its question type, language and persona from the
@@ -25,7 +26,15 @@ from dataclasses import dataclass
 from realrecall.corpus import Chunk, Corpus
 from realrecall.generate.config import GenerateConfig, Shard
 
-__all__ = ["Slot", "plan_slots", "sample_chunks", "select_chunks", "shard_chunks"]
+__all__ = [
+    "Slot",
+    "chunk_language",
+    "plan_slots",
+    "sample_chunks",
+    "select_chunks",
+    "shard_chunks",
+    "stratum",
+]
 
 
 @dataclass(frozen=True)
@@ -64,8 +73,7 @@ def sample_chunks(chunks: Sequence[Chunk], n: int, *, field: str, seed: int) -> 
         return list(chunks)
     strata: dict[str, list[Chunk]] = defaultdict(list)
     for chunk in chunks:
-        value = chunk.metadata.get(field)
-        strata["" if value is None else json.dumps(value, sort_keys=True)].append(chunk)
+        strata[stratum(chunk, field)].append(chunk)
     quotas = _largest_remainder({name: len(members) for name, members in strata.items()}, n)
     chosen: set[str] = set()
     for name, members in strata.items():
@@ -95,6 +103,26 @@ def select_chunks(corpus: Corpus, config: GenerateConfig) -> list[Chunk]:
     return chunks
 
 
+def chunk_language(chunk: Chunk) -> str | None:
+    """The language a chunk's metadata names (``language`` or ``lang``), if any."""
+    value = chunk.metadata.get("language", chunk.metadata.get("lang"))
+    return value if isinstance(value, str) and value else None
+
+
+STRATUM_ALIASES = ("doc", "doc_id", "document_id", "source", "file")
+
+
+def stratum(chunk: Chunk, field: str) -> str:
+    """The sample stratum of a chunk: its metadata value for ``field`` ("" when absent).
+
+    For the default field ``document`` the usual other names of a chunk's document are tried too.
+    """
+    value = chunk.metadata.get(field)
+    if value is None and field == "document":
+        value = next((chunk.metadata[alias] for alias in STRATUM_ALIASES if alias in chunk.metadata), None)
+    return "" if value is None else json.dumps(value, sort_keys=True)
+
+
 def _weighted(rng: random.Random, weights: Mapping[str, float]) -> str:
     names = list(weights)
     return rng.choices(names, weights=[weights[name] for name in names], k=1)[0]
@@ -114,6 +142,9 @@ def plan_slots(
             rng = random.Random(_hash_int("slot", config.seed, chunk.id, index))
             question_type = _weighted(rng, config.types)
             language = _weighted(rng, config.languages)
+            if config.backend == "extractive":
+                # A sentence cut from the chunk is in the chunk's language, whatever was asked for.
+                language = chunk_language(chunk) or language
             persona = rng.choice(config.personas) if config.personas else None
             key_material = json.dumps(
                 [chunk.content_hash, generator_text, config.seed, index, question_type, language, persona]

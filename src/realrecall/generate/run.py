@@ -36,6 +36,7 @@ from realrecall.generate.sources import (
     LLMQuestions,
     QuestionSource,
     RequestCollector,
+    judge_description,
 )
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
@@ -56,6 +57,7 @@ class Setup:
     slots: tuple[Slot, ...]
     chunks: int
     prompt: PromptTemplate | None
+    feedback_prompt: PromptTemplate
     judge_prompt: PromptTemplate | None
     style: StyleExamples
     style_text: str
@@ -70,6 +72,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         if llm
         else None
     )
+    feedback_prompt = builtin_prompt("regeneration_feedback")
     judge_prompt = None
     if config.judge:
         judge_prompt = (
@@ -84,6 +87,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
             "backend": "llm",
             "model": config.model,
             "prompt_sha256": prompt.sha256,
+            "feedback_sha256": feedback_prompt.sha256,
             "temperature": config.temperature,
             "max_tokens": config.max_tokens,
             "style_example_ids": list(style.ids),
@@ -102,6 +106,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         slots=tuple(plan_slots(chunks, config, generator)),
         chunks=len(chunks),
         prompt=prompt,
+        feedback_prompt=feedback_prompt,
         judge_prompt=judge_prompt,
         style=style,
         style_text=format_style_examples(style),
@@ -157,10 +162,10 @@ async def agenerate(
         )
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
-    store.load()
-    kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup))
-    store.open()
     try:
+        store.load()
+        kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup))
+        store.open()
         totals = None
         if batch is not None:
             totals = await _answer_in_batches(setup, store, batch)
@@ -169,8 +174,10 @@ async def agenerate(
         await run.settle_all()
         if totals is not None:
             run.absorb(totals)
-    finally:
+    except BaseException:
         store.close()
+        raise
+    store.close(order=[slot.key for slot in setup.slots])
     summary = run.summary(store, kept=kept, removed=removed, elapsed=time.monotonic() - started)
     atomic_write_text(
         store.summary_path,
@@ -224,13 +231,9 @@ def still_valid(record: dict[str, Any], setup: Setup) -> bool:
         return False
     if setup.judge_prompt is not None:
         judged = provenance.get("judge") or {}
-        wanted = {"model": setup.config.effective_judge_model, "prompt": judge_identity(setup.judge_prompt)}
+        wanted = judge_description(setup.judge_prompt, setup.config)
         return all(judged.get(name) == value for name, value in wanted.items())
     return True
-
-
-def judge_identity(prompt: PromptTemplate) -> dict[str, str]:
-    return {"name": prompt.name, "sha256": prompt.sha256}
 
 
 def _config_record(config: GenerateConfig) -> dict[str, Any]:
@@ -265,7 +268,13 @@ class _Run:
         if self.config.backend == "llm":
             assert setup.prompt is not None
             self.source = LLMQuestions(
-                client, setup.prompt, self.config, setup.style_text, store, self.generation
+                client,
+                setup.prompt,
+                self.config,
+                setup.style_text,
+                store,
+                self.generation,
+                feedback=setup.feedback_prompt,
             )
         else:
             self.source = ExtractiveQuestions(self.config)
@@ -320,12 +329,13 @@ class _Run:
     async def settle(self, slot: Slot) -> None:
         reasons: list[str] = []
         spent = [0, 0]
+        rejected: tuple[Candidate, str] | None = None
         for attempt in range(self.config.max_attempts):
             if attempt:
                 self.generation.regenerations += 1
             stage = self.generation
             try:
-                candidate = await self.source.propose(slot, attempt)
+                candidate = await self.source.propose(slot, attempt, rejected)
                 spent[0] += candidate.usage.prompt_tokens
                 spent[1] += candidate.usage.completion_tokens
                 stage = self.judging
@@ -340,6 +350,7 @@ class _Run:
             if outcome is None:
                 return
             reasons.append(outcome)
+            rejected = (candidate, outcome)
         self.fail(slot, "shortfall", reasons[-1], reasons)
 
     async def examine(self, slot: Slot, candidate: Candidate, spent: list[int]) -> str | None:
@@ -353,11 +364,7 @@ class _Run:
         if self.config.max_overlap is not None and overlap > self.config.max_overlap:
             self.filtered["overlap"] += 1
             return "overlap"
-        if (
-            self.config.near_duplicate is not None
-            and self.duplicates.find(question, slot.language) is not None
-        ):
-            self.filtered["near_duplicate"] += 1
+        if self.near_duplicate(question, slot.language):
             return "near_duplicate"
         judged: dict[str, Any] | None = None
         if self.judge is not None:
@@ -371,14 +378,17 @@ class _Run:
                 return "unanswerable"
             judged = {**self.judge.describe(), "answerable": True, "reason": verdict.reason}
             # Another worker may have kept a near-duplicate while the judge was asked.
-            if (
-                self.config.near_duplicate is not None
-                and self.duplicates.find(question, slot.language) is not None
-            ):
-                self.filtered["near_duplicate"] += 1
+            if self.near_duplicate(question, slot.language):
                 return "near_duplicate"
         self.keep(slot, candidate, question, overlap, judged, spent)
         return None
+
+    def near_duplicate(self, question: str, language: str) -> bool:
+        """Whether ``question`` nearly repeats a kept one (counted as filtered when it does)."""
+        if self.config.near_duplicate is None or self.duplicates.find(question, language) is None:
+            return False
+        self.filtered["near_duplicate"] += 1
+        return True
 
     def keep(
         self,

@@ -25,6 +25,7 @@ from realrecall.llm.types import ChatClient, ChatRequest, ChatResult, Usage
 
 __all__ = [
     "LANGUAGE_NAMES",
+    "PROBLEMS",
     "AnswerabilityJudge",
     "Candidate",
     "Deferred",
@@ -33,6 +34,8 @@ __all__ = [
     "QuestionSource",
     "RequestCollector",
     "cache_entry",
+    "judge_description",
+    "problem_text",
     "question_messages",
 ]
 
@@ -55,7 +58,10 @@ DEFAULT_PERSONA = "a typical user who has a question and has not read the docume
 
 @dataclass(frozen=True)
 class Candidate:
-    """One candidate question, or the reason there is none; ``usage`` is what this answer cost now."""
+    """One candidate question, or the reason there is none; ``usage`` is what this answer cost now.
+
+    ``text`` is the answer as the model wrote it (for the regeneration feedback).
+    """
 
     question: str | None
     failure: str | None
@@ -63,10 +69,32 @@ class Candidate:
     usage: Usage
     model: str
     request_seed: int | None = None
+    text: str = ""
+
+
+# Why an answer was rejected, in the words the regeneration feedback gives the model.
+PROBLEMS: Mapping[str, str] = {
+    "overlap": "it copies the passage's own words; ask it the way someone who has not read the passage would",
+    "near_duplicate": "it repeats a question already written; ask about something else the passage answers",
+    "unanswerable": "the passage does not answer it; ask something the passage itself answers",
+    "refusal": "no question was written; the passage is only material to ask about",
+    "truncated": "the answer was cut off; keep the question short",
+    "question_too_long": "it is too long; a search question is a short line",
+}
+DEFAULT_PROBLEM = 'it is not a JSON object {"question": "..."} holding one question'
+
+
+def problem_text(reason: str) -> str:
+    """What the regeneration feedback tells the model about a rejection."""
+    if reason.startswith("judge_"):
+        return "it could not be checked against the passage; write another question the passage answers"
+    return PROBLEMS.get(reason, DEFAULT_PROBLEM)
 
 
 class QuestionSource(Protocol):
-    async def propose(self, slot: Slot, attempt: int) -> Candidate: ...
+    async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
+        """Candidate number ``attempt``; ``rejected`` is the previous candidate and why it was refused."""
+        ...
 
 
 def _now() -> str:
@@ -179,10 +207,18 @@ class LLMQuestions:
     style_examples: str
     store: GenerationStore
     counter: StageCounter
+    feedback: PromptTemplate
 
-    def request(self, slot: Slot, attempt: int) -> ChatRequest:
+    def request(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None = None) -> ChatRequest:
+        messages = question_messages(self.template, slot, self.style_examples)
+        if rejected is not None:
+            # A regeneration shows the model its rejected answer and why, so it does not repeat it.
+            previous, reason = rejected
+            problem = {"problem": problem_text(reason)}
+            answer = {"role": "assistant", "content": previous.text[:2000] or "(no answer)"}
+            messages = (*messages, answer, *render(self.feedback, problem))
         return ChatRequest(
-            messages=question_messages(self.template, slot, self.style_examples),
+            messages=messages,
             model=self.config.model,
             temperature=self.config.temperature,
             max_tokens=self.config.max_tokens,
@@ -191,8 +227,8 @@ class LLMQuestions:
             seed=_seed(self.config.seed, slot.key, attempt),
         )
 
-    async def propose(self, slot: Slot, attempt: int) -> Candidate:
-        request = self.request(slot, attempt)
+    async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
+        request = self.request(slot, attempt, rejected)
         text, failure, usage, model = await _ask(
             self.client,
             self.store,
@@ -205,7 +241,7 @@ class LLMQuestions:
         question = None
         if failure is None:
             question, failure = parse_question(text)
-        return Candidate(question, failure, attempt, usage, model, request.seed)
+        return Candidate(question, failure, attempt, usage, model, request.seed, text)
 
 
 class ExtractiveQuestions:
@@ -214,11 +250,19 @@ class ExtractiveQuestions:
     def __init__(self, config: GenerateConfig) -> None:
         self.config = config
 
-    async def propose(self, slot: Slot, attempt: int) -> Candidate:
+    async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
         position = slot.index + attempt * self.config.per_chunk
         question = extract_query(slot.chunk, seed=self.config.seed, position=position)
         failure = None if question is not None else "no_sentence"
         return Candidate(question, failure, attempt, Usage(0, 0), "extractive")
+
+
+def judge_description(template: PromptTemplate, config: GenerateConfig) -> dict[str, Any]:
+    """Which judge gave a verdict (model and prompt), as recorded in ``provenance.judge``."""
+    return {
+        "model": config.effective_judge_model,
+        "prompt": {"name": template.name, "sha256": template.sha256},
+    }
 
 
 @dataclass
@@ -232,10 +276,7 @@ class AnswerabilityJudge:
     counter: StageCounter
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "model": self.config.effective_judge_model,
-            "prompt": {"name": self.template.name, "sha256": self.template.sha256},
-        }
+        return judge_description(self.template, self.config)
 
     async def check(self, slot: Slot, question: str) -> tuple[Verdict | None, str | None, Usage]:
         """``(verdict, None, usage)``, or ``(None, reason, usage)`` when no valid verdict came back."""
@@ -264,9 +305,7 @@ class AnswerabilityJudge:
             text, failure, usage, _ = await _ask(
                 self.client, self.store, self.counter, request, key=key, slot_key=slot.key, stage="judge"
             )
-            total = Usage(
-                total.prompt_tokens + usage.prompt_tokens, total.completion_tokens + usage.completion_tokens
-            )
+            total = total + usage
             if failure is None:
                 verdict, failure = parse_verdict(text)
                 if verdict is not None:

@@ -7,6 +7,7 @@ Beside the output gold set ``synthetic.jsonl`` a run keeps:
   used, so an answer paid for is never asked for again.
 - ``synthetic.failures.jsonl``: the questions of the latest run that were not kept, with the reason.
 - ``synthetic.summary.json``: the latest run's summary (requests, tokens, cost, filters, ...).
+- ``synthetic.jsonl.lock``: locked while a run writes, so that two runs never append to one output.
 
 The output itself is appended one record at a time and fsynced; each record names its slot key in
 ``provenance.slot_key``. On start, records whose key is no longer planned (chunk deleted or changed,
@@ -19,12 +20,13 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from realrecall.errors import InputError
-from realrecall.files import AppendLog, iter_jsonl, write_jsonl_atomic
+from realrecall.files import AppendLog, write_jsonl_atomic
 
 __all__ = ["GenerationStore", "sidecar_paths"]
 
@@ -36,17 +38,62 @@ def sidecar_paths(output_path: Path, cache_path: Path | None = None) -> dict[str
         "cache": cache_path or output_path.with_name(f"{stem}.cache.jsonl"),
         "failures": output_path.with_name(f"{stem}.failures.jsonl"),
         "summary": output_path.with_name(f"{stem}.summary.json"),
+        "lock": output_path.with_name(f"{stem}.jsonl.lock"),
     }
 
 
-def _read_records(path: Path, what: str) -> list[tuple[int, dict[str, Any]]]:
+def _read_records(path: Path, what: str, *, repair: bool) -> list[tuple[int, dict[str, Any]]]:
     if not path.exists() or path.stat().st_size == 0:
         return []
-    # Opening the log repairs a last line torn by a killed process before anything reads it.
-    AppendLog(path).open()
-    if path.stat().st_size == 0:
-        return []
-    return list(iter_jsonl(path, what=what))
+    if repair:
+        # Opening the log repairs a last line torn by a killed process before anything reads it.
+        AppendLog(path).open()
+    records = []
+    try:
+        lines = path.read_text("utf-8-sig").split("\n")
+    except UnicodeDecodeError as exc:
+        raise InputError("not valid UTF-8", path=path, hint="delete or restore the file") from exc
+    # Without repair (a reader beside a running job) a last line without its newline is still being
+    # written: it is left out, not reported.
+    for number, line in enumerate(lines[:-1], start=1):
+        if line.strip():
+            records.append((number, _parse_line(line, path, number, what)))
+    return records
+
+
+def _parse_line(line: str, path: Path, number: int, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON ({exc.msg} at column {exc.colno})",
+            path=path,
+            line=number,
+            hint="each line must hold one complete JSON object",
+        ) from exc
+    if not isinstance(value, dict):
+        raise InputError(f"expected a JSON object, got {type(value).__name__}", path=path, line=number)
+    return value
+
+
+def _lock(path: Path) -> IO[str]:
+    """An exclusive lock on ``path`` held while the handle is open: one writer per output at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = path.open("a", encoding="utf-8")
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform: run without one
+        return handle
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise InputError(
+            "another `realrecall generate` is writing this output",
+            path=path.with_suffix(""),
+            hint="wait until it ends, or give another --output",
+        ) from None
+    return handle
 
 
 class GenerationStore:
@@ -62,11 +109,19 @@ class GenerationStore:
         self.cache: dict[str, dict[str, Any]] = {}
         self._obsolete_cache = 0
         self._rewrite_output = False
+        self.lock_path = paths["lock"]
         self._writer: _GroupCommitWriter | None = None
+        self._lock: IO[str] | None = None
 
-    def load(self) -> None:
-        """Read the existing output and cache (nothing is written)."""
-        for number, record in _read_records(self.output_path, "question"):
+    def load(self, *, exclusive: bool = True) -> None:
+        """Read the existing output and cache.
+
+        ``exclusive`` (a run) takes the output's lock until ``close`` and repairs torn last lines;
+        without it (a dry run) nothing is written and a line still being written is skipped.
+        """
+        if exclusive:
+            self._lock = _lock(self.lock_path)
+        for number, record in _read_records(self.output_path, "question", repair=exclusive):
             provenance = record.get("provenance")
             key = provenance.get("slot_key") if isinstance(provenance, dict) else None
             if not isinstance(key, str):
@@ -77,7 +132,7 @@ class GenerationStore:
                     hint="choose another --output, or move the file away",
                 )
             self.records.setdefault(key, record)
-        for number, entry in _read_records(self.cache_path, "cache entry"):
+        for number, entry in _read_records(self.cache_path, "cache entry", repair=exclusive):
             if not isinstance(entry.get("key"), str) or not isinstance(entry.get("slot"), str):
                 raise InputError(
                     "not a realrecall generation cache entry",
@@ -120,11 +175,27 @@ class GenerationStore:
         lines = sum(1 for line in self.output_path.read_text("utf-8").splitlines() if line.strip())
         return lines != len(self.records)
 
-    def close(self) -> None:
-        """Wait until every appended line is on disk; raises the writer's OSError, if any."""
-        if self._writer is not None:
-            writer, self._writer = self._writer, None
-            writer.close()
+    def close(self, *, order: Sequence[str] | None = None) -> None:
+        """Wait until every appended line is on disk; raises the writer's OSError, if any.
+
+        With ``order`` (the planned slot keys, after a run that ended normally) an output that got
+        new records is rewritten in that order, atomically, so that the same corpus and settings give
+        the same file whatever order the answers came back in.
+        """
+        try:
+            if self._writer is not None:
+                writer, self._writer = self._writer, None
+                writer.close()
+                if order is not None and writer.appended.get("output"):
+                    position = {key: index for index, key in enumerate(order)}
+                    ordered = sorted(
+                        self.records.items(), key=lambda item: position.get(item[0], len(position))
+                    )
+                    write_jsonl_atomic(self.output_path, (record for _, record in ordered))
+        finally:
+            if self._lock is not None:
+                self._lock.close()
+                self._lock = None
 
     def _submit(self, log: str, record: Mapping[str, Any]) -> None:
         if self._writer is None:
@@ -163,6 +234,7 @@ class _GroupCommitWriter:
             self._handles[name] = path.open("a", encoding="utf-8", newline="\n")
         self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
         self._error: OSError | None = None
+        self.appended: Counter[str] = Counter()
         self._thread = threading.Thread(target=self._run, name="realrecall-writer", daemon=True)
         self._thread.start()
 
@@ -170,6 +242,7 @@ class _GroupCommitWriter:
         if self._error is not None:
             raise self._error
         self._queue.put((log, json.dumps(record, ensure_ascii=False) + "\n"))
+        self.appended[log] += 1
 
     def close(self) -> None:
         self._queue.put(None)
