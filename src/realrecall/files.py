@@ -24,6 +24,7 @@ __all__ = [
     "atomic_write_text",
     "file_sha256",
     "iter_jsonl",
+    "parse_jsonl_line",
     "read_text_lines",
     "write_jsonl_atomic",
 ]
@@ -67,26 +68,32 @@ def iter_jsonl(path: str | Path, *, what: str = "record") -> Iterator[tuple[int,
     for number, line in read_text_lines(path):
         if not line.strip():
             continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"malformed JSON ({exc.msg} at column {exc.colno})",
-                path=path,
-                line=number,
-                hint="each line must hold one complete JSON object",
-            ) from exc
-        if not isinstance(value, dict):
-            raise InputError(
-                f"expected a JSON object, got {type(value).__name__}",
-                path=path,
-                line=number,
-                hint=f"write one {what} object per line",
-            )
+        value = parse_jsonl_line(line, path, number, what=what)
         seen_any = True
         yield number, value
     if not seen_any:
         raise InputError(f"empty file: no {what} found", path=path, hint=f"add at least one {what}")
+
+
+def parse_jsonl_line(line: str, path: str | Path, number: int, *, what: str = "record") -> dict[str, Any]:
+    """One JSON Lines record, or an InputError naming the file and line."""
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON ({exc.msg} at column {exc.colno})",
+            path=path,
+            line=number,
+            hint="each line must hold one complete JSON object",
+        ) from exc
+    if not isinstance(value, dict):
+        raise InputError(
+            f"expected a JSON object, got {type(value).__name__}",
+            path=path,
+            line=number,
+            hint=f"write one {what} object per line",
+        )
+    return value
 
 
 def file_sha256(path: str | Path) -> str:

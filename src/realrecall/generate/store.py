@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from realrecall.errors import InputError
-from realrecall.files import AppendLog, write_jsonl_atomic
+from realrecall.files import AppendLog, parse_jsonl_line, write_jsonl_atomic
 
 __all__ = ["GenerationStore", "sidecar_paths"]
 
@@ -57,23 +57,8 @@ def _read_records(path: Path, what: str, *, repair: bool) -> list[tuple[int, dic
     # written: it is left out, not reported.
     for number, line in enumerate(lines[:-1], start=1):
         if line.strip():
-            records.append((number, _parse_line(line, path, number, what)))
+            records.append((number, parse_jsonl_line(line, path, number, what=what)))
     return records
-
-
-def _parse_line(line: str, path: Path, number: int, what: str) -> dict[str, Any]:
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON ({exc.msg} at column {exc.colno})",
-            path=path,
-            line=number,
-            hint="each line must hold one complete JSON object",
-        ) from exc
-    if not isinstance(value, dict):
-        raise InputError(f"expected a JSON object, got {type(value).__name__}", path=path, line=number)
-    return value
 
 
 def _lock(path: Path) -> IO[str]:
