@@ -104,3 +104,17 @@ def test_retrieving_without_a_corpus_says_what_to_give(files):
     done = cli("evaluate", "--gold", str(files["gold"]))
     assert done.returncode == 2
     assert "--corpus is needed to retrieve" in done.stderr
+
+
+def test_cli_start_up_loads_no_heavy_library():
+    # Scoring 500 queries from the CLI must take well under a second, start-up included.
+    code = (
+        "import sys, realrecall.cli; "
+        "print(sorted(m for m in ('openai', 'tenacity', 'pandas', 'datasketch', 'scipy', 'bm25s', 'torch') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src")}
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -25,7 +25,7 @@ from realrecall.generate import (
     parse_weights,
 )
 from realrecall.generate import Progress as GenerateProgress
-from realrecall.llm import BatchStatus, ChatClient, LLMConfig, OpenAIChatClient
+from realrecall.llm import BatchStatus, ChatClient, LLMConfig
 
 TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
     QUESTION_TYPES
@@ -133,6 +133,8 @@ def report_batch(status: BatchStatus) -> None:
 
 def make_client(base_url: str | None) -> ChatClient:
     """The OpenAI client; the API key is read from the environment by the client, never from options."""
+    from realrecall.llm import OpenAIChatClient  # openai loads only when a model is called
+
     return OpenAIChatClient(LLMConfig(base_url=base_url))
 
 

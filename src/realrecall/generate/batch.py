@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realrecall import llm
 from realrecall.errors import InputError, LLMError
 from realrecall.files import atomic_write_text
 from realrecall.generate.sources import RequestCollector, cache_entry
@@ -33,9 +34,6 @@ from realrecall.llm import (
     ChatRequest,
     ChatResult,
     LLMConfig,
-    download_batch_results,
-    get_batch,
-    submit_batch,
 )
 
 __all__ = [
@@ -107,7 +105,7 @@ async def answer_in_batches(
         if not collector.pending:
             break
         requests = {key: request for key, (_, _, request) in collector.pending.items()}
-        batch_id = await submit_batch(options.llm, requests)
+        batch_id = await llm.submit_batch(options.llm, requests)
         state = {
             "batch_id": batch_id,
             "requests": {
@@ -135,7 +133,7 @@ async def _wait(options: BatchOptions, batch_id: str) -> BatchStatus:
     """Poll until the batch is terminal or ``timeout`` has passed; the last status seen."""
     deadline = None if options.timeout is None else time.monotonic() + options.timeout
     while True:
-        status = await get_batch(options.llm, batch_id)
+        status = await llm.get_batch(options.llm, batch_id)
         if options.on_status is not None:
             options.on_status(status)
         if status.is_terminal or (
@@ -163,7 +161,7 @@ async def _finish(
     totals.batch_ids.append(batch_id)
     results: dict[str, ChatResult | BatchItemError] = {}
     if status.output_file_id is not None or status.error_file_id is not None:
-        results = await download_batch_results(options.llm, status)
+        results = await llm.download_batch_results(options.llm, status)
     for key, meta in state["requests"].items():
         stage = meta["stage"]
         totals.requests[stage] += 1
