@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 from rich.text import Text
 
@@ -240,7 +239,7 @@ def _ask() -> str:
     while True:
         out.print(Text("[r]elevant / [n]ot / [s]kip / [q]uit ? "), end="")
         try:
-            key = click.getchar().lower()
+            key = typer.getchar().lower()
         except (KeyboardInterrupt, EOFError):
             key = "q"
         out.print(Text(key))
