@@ -2,6 +2,8 @@
 
     RealrecallError            base: the CLI catches this (and only this) and exits non-zero
      ├── InputError            a file or value the user gave is wrong: exit code 2
+     │    ├── OutputError      an output cannot be written (disk full, a folder, one of the inputs): exit 2
+     │    └── UserCodeError    the user's own code (a custom retriever) failed; its traceback with --debug
      ├── LLMError              an OpenAI-compatible endpoint kept failing after retries: exit code 1
      │    └── LLMCallError     one call gave up: carries the reason, the HTTP status and the attempts
      └── GateFailed            a quality gate (--fail-under, --max-gap) was crossed: exit code 1
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["GateFailed", "InputError", "LLMCallError", "LLMError", "RealrecallError"]
+__all__ = ["GateFailed", "InputError", "LLMCallError", "LLMError", "OutputError", "RealrecallError", "UserCodeError"]
 
 
 class RealrecallError(Exception):
@@ -54,6 +56,19 @@ class InputError(RealrecallError):
         if self.hint:
             text += f"; {self.hint}"
         return text
+
+
+class OutputError(InputError):
+    """An output cannot be written where the user asked: the disk is full, the path is a folder, or it
+    is one of the command's own inputs. Nothing was written (or the old file is untouched)."""
+
+
+class UserCodeError(InputError):
+    """Code the user plugged in (a ``module:function`` retriever) raised or could not be loaded.
+
+    The one line names the code and what it raised; the original exception is the ``__cause__``, which
+    the CLI prints as a traceback only with ``--debug``.
+    """
 
 
 class LLMError(RealrecallError):

@@ -9,23 +9,32 @@ record at a time and fsynced, so a process killed at any moment loses at most th
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
+import glob
 import hashlib
 import json
 import os
+import stat
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from realrecall.errors import InputError
+from realrecall.errors import InputError, OutputError
 
 __all__ = [
     "AppendLog",
     "atomic_write_text",
+    "check_distinct",
+    "check_output_path",
     "file_sha256",
     "iter_jsonl",
+    "output_error",
     "parse_jsonl_line",
     "read_text_lines",
+    "remove_stale_temps",
     "write_jsonl_atomic",
 ]
 
@@ -105,17 +114,142 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+# errno values that mean "this output cannot be written here", each with the fix a user can make.
+_WRITE_FAILURES = {
+    errno.ENOSPC: ("the disk is full", "free some space or write the output elsewhere"),
+    errno.EDQUOT: ("the disk quota is exceeded", "free some space or write the output elsewhere"),
+    errno.EROFS: ("the file system is read-only", "write the output elsewhere"),
+    errno.EACCES: ("permission denied", "write the output where you may write"),
+    errno.EPERM: ("permission denied", "write the output where you may write"),
+    errno.EISDIR: ("is a folder, not a file", "name a file, e.g. FOLDER/results.json"),
+    errno.ENOTDIR: ("a part of the path is a file, not a folder", "fix the path"),
+    errno.ENAMETOOLONG: ("the file name is too long", "use a shorter name"),
+}
+_umask_lock = threading.Lock()
+
+
+def output_error(exc: OSError, path: str | Path) -> OutputError:
+    """The one-line error for an OSError met while writing ``path`` (disk full, read-only, ...)."""
+    what, hint = _WRITE_FAILURES.get(exc.errno or 0, (f"cannot write: {exc.strerror or exc}", None))
+    return OutputError(f"cannot write the output: {what}", path=path, hint=hint)
+
+
+def check_output_path(path: str | Path) -> None:
+    """Refuse, before any work, an output path that names a folder or sits under a file."""
+    target = Path(path)
+    if target.is_dir():
+        raise OutputError("is a folder, not a file", path=target, hint="name a file inside it")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"{parent} is a file, not a folder", path=target, hint="fix the path")
+            break
+
+
+def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str, str | Path | None]) -> None:
+    """Refuse an output that is one of the inputs (same path, a symlink to it, or a hard link).
+
+    ``inputs`` and ``outputs`` map the option that named a path (``--gold``) to the path. Called by
+    every command before any work, so an input is never overwritten by the command's own output.
+    """
+    seen: list[tuple[str, Path, tuple[int, int] | None, str]] = []
+    for label, path in inputs.items():
+        if path is not None:
+            seen.append((label, Path(path), _identity(Path(path)), os.path.realpath(path)))
+    for out_label, out_path in outputs.items():
+        if out_path is None:
+            continue
+        target = Path(out_path)
+        check_output_path(target)
+        identity, real = _identity(target), os.path.realpath(target)
+        for in_label, in_path, in_identity, in_real in seen:
+            if real == in_real or (identity is not None and identity == in_identity):
+                raise OutputError(
+                    f"{out_label} {out_path} is the same file as {in_label} {in_path}",
+                    hint="write the output to another file; the input is left as it is",
+                )
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _new_file_mode(target: Path) -> int:
+    """The mode the output gets: an existing file keeps its own; a new one follows the umask."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        pass
+    with _umask_lock:  # os.umask can only be read by setting it; restored at once
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return 0o666 & ~mask
+
+
+def temp_prefix(target: Path) -> str:
+    """Prefix of the temporary files an atomic write of ``target`` makes beside it."""
+    return f".{target.name}."
+
+
+def remove_stale_temps(target: str | Path) -> int:
+    """Delete temporary files left beside ``target`` by an atomic write that was killed.
+
+    A live writer holds an exclusive lock on its temporary file, so a file whose lock can be taken
+    belongs to a dead process and is removed; a concurrent writer's file is left alone.
+    """
+    target = Path(target)
+    removed = 0
+    try:
+        candidates = list(target.parent.glob(f"{glob.escape(temp_prefix(target))}*.tmp"))
+    except OSError:
+        return 0
+    for candidate in candidates:
+        try:
+            fd = os.open(candidate, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        try:
+            candidate.unlink()
+            removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
 @contextlib.contextmanager
 def _atomic_handle(path: str | Path) -> Iterator[IO[str]]:
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    check_output_path(target)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temps(target)
+        mode = _new_file_mode(target)
+        fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise output_error(exc, target) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # marks the temp file as live (see remove_stale_temps)
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             yield handle
             handle.flush()
+            os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise output_error(exc, target) from exc
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -158,16 +292,34 @@ class AppendLog:
         self.close()
 
     def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        _truncate_partial_last_line(self.path)
-        self._handle = self.path.open("a", encoding="utf-8", newline="\n")
+        check_output_path(self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _truncate_partial_last_line(self.path)
+            self._handle = self.path.open("a", encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise output_error(exc, self.path) from exc
 
     def append(self, record: Mapping[str, Any]) -> None:
         if self._handle is None:
             raise RuntimeError("AppendLog.append called before open()")
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        try:
+            self._handle.write(line)
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+        except OSError as exc:
+            # A record that did not fit is cut back off, so the log stays whole lines only.
+            self._discard_partial()
+            raise output_error(exc, self.path) from exc
+
+    def _discard_partial(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            with contextlib.suppress(OSError):
+                handle.close()
+        with contextlib.suppress(OSError):
+            _truncate_partial_last_line(self.path)
 
     def close(self) -> None:
         if self._handle is not None:

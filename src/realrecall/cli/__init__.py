@@ -5,15 +5,18 @@ Importing a command module registers its commands on the shared typer ``app``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from realrecall.cli import calibrate as _calibrate  # noqa: F401
 from realrecall.cli import evaluate as _evaluate  # noqa: F401
 from realrecall.cli import generate as _generate  # noqa: F401
 from realrecall.cli import gold as _gold  # noqa: F401
 from realrecall.cli import pipeline as _pipeline  # noqa: F401
-from realrecall.cli.app import app
+from realrecall.cli.app import app, run_cli
 
 __all__ = ["app", "main"]
 
 
-def main() -> None:
-    app()
+def main(argv: Sequence[str] | None = None) -> None:
+    """The ``realrecall`` command: runs ``argv`` (default ``sys.argv[1:]``) and exits with its code."""
+    run_cli(argv)

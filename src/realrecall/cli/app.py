@@ -1,15 +1,69 @@
-"""The typer application and the one place that turns library errors into exit codes."""
+"""The typer application and the one place that turns errors into one line and an exit code.
+
+Every string a user, a file, an endpoint or an exception supplies is printed as plain text: both
+consoles have markup and emoji codes off, and styling is applied with ``rich.text.Text`` objects, so
+``[/]`` in a query type or ``[local]`` in an install hint reaches the terminal as written.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+import traceback
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
+from typer.core import TyperGroup
 
 from realrecall.errors import RealrecallError
+
+# Results go to stdout; progress, warnings and errors to stderr, so `> file` captures only results.
+# Piped output keeps full tables (rich would otherwise assume 80 columns and truncate headers).
+# markup/emoji off: user text is data, never markup (see the module docstring).
+out = Console(highlight=False, markup=False, emoji=False, width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
+
+_DEBUG_KEY = "realrecall.debug"
+
+
+class _OneLineErrors(TyperGroup):
+    """The root command: a usage error (bad option value, unknown option, missing argument) is one
+    ``error:`` line naming the fix and exit code 2, like every other input error, instead of the
+    multi-line usage box typer prints."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            code = super().main(*args, standalone_mode=False, **kwargs)
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            err.print("aborted")
+            sys.exit(130)
+        except typer.TyperException as exc:
+            sys.exit(_usage_error(exc))
+        except KeyboardInterrupt:
+            err.print("interrupted")
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: typer.TyperException) -> int:
+    format_message = getattr(exc, "format_message", None)
+    message = format_message() if callable(format_message) else str(exc)
+    ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError":  # `realrecall gold` alone: show the help it asked for
+        err.print(Text(message))
+        return 2
+    message = " ".join(str(message).split())
+    hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+    error_line(f"{message}{hint}")
+    return int(getattr(exc, "exit_code", 2) or 2)
+
 
 app = typer.Typer(
     name="realrecall",
@@ -17,22 +71,53 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_OneLineErrors,
 )
 
-# Results go to stdout; progress, warnings and errors to stderr, so `> file` captures only results.
-# Piped output keeps full tables (rich would otherwise assume 80 columns and truncate headers).
-out = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+def error_line(message: str) -> None:
+    """``error: MESSAGE`` on stderr, the message printed as plain text."""
+    err.print(Text.assemble(("error:", "bold red"), " ", message))
+
+
+def warn(message: str) -> None:
+    """``warning: MESSAGE`` on stderr, the message printed as plain text."""
+    err.print(Text.assemble(("warning:", "yellow"), " ", message))
+
+
+def note(message: str, style: str = "dim") -> None:
+    """A progress or status line on stderr, the message printed as plain text."""
+    err.print(Text(message, style=style))
+
+
+def write_stdout(text: str) -> None:
+    """Machine formats (JSON, markdown, TREC, JSONL) go to stdout byte-exact: no wrapping, no markup."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 @contextlib.contextmanager
 def user_errors() -> Iterator[None]:
-    """Map the project's errors to one red line and their exit code; let bugs show a traceback."""
+    """Map the project's errors to one red line and their exit code; let bugs show a traceback.
+
+    With ``--debug``, the traceback of a failure in the user's own code (the error's cause) is shown
+    before the line.
+    """
     try:
         yield
     except RealrecallError as exc:
-        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        if _debug() and exc.__cause__ is not None:
+            cause = exc.__cause__
+            err.print(Text("".join(traceback.format_exception(type(cause), cause, cause.__traceback__))))
+        error_line(str(exc))
         raise typer.Exit(exc.exit_code) from None
+
+
+def _debug() -> bool:
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    return bool(ctx is not None and ctx.find_root().meta.get(_DEBUG_KEY))
 
 
 def split_list(value: str | None) -> list[str]:
@@ -42,14 +127,19 @@ def split_list(value: str | None) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/] {message}", markup=True, highlight=False)
-
-
 def is_interactive() -> bool:
     return sys.stderr.isatty()
 
 
 @app.callback()
-def _root() -> None:
+def _root(
+    ctx: typer.Context,
+    debug: bool = typer.Option(False, "--debug", help="Show the traceback when your own code fails."),
+) -> None:
     """How good is your retrieval really? Generate, evaluate and calibrate gold sets."""
+    ctx.meta[_DEBUG_KEY] = debug
+
+
+def run_cli(argv: Sequence[str] | None = None) -> None:
+    """Run the CLI on ``argv`` (default: the process's arguments); exits with the command's code."""
+    app(args=None if argv is None else list(argv), prog_name="realrecall")
