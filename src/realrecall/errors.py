@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["GateFailed", "InputError", "LLMCallError", "LLMError", "OutputError", "RealrecallError", "UserCodeError"]
+__all__ = [
+    "GateFailed",
+    "InputError",
+    "LLMCallError",
+    "LLMError",
+    "OutputError",
+    "RealrecallError",
+    "UserCodeError",
+]
 
 
 class RealrecallError(Exception):
