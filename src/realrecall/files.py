@@ -156,6 +156,7 @@ def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str
     for label, path in inputs.items():
         if path is not None:
             seen.append((label, Path(path), _identity(Path(path)), os.path.realpath(path)))
+    written: list[tuple[str, Path, tuple[int, int] | None, str]] = []
     for out_label, out_path in outputs.items():
         if out_path is None:
             continue
@@ -168,6 +169,13 @@ def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str
                     f"{out_label} {out_path} is the same file as {in_label} {in_path}",
                     hint="write the output to another file; the input is left as it is",
                 )
+        for other_label, other_path, other_identity, other_real in written:
+            if real == other_real or (identity is not None and identity == other_identity):
+                raise OutputError(
+                    f"{out_label} {out_path} is the same file as {other_label} {other_path}",
+                    hint="give each output its own file",
+                )
+        written.append((out_label, target, identity, real))
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

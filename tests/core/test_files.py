@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
 
 import pytest
 
-from realrecall.files import AppendLog, atomic_write_text, iter_jsonl, write_jsonl_atomic
+from realrecall.errors import OutputError
+from realrecall.files import (
+    AppendLog,
+    atomic_write_text,
+    check_distinct,
+    check_output_path,
+    iter_jsonl,
+    output_error,
+    remove_stale_temps,
+    write_jsonl_atomic,
+)
 
 
 def test_atomic_write_leaves_old_file_when_writing_fails(tmp_path):
@@ -45,3 +62,153 @@ def test_append_log_on_a_single_torn_line_starts_empty(tmp_path):
     with AppendLog(path) as log:
         log.append({"n": 2})
     assert path.read_text() == '{"n": 2}\n'
+
+
+# --- outputs never clobber inputs; modes; stale temps; disk full -------------------------------------
+
+
+def test_check_distinct_refuses_the_same_path(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("{}\n")
+    with pytest.raises(OutputError) as raised:
+        check_distinct({"--gold": gold}, {"--output": tmp_path / "." / "gold.jsonl"})
+    assert str(raised.value) == (
+        f"--output {tmp_path / '.' / 'gold.jsonl'} is the same file as --gold {gold}; "
+        "write the output to another file; the input is left as it is"
+    )
+
+
+def test_check_distinct_sees_through_symlinks_and_hard_links(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("{}\n")
+    (tmp_path / "link.jsonl").symlink_to(gold)
+    os.link(gold, tmp_path / "hard.jsonl")
+    for alias in ("link.jsonl", "hard.jsonl"):
+        with pytest.raises(OutputError, match="is the same file as --gold"):
+            check_distinct({"--gold": gold}, {"--output": tmp_path / alias})
+
+
+def test_check_distinct_refuses_two_outputs_on_one_file(tmp_path):
+    with pytest.raises(OutputError, match=r"--per-query .* is the same file as --output"):
+        check_distinct({}, {"--output": tmp_path / "a.json", "--per-query": tmp_path / "a.json"})
+
+
+def test_check_distinct_accepts_distinct_files_and_missing_options(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("{}\n")
+    check_distinct({"--gold": gold, "--run": None}, {"--output": tmp_path / "out.json", "--per-query": None})
+
+
+def test_an_output_naming_a_folder_or_sitting_under_a_file_is_refused(tmp_path):
+    with pytest.raises(OutputError, match="is a folder, not a file; name a file inside it"):
+        check_output_path(tmp_path)
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        check_output_path(tmp_path / "plain" / "out.json")
+    with pytest.raises(OutputError, match="is a folder"):
+        atomic_write_text(tmp_path, "x")
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_new_outputs_follow_the_umask(tmp_path, umask, expected):
+    old = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "report.html", "<p>")
+        with AppendLog(tmp_path / "log.jsonl") as log:
+            log.append({"n": 1})
+    finally:
+        os.umask(old)
+    assert (tmp_path / "report.html").stat().st_mode & 0o777 == expected
+    assert (tmp_path / "log.jsonl").stat().st_mode & 0o777 == expected
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600])
+def test_rewritten_outputs_keep_their_mode(tmp_path, mode):
+    target = tmp_path / "gold.jsonl"
+    target.write_text("{}\n")
+    target.chmod(mode)
+    write_jsonl_atomic(target, [{"query_id": "q"}])
+    assert target.stat().st_mode & 0o777 == mode
+
+
+def test_stale_temps_of_a_killed_write_are_removed_by_the_next_write(tmp_path):
+    target = tmp_path / "results.json"
+    stale = tmp_path / ".results.json.abc123.tmp"
+    stale.write_text("half")
+    other = tmp_path / ".other.json.abc123.tmp"  # another output's temp: not ours to remove
+    other.write_text("half")
+    atomic_write_text(target, "whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.json.abc123.tmp", "results.json"]
+
+
+def test_a_live_writers_temp_is_left_alone(tmp_path):
+    target = tmp_path / "results.json"
+    live = tmp_path / ".results.json.live.tmp"
+    live.write_text("in progress")
+    fd = os.open(live, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert remove_stale_temps(target) == 0
+        assert live.exists()
+    finally:
+        os.close(fd)
+    assert remove_stale_temps(target) == 1
+
+
+def test_a_temp_left_by_a_killed_process_is_removed(tmp_path):
+    # A writer killed (-9) mid-write leaves its temp file behind; the next write of that output removes it.
+    code = (
+        "import os\n"
+        "from realrecall.files import write_jsonl_atomic\n"
+        "def records():\n"
+        "    yield {'n': 1}\n"
+        "    os.kill(os.getpid(), 9)\n"
+        f"write_jsonl_atomic({str(tmp_path / 'out.json')!r}, records())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], check=False)
+    assert done.returncode == -9
+    assert len(list(tmp_path.glob(".out.json.*.tmp"))) == 1
+    atomic_write_text(tmp_path / "out.json", "ok")
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_output_error_names_the_file_and_the_fix(tmp_path):
+    error = output_error(OSError(errno.ENOSPC, "No space left on device"), tmp_path / "out.json")
+    assert str(error) == f"{tmp_path / 'out.json'}: cannot write the output: the disk is full; " + (
+        "free some space or write the output elsewhere"
+    )
+    assert error.exit_code == 2
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs (needs root and mount; skipped with the reason otherwise)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a disk-full test mounts a small tmpfs, which needs root")
+    point = tmp_path / f"disk-{uuid.uuid4().hex[:6]}"
+    point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(point)], check=False)
+    if mounted.returncode != 0:
+        pytest.skip("mount -t tmpfs is not allowed here")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def test_disk_full_atomic_write_is_one_error_and_keeps_the_old_file(small_disk):
+    target = small_disk / "results.json"
+    atomic_write_text(target, "old")
+    with pytest.raises(OutputError, match="the disk is full; free some space"):
+        atomic_write_text(target, "x" * 1_000_000)
+    assert target.read_text() == "old"
+    assert [p.name for p in small_disk.iterdir()] == ["results.json"]
+
+
+def test_disk_full_append_log_keeps_whole_records(small_disk):
+    path = small_disk / "log.jsonl"
+    with AppendLog(path) as log:
+        log.append({"n": 1})
+        with pytest.raises(OutputError, match="the disk is full"):
+            log.append({"n": 2, "text": "y" * 1_000_000})
+    assert path.read_text() == '{"n": 1}\n'

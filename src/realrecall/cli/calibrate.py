@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.text import Text
 
-from realrecall.cli.app import app, err, out, split_list, user_errors, warn
+from realrecall.cli.app import app, note, out, split_list, user_errors, warn, write_stdout
 from realrecall.errors import InputError
 
 if TYPE_CHECKING:
@@ -73,6 +74,13 @@ def calibrate(
 ) -> None:
     """Quote the real figure: real vs synthetic with intervals, the gap per slice, diagnostics, gates."""
     with user_errors():
+        from realrecall.files import check_distinct
+
+        check_distinct(
+            {**_numbered("results", results or []), "--calibrate-on": calibrate_on, "--answers": answers,
+             "--synthetic": synthetic, "--real": real, "--corpus": corpus, "--run": run},
+            {"--output": output},
+        )  # fmt: skip
         chosen_format = _format(output_format, output)
         gates = dict(_parse_gates(fail_under or []))
         options = dict(
@@ -120,6 +128,9 @@ def compare(
 ) -> None:
     """Is b better than a? A paired test on the same queries, overall and per slice."""
     with user_errors():
+        from realrecall.files import check_distinct
+
+        check_distinct({"results_a": results_a, "results_b": results_b}, {"--output": output})
         from realrecall.calibrate import compare as run_compare
         from realrecall.calibrate.report import COMPARISON_FORMATS, comparison_table, render_comparison
 
@@ -190,11 +201,18 @@ def _emit(
     if output_format == "table":
         out.print(table())
     elif output is None:
-        out.print(text(), markup=False, highlight=False, end="")
+        write_stdout(text())  # byte-exact: JSON and Markdown must survive a pipe
     else:
         write_report(text(), output)
-        out.print(headline, markup=False, highlight=False)
-        err.print(f"report written to {output}")
+        out.print(Text(headline))
+        note(f"report written to {output}", style="")
+
+
+def _numbered(label: str, paths: list[Path]) -> dict[str, Path]:
+    """Input labels for several positional files: ``results`` or ``results 1``, ``results 2``..."""
+    if len(paths) == 1:
+        return {label: paths[0]}
+    return {f"{label} {number}": path for number, path in enumerate(paths, start=1)}
 
 
 def _format(output_format: str | None, output: Path | None) -> str:

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from realrecall.cli.app import app, err, out, split_list, user_errors, warn
+from realrecall.cli.app import app, err, note, out, split_list, user_errors, warn
 from realrecall.errors import InputError
 
 if TYPE_CHECKING:
@@ -56,6 +57,13 @@ def evaluate(
 ) -> None:
     """Score a retriever (or a run) on gold sets: recall@k, MRR, nDCG@k, sliced by any field."""
     with user_errors():
+        from realrecall.files import check_distinct
+
+        check_distinct(
+            {**{f"--gold {i + 1}" if len(gold) > 1 else "--gold": p for i, p in enumerate(gold)},
+             "--corpus": corpus, "--run": run},
+            {"--output": output, "--per-query": per_query},
+        )  # fmt: skip
         result = _evaluate(
             gold=gold, corpus=corpus, retriever=retriever, run=run, k=k, metrics=metrics, by=by,
             relevance_threshold=relevance_threshold, origin=origin, embed_model=embed_model,
@@ -69,10 +77,10 @@ def evaluate(
             out.print(table)
         if output is not None:
             write_results(result, output)
-            err.print(f"results written to {output}")
+            note(f"results written to {output}", style="")
         if per_query is not None:
             write_per_query(result, per_query)
-            err.print(f"per-query outcomes written to {per_query}")
+            note(f"per-query outcomes written to {per_query}", style="")
 
 
 def _evaluate(
@@ -188,19 +196,20 @@ def render_tables(result: EvaluationResult) -> list[Table]:
     for gold_set in result.gold_sets:
         origins = ", ".join(f"{name} {count}" for name, count in gold_set.origins.items())
         table = Table(
-            title=f"{gold_set.name} ({origins}) - {result.retriever['name']}",
+            title=Text(f"{gold_set.name} ({origins}) - {result.retriever['name']}"),
             title_justify="left",
             show_edge=False,
         )
         table.add_column("slice")
         table.add_column("n", justify="right")
         for metric in result.metrics:
-            table.add_column(metric, justify="right")
+            table.add_column(Text(metric), justify="right")
         rows = [gold_set.overall, *gold_set.slices]
         for row in rows:
             label = (
                 "all" if row.field is None else f"{row.field}={'(none)' if row.value is None else row.value}"
             )
-            table.add_row(label, str(row.n), *(f"{row.metrics[m]:.4f}" for m in result.metrics))
+            # Text cells: slice values come from the user's files and are never read as markup.
+            table.add_row(Text(label), str(row.n), *(f"{row.metrics[m]:.4f}" for m in result.metrics))
         tables.append(table)
     return tables

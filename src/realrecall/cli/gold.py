@@ -14,7 +14,7 @@ from rich.text import Text
 from realrecall.cli.app import app, err, out, split_list, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
-from realrecall.files import write_jsonl_atomic
+from realrecall.files import check_distinct, write_jsonl_atomic
 from realrecall.goldset import (
     ImportSpec,
     Judgement,
@@ -102,6 +102,10 @@ def import_command(
 ) -> None:
     """Turn tickets, answered questions or click logs into a real gold set."""
     with user_errors():
+        check_distinct(
+            {"SOURCE": source, "--corpus": corpus, "--type-rules": type_rules},
+            {"--output": output, "--unmatched": unmatched},
+        )
         spec = ImportSpec(
             question=question,
             passage=passage,
@@ -133,8 +137,10 @@ def import_command(
             err.print(Text(f"  row {row.row}: {row.reason}"))
         if len(problems) > 20:
             err.print(
-                f"  ... and {len(problems) - 20} more"
-                + ("" if unmatched else " (write them with --unmatched)")
+                Text(
+                    f"  ... and {len(problems) - 20} more"
+                    + ("" if unmatched else " (write them with --unmatched)")
+                )
             )
         if unmatched:
             err.print(Text(f"  all listed in {unmatched}"))
@@ -201,6 +207,10 @@ def review_command(
 ) -> None:
     """List the misses (query, gold passage, top retrieved) for a person to judge."""
     with user_errors():
+        check_distinct(
+            {"RESULTS": results, "--per-query": per_query, "--corpus": corpus, "--gold": gold},
+            {"--judgements": judgements},
+        )
         if interactive and not sys.stdin.isatty():
             raise InputError(
                 "--interactive needs a terminal", hint="run it in a terminal, or drop --interactive"
@@ -299,6 +309,8 @@ def add_command(
 ) -> None:
     """Add judged passages to a gold set, recording who, when and why."""
     with user_errors():
+        # Writing over GOLD_FILE itself is this command's purpose (in place); over another input, never.
+        check_distinct({"--judgements": judgements, "--corpus": corpus}, {"--output": output or gold_file})
         judge = by or _default_judge()
         if judgements is not None:
             if query_id is not None or passage_id is not None:
@@ -330,6 +342,7 @@ def dupes_command(
 ) -> None:
     """List clusters of near-duplicate passages in the corpus."""
     with user_errors():
+        check_distinct({"--corpus": corpus}, {"--output": output})
         loaded = load_corpus(corpus)
         found = find_near_duplicates(loaded, threshold=threshold, shingle=shingle)
         if output is not None:
@@ -365,6 +378,9 @@ def expand_command(
 ) -> None:
     """Add each gold passage's near-duplicates to its gold ids."""
     with user_errors():
+        check_distinct(
+            {"GOLD_FILE": gold_file, "--corpus": corpus, "--per-query": per_query}, {"--output": output}
+        )
         result = expand_gold(
             gold_file,
             corpus,

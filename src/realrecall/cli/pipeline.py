@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from realrecall.cli.app import app, err, out, user_errors, warn
+from realrecall.cli.app import app, note, out, user_errors, warn
 
 if TYPE_CHECKING:
     from realrecall.pipeline import PipelineResult
@@ -24,7 +25,7 @@ def run_command(
         from realrecall.pipeline_config import load_pipeline_config
 
         loaded = load_pipeline_config(config)
-        _show(run_pipeline(loaded, progress=lambda m: err.print(f"[dim]{m}[/]")), loaded.history)
+        _show(run_pipeline(loaded, progress=note), loaded.history)
 
 
 @app.command("demo")
@@ -37,8 +38,8 @@ def demo_command(
     with user_errors():
         from realrecall.demo import run_demo
 
-        err.print(f"realrecall demo: sample corpus and real questions -> {folder}/")
-        result = run_demo(folder, progress=lambda m: err.print(f"[dim]{m}[/]"))
+        note(f"realrecall demo: sample corpus and real questions -> {folder}/", style="")
+        result = run_demo(folder, progress=note)
         _show(result, folder / "history.jsonl")
 
 
@@ -59,14 +60,14 @@ def history_command(
         if not trend.rows:
             warn(f"{path}: no run recorded yet")
             return
-        table = Table(title=f"history ({path})", title_justify="left", show_edge=False)
+        table = Table(title=Text(f"history ({path})"), title_justify="left", show_edge=False)
         for column in ("time", "metric", "real", "synthetic", "calibrated", "gap", "change", ""):
             table.add_column(column, justify="right" if column not in ("time", "metric", "") else "left")
         for row in trend.rows:
-            note = "[red]drop[/]" if row.drop else ("unchanged" if row.unchanged else "")
+            mark = Text("drop", style="red") if row.drop else Text("unchanged" if row.unchanged else "")
             table.add_row(
-                row.time, row.metric, _fmt(row.real), _fmt(row.synthetic), _fmt(row.calibrated),
-                _fmt(row.gap, signed=True), _fmt(row.change, signed=True), note,
+                Text(row.time), Text(row.metric), _fmt(row.real), _fmt(row.synthetic), _fmt(row.calibrated),
+                _fmt(row.gap, signed=True), _fmt(row.change, signed=True), mark,
             )  # fmt: skip
         out.print(table)
         for row in trend.drops:
@@ -78,13 +79,14 @@ def _show(result: PipelineResult, history: Path) -> None:
 
     out.print(report_table(result.report))
     g = result.history_row["generation"]
-    err.print(
+    note(
         f"synthetic set: {g['added']} added, {g['kept']} kept, {g['removed']} removed, "
-        f"{g['requests']} requests" + (" (nothing changed since the last run)" if result.unchanged else "")
+        f"{g['requests']} requests" + (" (nothing changed since the last run)" if result.unchanged else ""),
+        style="",
     )
     for fmt, path in result.report_paths.items():
-        err.print(f"{fmt} report: {path}")
-    err.print(f"history: {history}")
+        note(f"{fmt} report: {path}", style="")
+    note(f"history: {history}", style="")
 
 
 def _fmt(value: float | None, *, signed: bool = False) -> str:

@@ -48,31 +48,33 @@ def report_table(report: CalibrationReport) -> RenderableType:
     parts.append(_diagnostics_table(report))
     if report.rank_agreement is not None:
         a = report.rank_agreement
-        table = Table(title=f"rank agreement on {a.metric}: Kendall's tau {figure(a.tau)}")
+        table = Table(title=Text(f"rank agreement on {a.metric}: Kendall's tau {figure(a.tau)}"))
         for column in ("system", "synthetic", "real"):
             table.add_column(column, justify="left" if column == "system" else "right")
         for s in a.systems:
-            table.add_row(s.name, figure(s.synthetic, 3), figure(s.real, 3))
+            table.add_row(*_plain(s.name, figure(s.synthetic, 3), figure(s.real, 3)))
         parts += [table, Text(a.advice)]
     if report.answers is not None:
         grid = report.answers
-        table = Table(title=f"answers against evidence in the top {grid.k}")
+        table = Table(title=Text(f"answers against evidence in the top {grid.k}"))
         table.add_column("cell")
         table.add_column("queries", justify="right")
         for cell, count in grid.counts.items():
-            table.add_row(cell, str(count))
+            table.add_row(*_plain(cell, str(count)))
         parts += [table, Text(f"verdict: {grid.verdict}", style="bold")]
     return Group(*parts)
 
 
 def comparison_table(report: ComparisonReport) -> RenderableType:
     """The headline, then one row per slice: means, difference with its interval, p, significance."""
-    table = Table(title=f"{report.name_b} against {report.name_a}: {report.metric} ({report.test} test)")
+    table = Table(
+        title=Text(f"{report.name_b} against {report.name_a}: {report.metric} ({report.test} test)")
+    )
     for column in ("slice", "n", report.name_a, report.name_b, "difference", "CI", "p", "significant"):
-        table.add_column(column, justify="left" if column == "slice" else "right")
+        table.add_column(Text(column), justify="left" if column == "slice" else "right")
     for r in report.rows:
         table.add_row(
-            r.label, str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
+            Text(r.label), str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
             ci_text(r.interval, signed_values=True, digits=3), figure(r.p_value, 4),
             "yes" if r.significant else ("-" if r.note else "no"),
         )  # fmt: skip
@@ -80,14 +82,14 @@ def comparison_table(report: ComparisonReport) -> RenderableType:
 
 
 def _gap_table(title: str, first: str, gaps: list, skip: int) -> Table:
-    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column(first)
     for column, width in _GAP_COLUMNS:
         table.add_column(column, justify="right", min_width=width)
     for gap, row in zip(gaps, gap_rows(gaps), strict=True):
         cells = [row[1], *row[2:]] if skip else [row[0], *row[2:]]
         cells[-1] = cells[-1].replace(" to ", "..")
-        table.add_row(*cells, style="dim" if gap.n_real == 0 else None)
+        table.add_row(*_plain(*cells), style="dim" if gap.n_real == 0 else None)
     return table
 
 
@@ -97,7 +99,12 @@ def _diagnostics_table(report: CalibrationReport) -> Table:
     table.add_column("real", justify="right")
     table.add_column("synthetic", justify="right")
     for row in diagnostics_rows(report):
-        table.add_row(*row)
+        table.add_row(*_plain(*row))
     if report.diagnostics.overlap_skipped:
-        table.caption = f"overlap skipped: {report.diagnostics.overlap_skipped}"
+        table.caption = Text(f"overlap skipped: {report.diagnostics.overlap_skipped}")
     return table
+
+
+def _plain(*cells: str) -> list[Text]:
+    """Cells as Text: slice values, system names and notes come from user files, never markup."""
+    return [Text(cell) for cell in cells]
