@@ -18,7 +18,7 @@ from typing import Any
 from realrecall.errors import InputError
 from realrecall.files import iter_jsonl
 
-__all__ = ["Chunk", "Corpus", "load_corpus"]
+__all__ = ["Chunk", "Corpus", "load_corpus", "parse_id"]
 
 
 @dataclass(frozen=True)
@@ -100,12 +100,37 @@ def load_corpus(path: str | Path) -> Corpus:
     return Corpus(tuple(chunks), path=str(p))
 
 
+def parse_id(
+    value: Any,
+    what: str,
+    *,
+    path: str | Path | None = None,
+    line: int | None = None,
+    hint: str = 'write ids as non-empty strings, e.g. "doc1-chunk3"',
+) -> str:
+    """An id as text: a string with something besides spaces in it, or an integer (``7`` -> ``"7"``).
+
+    An empty id (``""``, ``"  "``) matches nothing a user can name and a float id (``1.5``, ``1e3``)
+    has no single text form, so both are refused naming the file, the line and the fix.
+    """
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    got = "an empty string" if isinstance(value, str) else f"{type(value).__name__} {value!r}"
+    raise InputError(
+        f"{what} must be a non-empty string, got {got}",
+        path=path,
+        line=line,
+        hint=hint,
+    )
+
+
 def _chunk_from_record(record: Mapping[str, Any], path: Path, line: int) -> Chunk:
-    raw_id = record.get("id", record.get("_id"))
-    if raw_id is None:
+    key = "id" if "id" in record else "_id"
+    if record.get(key) is None:
         raise InputError('chunk has no "id" (or BEIR "_id")', path=path, line=line, hint='add an "id" field')
-    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
-        raise InputError(f'"id" must be a string, got {type(raw_id).__name__}', path=path, line=line)
+    chunk_id = parse_id(record[key], f'"{key}"', path=path, line=line)
     text = record.get("text")
     if not isinstance(text, str):
         raise InputError('chunk has no "text" string', path=path, line=line, hint='add a "text" field')
@@ -116,7 +141,7 @@ def _chunk_from_record(record: Mapping[str, Any], path: Path, line: int) -> Chun
     metadata = {} if metadata is None else metadata
     if not isinstance(metadata, dict):
         raise InputError('"metadata" must be an object', path=path, line=line)
-    return Chunk(id=str(raw_id), text=text, title=title, metadata=metadata)
+    return Chunk(id=chunk_id, text=text, title=title, metadata=metadata)
 
 
 def _load_json_mapping(path: Path) -> Corpus:
@@ -124,18 +149,28 @@ def _load_json_mapping(path: Path) -> Corpus:
 
     text = "\n".join(line for _, line in read_text_lines(path))
     try:
-        value = json.loads(text)
+        # Pairs, not a dict: json.loads keeps the last of two equal keys, silently dropping a chunk.
+        value = json.loads(text, object_pairs_hook=list)
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON ({exc.msg})", path=path, line=exc.lineno) from exc
-    if not isinstance(value, dict) or not value:
+    if not isinstance(value, list) or not value or not all(isinstance(pair, tuple) for pair in value):
         raise InputError(
             "expected a non-empty JSON object {id: text}",
             path=path,
             hint="or give a JSON Lines corpus with one chunk per line",
         )
     chunks = []
-    for chunk_id, chunk_text in value.items():
+    seen: set[str] = set()
+    for raw_id, chunk_text in value:
+        chunk_id = parse_id(raw_id, "chunk id", path=path)
+        if chunk_id in seen:
+            raise InputError(f"duplicate chunk id {chunk_id!r}", path=path, hint="make chunk ids unique")
+        seen.add(chunk_id)
         if not isinstance(chunk_text, str):
-            raise InputError(f"text of chunk {chunk_id!r} is not a string", path=path)
-        chunks.append(Chunk(id=str(chunk_id), text=chunk_text))
+            raise InputError(
+                f"text of chunk {chunk_id!r} is not a string",
+                path=path,
+                hint='write the corpus as {"<id>": "<text>", ...}',
+            )
+        chunks.append(Chunk(id=chunk_id, text=chunk_text))
     return Corpus(tuple(chunks), path=str(path))

@@ -17,15 +17,18 @@ nDCG and the reports need every judgment.
 from __future__ import annotations
 
 import csv
+import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realrecall.corpus import parse_id
 from realrecall.errors import InputError
 from realrecall.files import iter_jsonl, read_text_lines, write_jsonl_atomic
 
-__all__ = ["ORIGINS", "GoldQuery", "GoldSet", "load_gold", "write_gold"]
+__all__ = ["MAX_GRADE", "ORIGINS", "GoldQuery", "GoldSet", "load_gold", "write_gold"]
 
 ORIGINS = ("real", "synthetic")
 _KNOWN_FIELDS = ("query_id", "query", "gold", "gold_ids", "origin", "type", "language")
@@ -140,21 +143,59 @@ def write_gold(path: str | Path, queries: Iterable[GoldQuery]) -> int:
     return write_jsonl_atomic(path, (query.to_record() for query in queries))
 
 
-def _text_id(value: Any, what: str, path: Path, line: int) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
-        raise InputError(f"{what} must be a non-empty string", path=path, line=line)
-    return str(value)
+def _text_id(value: Any, what: str, path: Path, line: int, *, example: str = '"doc1-chunk3"') -> str:
+    return parse_id(value, what, path=path, line=line, hint=f"write ids as non-empty strings, e.g. {example}")
+
+
+# trec_eval reads a grade as a C long; this bound (int32) keeps every sum of grades exact in int64 and
+# float64, and no real judgment scale comes near it. 1e30 or 1e400 is a typo, not a grade.
+MAX_GRADE = 2**31 - 1
+_GRADE_HINT = "use 1 for relevant, 0 for judged not relevant, higher for graded relevance"
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def _grade(value: Any, passage_id: str, path: Path, line: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+    # JSON's NaN and Infinity parse as floats; int() of them would raise, so they are refused here.
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not value.is_integer())
+    ):
         raise InputError(
-            f"grade of passage {passage_id!r} must be an integer, got {value!r}",
+            f"grade of passage {passage_id!r} must be an integer, got {_json_text(value)}",
             path=path,
             line=line,
-            hint="use 1 for relevant, 0 for judged not relevant, higher for graded relevance",
+            hint=_GRADE_HINT,
         )
-    return int(value)
+    return _bounded_grade(int(value), passage_id, path, line)
+
+
+def _bounded_grade(grade: int, passage_id: str, path: Path, line: int) -> int:
+    if abs(grade) > MAX_GRADE:
+        raise InputError(
+            f"grade of passage {passage_id!r} is out of range: {grade}",
+            path=path,
+            line=line,
+            hint=f"grades are small integers (at most {MAX_GRADE} either way); {_GRADE_HINT}",
+        )
+    return grade
+
+
+def _text_grade(raw: str, passage_id: str, path: Path, line: int) -> int:
+    """A grade written as text (TREC qrels, BEIR tsv): ASCII digits only, as trec_eval's atol reads."""
+    if _INTEGER.fullmatch(raw) is None:
+        raise InputError(
+            f"grade {raw!r} of passage {passage_id!r} is not an integer",
+            path=path,
+            line=line,
+            hint=_GRADE_HINT,
+        )
+    return _bounded_grade(int(raw), passage_id, path, line)
+
+
+def _json_text(value: Any) -> str:
+    """A value as it reads in the JSON file (NaN, Infinity, true, "1"), not as Python prints it."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _gold_from_record(record: Mapping[str, Any], path: Path, line: int) -> dict[str, int]:
@@ -195,7 +236,7 @@ def _load_jsonl(path: Path, origin: str | None) -> list[GoldQuery]:
             raise InputError(
                 'query has no "query_id"', path=path, line=number, hint='add a unique "query_id"'
             )
-        query_id = _text_id(record["query_id"], '"query_id"', path, number)
+        query_id = _text_id(record["query_id"], '"query_id"', path, number, example='"q12"')
         if query_id in first_line:
             raise InputError(
                 f"duplicate query_id {query_id!r} (first seen on line {first_line[query_id]})",
@@ -237,7 +278,7 @@ def _load_jsonl(path: Path, origin: str | None) -> list[GoldQuery]:
 def _load_beir(qrels_path: Path, queries_path: Path, origin: str | None) -> list[GoldQuery]:
     if not qrels_path.is_file():
         raise InputError("BEIR qrels file not found", path=qrels_path, hint="expected qrels/<split>.tsv")
-    judgments: dict[str, dict[str, int]] = {}
+    judgments = _Judgments(qrels_path)
     rows = (line for _, line in read_text_lines(qrels_path))
     for number, row in enumerate(csv.reader(rows, delimiter="\t"), start=1):
         if not row or not "".join(row).strip():
@@ -250,20 +291,13 @@ def _load_beir(qrels_path: Path, queries_path: Path, origin: str | None) -> list
                 path=qrels_path,
                 line=number,
             )
-        query_id, passage_id = row[0].strip(), row[1].strip()
-        try:
-            grade = int(row[2])
-        except ValueError:
-            raise InputError(f"score {row[2]!r} is not an integer", path=qrels_path, line=number) from None
-        judgments.setdefault(query_id, {})[passage_id] = grade
+        query_id = _text_id(row[0].strip(), "query-id", qrels_path, number, example='"q12"')
+        passage_id = _text_id(row[1].strip(), "corpus-id", qrels_path, number)
+        grade = _text_grade(row[2].strip(), passage_id, qrels_path, number)
+        judgments.judge(query_id, passage_id, grade, number)
     if not judgments:
         raise InputError("empty qrels: no judgment found", path=qrels_path)
-    texts: dict[str, tuple[str, dict[str, Any]]] = {}
-    if queries_path.is_file():
-        for number, record in iter_jsonl(queries_path, what="query"):
-            raw_id = record.get("_id", record.get("query_id"))
-            query_id = _text_id(raw_id, '"_id"', queries_path, number)
-            texts[query_id] = (str(record.get("text", record.get("query", ""))), record.get("metadata") or {})
+    texts = _beir_queries(queries_path) if queries_path.is_file() else {}
     return [
         GoldQuery(
             query_id=query_id,
@@ -276,8 +310,61 @@ def _load_beir(qrels_path: Path, queries_path: Path, origin: str | None) -> list
     ]
 
 
+def _beir_queries(path: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+    """BEIR's queries.jsonl: ``{query_id: (text, metadata)}``."""
+    texts: dict[str, tuple[str, dict[str, Any]]] = {}
+    first_line: dict[str, int] = {}
+    for number, record in iter_jsonl(path, what="query"):
+        raw_id = record.get("_id", record.get("query_id"))
+        query_id = _text_id(raw_id, '"_id"', path, number, example='"q12"')
+        if query_id in first_line:
+            raise InputError(
+                f"duplicate query id {query_id!r} (first seen on line {first_line[query_id]})",
+                path=path,
+                line=number,
+                hint="make query ids unique",
+            )
+        first_line[query_id] = number
+        text = record.get("text", record.get("query", ""))
+        if not isinstance(text, str):
+            raise InputError('"text" must be a string', path=path, line=number, hint="give the question text")
+        metadata = record.get("metadata") or {}
+        if not isinstance(metadata, dict):
+            raise InputError('"metadata" must be an object', path=path, line=number)
+        texts[query_id] = (text, metadata)
+    return texts
+
+
+class _Judgments(dict[str, dict[str, int]]):
+    """``{query_id: {passage_id: grade}}`` read line by line from a qrels file.
+
+    The same judgment given twice is harmless (some public qrels repeat lines); two different grades
+    for one passage of one query leave the figure to whichever line came last, so they are refused.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self._line: dict[tuple[str, str], int] = {}
+
+    def judge(self, query_id: str, passage_id: str, grade: int, line: int) -> None:
+        per_query = self.setdefault(query_id, {})
+        previous = per_query.get(passage_id)
+        if previous is not None and previous != grade:
+            raise InputError(
+                f"passage {passage_id!r} of query {query_id!r} is graded {grade} here and {previous} "
+                f"on line {self._line[query_id, passage_id]}",
+                path=self.path,
+                line=line,
+                hint="keep one grade per (query, passage)",
+            )
+        if previous is None:
+            self._line[query_id, passage_id] = line
+        per_query[passage_id] = grade
+
+
 def _load_trec_qrels(path: Path, origin: str | None) -> list[GoldQuery]:
-    judgments: dict[str, dict[str, int]] = {}
+    judgments = _Judgments(path)
     for number, line in read_text_lines(path):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -289,11 +376,7 @@ def _load_trec_qrels(path: Path, origin: str | None) -> list[GoldQuery]:
                 line=number,
                 hint="a TREC qrels line reads like '301 0 FBIS3-10082 1'; JSON Lines gold sets end in .jsonl",
             )
-        try:
-            grade = int(fields[3])
-        except ValueError:
-            raise InputError(f"grade {fields[3]!r} is not an integer", path=path, line=number) from None
-        judgments.setdefault(fields[0], {})[fields[2]] = grade
+        judgments.judge(fields[0], fields[2], _text_grade(fields[3], fields[2], path, number), number)
     if not judgments:
         raise InputError(
             "empty qrels: no judgment found", path=path, hint="add lines 'query_id 0 passage_id grade'"

@@ -177,3 +177,153 @@ def test_reference_corpora_load(reference_data):
     assert len(scifact) == 300
     assert not scifact.missing_passages(load_corpus(reference_data / "scifact" / "corpus.jsonl").ids)
     assert len(load_corpus(reference_data / "chroma-docs" / "chroma_docs.json")) == 216
+
+
+def gold_line(grade_text: str) -> str:
+    """A gold record whose grade is written verbatim (JSON's NaN and Infinity cannot come from dumps)."""
+    return '{"query_id": "q2", "query": "how do I reset it", "gold": {"p1": ' + grade_text + "}}\n"
+
+
+@pytest.mark.parametrize(
+    ("grade", "shown"),
+    [
+        ("NaN", "got NaN"),
+        ("Infinity", "got Infinity"),
+        ("-Infinity", "got -Infinity"),
+        ("1e400", "got Infinity"),
+        ("1.5", "got 1.5"),
+        ("true", "got true"),
+        ('"1"', 'got "1"'),
+        ("null", "got null"),
+        ("1e30", "out of range"),
+        ("123456789012345678901234567890", "out of range"),
+        ("-2147483648", "out of range"),
+    ],
+)
+def test_a_grade_that_is_not_a_small_integer_is_one_line_naming_file_line_and_fix(tmp_path, grade, shown):
+    path = write(tmp_path / "gold.jsonl", jsonl(GOOD_QUERY) + gold_line(grade))
+    with pytest.raises(InputError) as info:
+        load_gold(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:2: grade of passage 'p1' ")
+    assert shown in message
+    assert "use 1 for relevant" in message
+    assert "\n" not in message
+
+
+def test_integer_valued_float_grades_and_the_largest_grade_are_read(tmp_path):
+    path = write(tmp_path / "gold.jsonl", gold_line("2.0").replace("q2", "a") + gold_line("2147483647"))
+    assert load_gold(path).qrels() == {"a": {"p1": 2}, "q2": {"p1": 2147483647}}
+
+
+@pytest.mark.parametrize(
+    ("grade", "expected"),
+    [
+        ("nan", "grade 'nan' of passage 'd1' is not an integer"),
+        ("inf", "grade 'inf' of passage 'd1' is not an integer"),
+        ("1.0", "grade '1.0' of passage 'd1' is not an integer"),
+        ("1_0", "grade '1_0' of passage 'd1' is not an integer"),
+        ("\u0661", "is not an integer"),
+        ("99999999999999999999999", "grade of passage 'd1' is out of range"),
+    ],
+)
+def test_bad_trec_and_beir_grades_are_one_line_with_the_fix(tmp_path, grade, expected):
+    qrels = write(tmp_path / "qrels.txt", f"301 0 d0 1\n301 0 d1 {grade}\n")
+    with pytest.raises(InputError, match=rf"qrels.txt:2: .*{expected}.*; .*use 1 for relevant"):
+        load_gold(qrels)
+    (tmp_path / "beir" / "qrels").mkdir(parents=True)
+    write(tmp_path / "beir" / "queries.jsonl", jsonl({"_id": "301", "text": "what is x"}))
+    write(tmp_path / "beir" / "qrels" / "test.tsv", f"query-id\tcorpus-id\tscore\n301\td1\t{grade}\n")
+    with pytest.raises(InputError, match=rf"test.tsv:2: .*{expected}"):
+        load_gold(tmp_path / "beir")
+
+
+def test_a_qrels_judgment_graded_twice_differently_is_refused_and_a_repeat_is_not(tmp_path):
+    repeated = load_gold(write(tmp_path / "same.txt", "1 0 d1 1\n1 0 d2 0\n1 0 d1 1\n"))
+    assert repeated.qrels() == {"1": {"d1": 1, "d2": 0}}
+    path = write(tmp_path / "qrels.txt", "1 0 d1 1\n1 0 d2 0\n1 0 d1 2\n")
+    with pytest.raises(
+        InputError, match=r"qrels.txt:3: passage 'd1' of query '1' is graded 2 here and 1 on line 1"
+    ):
+        load_gold(path)
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ({"query_id": "  ", "query": "x", "gold": {"p1": 1}}, '1: "query_id" must be a non-empty string'),
+        ({"query_id": "", "query": "x", "gold": {"p1": 1}}, "got an empty string"),
+        ({"query_id": 1.5, "query": "x", "gold": {"p1": 1}}, "got float 1.5"),
+        ({"query_id": "q", "query": "x", "gold": {" ": 1}}, "1: passage id must be a non-empty string"),
+        ({"query_id": "q", "query": "x", "gold_ids": [""]}, "1: passage id must be a non-empty string"),
+    ],
+)
+def test_empty_or_blank_ids_in_a_gold_set_are_refused(tmp_path, record, expected):
+    path = write(tmp_path / "gold.jsonl", jsonl(record))
+    with pytest.raises(InputError) as info:
+        load_gold(path)
+    assert str(info.value).startswith(str(path))
+    assert expected in str(info.value)
+    assert "write ids as non-empty strings" in str(info.value)
+
+
+def test_beir_queries_with_bad_ids_text_or_metadata_are_named(tmp_path):
+    (tmp_path / "qrels").mkdir()
+    write(tmp_path / "qrels" / "test.tsv", "1\td1\t1\n")
+    cases = [
+        ({"_id": " ", "text": "x"}, '1: "_id" must be a non-empty string'),
+        ({"_id": "1", "text": None}, '1: "text" must be a string'),
+        ({"_id": "1", "text": "x", "metadata": [1]}, '1: "metadata" must be an object'),
+    ]
+    for record, expected in cases:
+        write(tmp_path / "queries.jsonl", jsonl(record))
+        with pytest.raises(InputError, match=expected):
+            load_gold(tmp_path)
+    write(tmp_path / "queries.jsonl", jsonl({"_id": "1", "text": "x"}, {"_id": "1", "text": "y"}))
+    with pytest.raises(InputError, match=r"queries.jsonl:2: duplicate query id '1' \(first seen on line 1\)"):
+        load_gold(tmp_path)
+    write(tmp_path / "qrels" / "test.tsv", " \td1\t1\n")
+    with pytest.raises(InputError, match=r"test\.tsv:1: query-id must be a non-empty string"):
+        load_gold(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (jsonl({"id": "", "text": "x"}), '1: "id" must be a non-empty string, got an empty string'),
+        (jsonl({"id": " \t", "text": "x"}), '1: "id" must be a non-empty string, got an empty string'),
+        (jsonl({"id": 1.5, "text": "x"}), '1: "id" must be a non-empty string, got float 1.5'),
+        (jsonl({"id": True, "text": "x"}), '1: "id" must be a non-empty string, got bool True'),
+        (jsonl({"id": "a", "text": "x"}, {"_id": "", "text": "x"}), '2: "_id" must be a non-empty string'),
+    ],
+)
+def test_empty_blank_or_float_chunk_ids_are_refused_with_file_line_and_fix(tmp_path, content, expected):
+    path = write(tmp_path / "corpus.jsonl", content)
+    with pytest.raises(InputError) as info:
+        load_corpus(path)
+    assert str(info.value).startswith(f"{path}:")
+    assert expected in str(info.value)
+    assert 'write ids as non-empty strings, e.g. "doc1-chunk3"' in str(info.value)
+
+
+def test_integer_chunk_ids_read_as_text(tmp_path):
+    assert load_corpus(write(tmp_path / "c.jsonl", jsonl({"id": 7, "text": "x"}))).ids == ("7",)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"": "text"}', "chunk id must be a non-empty string, got an empty string"),
+        ('{"  ": "text"}', "chunk id must be a non-empty string"),
+        ('{"a": "one", "a": "two"}', "duplicate chunk id 'a'"),
+        ('{"a": {"text": "x"}}', "text of chunk 'a' is not a string"),
+        ("{}", "expected a non-empty JSON object"),
+        ('[["a", "x"]]', "expected a non-empty JSON object"),
+    ],
+)
+def test_a_json_object_corpus_is_checked_like_json_lines(tmp_path, content, expected):
+    path = write(tmp_path / "corpus.json", content)
+    with pytest.raises(InputError) as info:
+        load_corpus(path)
+    assert str(info.value).startswith(f"{path}: ")
+    assert expected in str(info.value)

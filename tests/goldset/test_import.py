@@ -201,10 +201,11 @@ def test_a_table_without_a_named_column_is_refused_naming_the_available_ones(
         import_gold(source, ImportSpec(question="body", passage="doc"), corpus=corpus_file)
 
 
-def test_non_numeric_clicks_name_the_row(tmp_path: Path, corpus_file: Path) -> None:
-    rows = [{"q": "a question", "doc": "en-sync-001", "n": "many"}]
+@pytest.mark.parametrize("bad", ["many", "nan", "inf", "-1"])
+def test_non_numeric_clicks_name_the_row(tmp_path: Path, corpus_file: Path, bad: str) -> None:
+    rows = [{"q": "a question", "doc": "en-sync-001", "n": bad}]
     source = write_table(tmp_path / "t.csv", rows)
-    with pytest.raises(InputError, match=r"t\.csv:2: clicks value 'many'"):
+    with pytest.raises(InputError, match=rf"t\.csv:2: clicks value '{bad}'"):
         import_gold(source, ImportSpec(question="q", passage="doc", clicks_column="n"), corpus=corpus_file)
 
 
@@ -368,7 +369,7 @@ def test_a_grade_column_gives_graded_gold_keeping_the_highest_grade_of_a_pair(
     assert dict(result.queries[0].gold) == {"en-sync-001": 2, "en-release-034": 1}
 
 
-@pytest.mark.parametrize("bad", ["0", "1.5", "high"])
+@pytest.mark.parametrize("bad", ["0", "1.5", "high", "nan", "inf", "1e30"])
 def test_a_grade_that_is_not_a_whole_number_of_at_least_one_names_the_row(
     tmp_path: Path, corpus_file: Path, bad: str
 ) -> None:

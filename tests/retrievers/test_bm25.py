@@ -75,3 +75,9 @@ def test_scores_are_given_for_every_chunk_in_corpus_order(pets_corpus: Corpus) -
     assert scores.shape == (5,)
     assert scores[1] > 0
     assert scores[[0, 2, 3, 4]].tolist() == [0.0, 0.0, 0.0, 0.0]
+
+
+def test_a_corpus_with_no_word_to_index_is_an_input_error_not_a_crash() -> None:
+    corpus = Corpus((Chunk("a", ""), Chunk("b", "the and of")), path="corpus.jsonl")
+    with pytest.raises(InputError, match=r"^corpus\.jsonl: no chunk of the corpus has a word to index"):
+        BM25Retriever(corpus)

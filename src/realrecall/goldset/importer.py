@@ -20,7 +20,7 @@ from typing import Any
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
 from realrecall.files import write_jsonl_atomic
-from realrecall.gold import GoldQuery, write_gold
+from realrecall.gold import MAX_GRADE, GoldQuery, write_gold
 from realrecall.goldset.language import LanguageDetector
 from realrecall.goldset.matching import AMBIGUOUS, MATCH_BY, Ambiguous, MatchBy, PassageMatcher
 from realrecall.goldset.normalise import normalise_question, stable_query_id
@@ -214,8 +214,13 @@ def _clicks(row: Mapping[str, str], spec: ImportSpec, path: str, number: int) ->
             line=number,
             hint="click counts must be numbers",
         ) from None
-    if value < 0:
-        raise InputError(f"negative clicks value {raw!r}", path=path, line=number)
+    if not math.isfinite(value) or value < 0:
+        raise InputError(
+            f"clicks value {raw!r} in column {spec.clicks_column!r} is not a count",
+            path=path,
+            line=number,
+            hint="click counts must be numbers of 0 or more",
+        )
     return value
 
 
@@ -229,9 +234,9 @@ def _grade(row: Mapping[str, str], spec: ImportSpec, path: str, number: int) -> 
         value = float(raw)
     except ValueError:
         value = math.nan
-    if not (value >= 1 and value.is_integer()):
+    if not (1 <= value <= MAX_GRADE and value.is_integer()):
         raise InputError(
-            f"grade {raw!r} in column {spec.grade_column!r} is not a whole number of at least 1",
+            f"grade {raw!r} in column {spec.grade_column!r} is not a whole number from 1 to {MAX_GRADE}",
             path=path,
             line=number,
             hint="use 1 for relevant and higher numbers for more relevant passages",

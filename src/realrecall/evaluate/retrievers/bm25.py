@@ -61,6 +61,13 @@ class BM25Retriever:
             stemmer=self._stem,
             show_progress=False,
         )
+        if not tokens.vocab:  # bm25s cannot index an empty vocabulary (it fails on max() of nothing)
+            raise InputError(
+                f"no chunk of the corpus has a word to index ({len(corpus)} chunks, every text empty "
+                "or only stopwords)",
+                path=corpus.path,
+                hint='check the corpus\' "text" fields',
+            )
         self._model.index(tokens, show_progress=False)
         stemming = "none" if stemmer is None else f"{stemmer} (PyStemmer {library_version('PyStemmer')})"
         self.description = (
