@@ -56,6 +56,11 @@ class GoldQuery:
             return getattr(self, name)
         return self.metadata.get(name)
 
+    def present_fields(self) -> list[str]:
+        """The names :meth:`field` gives a value for (not None): what a slice can be made of."""
+        core = [name for name in ("origin", "type", "language") if getattr(self, name) is not None]
+        return core + [name for name, value in self.metadata.items() if value is not None]
+
     def to_record(self) -> dict[str, Any]:
         """The JSON Lines record of this query (the inverse of reading it)."""
         record: dict[str, Any] = {"query_id": self.query_id, "query": self.query, "gold": dict(self.gold)}

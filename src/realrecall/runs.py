@@ -11,7 +11,7 @@ described in ``realrecall.run_formats``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -152,6 +152,10 @@ class Run:
         # Tuple order (score, id) descending is exactly trec_eval's: score desc, then id desc.
         pairs = sorted(zip(self._query_scores(query_id), per_query, strict=True), reverse=True)
         return tuple(pid for _, pid in pairs)
+
+    def passage_ids(self, query_id: str) -> Collection[str]:
+        """The ids retrieved for ``query_id`` in no particular order (cheap: nothing is ranked)."""
+        return self._docs.get(query_id, {}).keys()
 
     def scores(self, query_id: str) -> Mapping[str, float]:
         """``{passage_id: score}`` of one query (in list runs: minus the position, 0 for the first)."""

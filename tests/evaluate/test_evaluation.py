@@ -134,3 +134,44 @@ def test_a_retriever_is_asked_for_the_deepest_cutoff(tmp_path: Path):
     assert asked
     assert set(asked) == {20}
     assert result.retriever == {"name": "Recorder", "description": "records k"}
+
+
+CORPUS = Corpus(tuple(Chunk(f"p{n}", f"passage {n}") for n in range(1, 10)))
+
+
+def test_a_retriever_returning_ids_not_in_the_corpus_is_warned_with_count_and_examples():
+    from realrecall.evaluate.retrievers import FunctionRetriever
+
+    def store_ids(query: str, k: int) -> list[str]:
+        return ["vec-17", "p1", "vec-18"] if query == "reset password" else ["vec-17", "vec-99"]
+
+    result = evaluate([GOLD], corpus=CORPUS, retriever=FunctionRetriever(store_ids), metrics=["recall@3"])
+    (warning,) = [w for w in result.warnings if "not in the corpus" in w]
+    assert warning == (
+        "tiny: the retriever returned 3 ids that are not in the corpus, for 4 of 4 queries "
+        "(e.g. 'vec-17', 'vec-18', 'vec-99'); they can never match a gold passage: "
+        "return the corpus' chunk ids"
+    )
+    assert "tiny: the retriever returned" in json.dumps(result.to_dict()["warnings"])
+
+
+def test_a_run_naming_ids_the_corpus_lacks_is_warned_and_one_within_it_is_not():
+    result = evaluate([GOLD], run=RUN, corpus=Corpus((Chunk("p1", "a"), Chunk("p2", "b"), Chunk("p3", "c"))))
+    assert any(
+        "tiny: the run returned 4 ids that are not in the corpus, for 2 of 4" in w for w in result.warnings
+    )
+    clean = evaluate([GOLD], run=RUN, corpus=CORPUS)
+    assert not any("ids that are not in the corpus" in w for w in clean.warnings)
+
+
+def test_slicing_by_a_field_no_query_has_is_warned_naming_the_fields_present():
+    with_source = GoldSet(
+        (GoldQuery("q9", "x", {"p1": 1}, "real", metadata={"source": "chat"}),), name="other"
+    )
+    result = evaluate([GOLD, with_source], run=RUN, metrics=["recall@1"], by=("tpye", "language", "source"))
+    assert result.warnings[0] == (
+        "no query has the field 'tpye': its only slice is (none) "
+        "(fields present: origin, type, language, source)"
+    )
+    assert not any("'language'" in w or "'source'" in w for w in result.warnings)
+    assert [(s.field, s.value) for s in result.gold_sets[0].slices if s.field == "tpye"] == [("tpye", None)]

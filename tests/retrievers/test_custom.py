@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError
+from realrecall.errors import InputError, UserCodeError
 from realrecall.evaluate.retrievers import FunctionRetriever, RetrieverOptions, build_retriever, retrieve
 
 
@@ -57,13 +57,73 @@ def test_a_wrong_return_type_names_the_query(result: object, message: str) -> No
         retriever.search(["why is the sky blue"], 5)
 
 
-def test_an_exception_in_the_function_keeps_its_traceback_and_names_the_query() -> None:
-    def broken(query: str, k: int) -> list[str]:
+def broken(query: str, k: int) -> list[str]:
+    if query == "find me":
         raise KeyError("index missing")
+    return ["a"]
 
-    with pytest.raises(KeyError) as caught:
-        FunctionRetriever(broken).search(["find me"], 5)
-    assert any("for query 'find me'" in note for note in caught.value.__notes__)
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_an_exception_in_the_function_is_one_line_naming_the_query_id_with_the_cause_kept(
+    workers: int,
+) -> None:
+    retriever = FunctionRetriever(broken, name="mine.py:search", workers=workers)
+    with pytest.raises(UserCodeError) as caught:
+        retrieve(retriever, {"q1": "fine", "q2": "find me", "q3": "fine too"}, 5)
+    assert str(caught.value) == (
+        "custom retriever mine.py:search raised KeyError: 'index missing' for query 'q2' ('find me'); "
+        "fix the function (run with --debug for its traceback)"
+    )
+    assert isinstance(caught.value.__cause__, KeyError)
+    assert caught.value.__cause__.__traceback__ is not None
+
+
+def test_search_alone_names_the_query_by_its_text() -> None:
+    with pytest.raises(UserCodeError, match=r"raised KeyError: 'index missing' for query 'find me'; "):
+        FunctionRetriever(broken, name="mine").search(["fine", "find me"], 5)
+
+
+def test_a_generator_that_raises_as_it_is_read_is_one_line_too() -> None:
+    def search(query: str, k: int):  # type: ignore[no-untyped-def]
+        yield "a"
+        raise RuntimeError("index\n  closed")  # a message over lines still gives one line
+
+    with pytest.raises(
+        UserCodeError, match="raised RuntimeError: index closed as its hits were read for query 'q'"
+    ):
+        FunctionRetriever(search, name="gen").search(["q"], 5)
+
+
+def test_a_hung_function_fails_its_query_after_the_timeout() -> None:
+    release = threading.Event()
+
+    def search(query: str, k: int) -> list[str]:
+        if query == "slow":
+            release.wait()  # never set while the test waits: only the timeout ends the call
+        return ["a"]
+
+    retriever = build_retriever(search, Corpus(()), options=RetrieverOptions(query_timeout=0.01))
+    try:
+        with pytest.raises(UserCodeError) as caught:
+            retrieve(retriever, {"q1": "fast", "q2": "slow"}, 5)
+    finally:
+        release.set()
+    assert "gave no answer within 0.01 s for query 'q2' ('slow')" in str(caught.value)
+    assert "allow more time per query" in str(caught.value)
+
+
+def test_with_a_timeout_answers_and_errors_come_back_as_without() -> None:
+    retriever = FunctionRetriever(broken, name="mine", query_timeout=30)
+    assert retriever.search(["fine"], 5) == [["a"]]
+    with pytest.raises(UserCodeError, match="raised KeyError") as caught:
+        retriever.search(["find me"], 5)
+    assert isinstance(caught.value.__cause__, KeyError)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), True, "30"])
+def test_a_query_timeout_must_be_a_positive_number_of_seconds(timeout: object) -> None:
+    with pytest.raises(InputError, match="query timeout must be a positive number of seconds"):
+        RetrieverOptions(query_timeout=timeout)  # type: ignore[arg-type]
 
 
 def test_workers_call_in_parallel_and_keep_query_order() -> None:
@@ -150,6 +210,83 @@ def test_a_module_whose_own_import_fails_is_reported_as_such(
     (tmp_path / "needs_missing.py").write_text("import no_such_dependency_xyz\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(
-        InputError, match="importing 'needs_missing' failed: No module named 'no_such_dependency_xyz'"
+        InputError,
+        match=r"needs_missing\.py:1: .*importing 'needs_missing' failed: "
+        "ModuleNotFoundError: No module named 'no_such_dependency_xyz'; install the missing package",
     ):
         build_retriever("needs_missing:search", pets_corpus)
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "message"),
+    [
+        ("def search(query, k):\n    return [\n\nx = (\n", None, "syntax error: "),
+        ("import os\nimport no_such_dependency_xyz\n", 2, "No module named 'no_such_dependency_xyz'"),
+        ("SCALE = 1\n\nINDEX = {}['missing']\n", 3, "importing it failed: KeyError: 'missing'"),
+    ],
+    ids=["syntax", "import", "raises"],
+)
+def test_a_retriever_file_that_cannot_load_is_one_line_naming_its_file_and_line(
+    pets_corpus: Corpus, tmp_path: Path, source: str, line: int | None, message: str
+) -> None:
+    path = tmp_path / "mine.py"
+    path.write_text(source)
+    with pytest.raises(UserCodeError) as caught:
+        build_retriever(f"{path}:search", pets_corpus)
+    text = str(caught.value)
+    assert "\n" not in text
+    assert message in text
+    if line is None:  # the syntax error's own line
+        assert text.startswith(f"{path}:{caught.value.__cause__.lineno}: custom retriever ")
+    else:
+        assert text.startswith(f"{path}:{line}: custom retriever ")
+    assert caught.value.__cause__ is not None
+
+
+def test_a_module_with_a_syntax_error_names_its_file_and_line(
+    pets_corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken_syntax_xyz.py").write_text("x = 1\ndef search(query, k)\n    return []\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UserCodeError, match=r"broken_syntax_xyz\.py:2: custom retriever .*: syntax error: "):
+        build_retriever("broken_syntax_xyz:search", pets_corpus)
+
+
+def test_a_module_that_raises_at_import_names_the_line_in_it(
+    pets_corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "raises_at_import_xyz.py").write_text("x = 1\nopen('/no/such/index.faiss')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UserCodeError, match=r"raises_at_import_xyz\.py:2: .*FileNotFoundError: "):
+        build_retriever("raises_at_import_xyz:search", pets_corpus)
+
+
+def test_cli_shows_one_line_and_the_traceback_only_with_debug(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "c1", "text": "reset your password"}) + "\n")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"query_id": "q1", "query": "reset", "gold": {"c1": 1}}) + "\n")
+    (tmp_path / "mine.py").write_text("def search(query, k):\n    return {}['index'][query]\n")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    args = ["evaluate", "--gold", str(gold), "--corpus", str(corpus), "--retriever", "mine.py:search"]
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "realrecall", *extra, *args]
+        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+
+    plain = run()
+    assert plain.returncode == 2
+    assert plain.stderr.strip().splitlines() == [
+        "error: custom retriever mine.py:search raised KeyError: 'index' for query 'q1' ('reset'); "
+        "fix the function (run with --debug for its traceback)"
+    ]
+    debug = run("--debug")
+    assert debug.returncode == 2
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert 'mine.py", line 2, in search' in debug.stderr

@@ -66,11 +66,16 @@ def evaluate(
     depth = depth or _deepest_cutoff(metric_names, default=max(k))
     warnings: list[str] = []
     results = []
+    warnings.extend(_unknown_field_warnings(gold_sets, by))
     for gold in gold_sets:
         gold_run = run if run is not None else _retrieve(retriever, gold, depth, progress)
         scores = score_queries(gold, gold_run, metric_names, relevance_threshold=relevance_threshold)
         missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
         warnings.extend(_warnings_for(gold, scores, missing_passages))
+        if corpus is not None:
+            warnings.extend(
+                _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
+            )
         results.append(_gold_set_result(gold, gold_run, scores, metric_names, by, depth, missing_passages))
     description = (
         {"name": "run", "description": f"run file {run.name}"}
@@ -133,6 +138,43 @@ def _warnings_for(gold: GoldSet, scores: QueryScores, missing_passages: int) -> 
             "they score 0"
         )
     return warnings
+
+
+def _unknown_id_warning(gold: GoldSet, run: Run, corpus: Corpus, source: str) -> list[str]:
+    """A run naming ids the corpus lacks scores 0 on them: say so instead of a silent 0.0.
+
+    Typical causes: a custom retriever returning its vector store's own ids, or a run made over
+    another corpus (or another chunking of it).
+    """
+    unknown: dict[str, None] = {}
+    queries = 0
+    for query in gold:
+        missing = [pid for pid in run.passage_ids(query.query_id) if pid not in corpus]
+        if missing:
+            queries += 1
+            unknown.update(dict.fromkeys(missing))
+    if not unknown:
+        return []
+    examples = ", ".join(repr(pid) for pid in list(unknown)[:3])
+    return [
+        f"{gold.name}: {source} returned {len(unknown)} ids that are not in the corpus, for {queries} of "
+        f"{len(gold)} queries (e.g. {examples}); they can never match a gold passage: return the "
+        "corpus' chunk ids"
+    ]
+
+
+def _unknown_field_warnings(gold_sets: Sequence[GoldSet], by: Sequence[str]) -> list[str]:
+    """A ``by`` field no query has (a typo, or a field the gold sets lack) gives one ``(none)`` slice."""
+    present: dict[str, None] = {}
+    for gold in gold_sets:
+        for query in gold:
+            present.update(dict.fromkeys(query.present_fields()))
+    known = ", ".join(present) or "none"
+    return [
+        f"no query has the field {name!r}: its only slice is (none) (fields present: {known})"
+        for name in dict.fromkeys(by)
+        if name not in present and name not in ("query_id", "query")
+    ]
 
 
 def _gold_set_result(

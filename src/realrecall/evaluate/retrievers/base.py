@@ -7,6 +7,7 @@ drives one over a ``{query_id: text}`` mapping in batches and reports progress; 
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -82,7 +83,9 @@ class RetrieverOptions:
     Hybrid (``hybrid``): ``dense_component`` (``local-dense``, the CLI's default too, or ``dense``),
     ``rrf_k`` and ``fusion_depth`` (how deep each component's list is before fusion).
 
-    Custom (``module:function``): ``workers`` threads call the function concurrently.
+    Custom (``module:function``): ``workers`` threads call the function concurrently;
+    ``query_timeout`` is how many seconds one call may take before the query fails with an error
+    naming it (default None: no limit, so a function that hangs hangs the evaluation).
 
     ``index_progress(done, total)``: called as a dense retriever embeds the corpus (the slow part of
     building one), so a caller can draw a bar.
@@ -109,8 +112,10 @@ class RetrieverOptions:
     workers: int = 1
     batch_size: int = 64
     index_progress: Callable[[int, int], None] | None = None
+    query_timeout: float | None = None
 
     def __post_init__(self) -> None:
+        check_timeout(self.query_timeout)
         for field_name in ("rrf_k", "fusion_depth", "workers", "batch_size"):
             value = getattr(self, field_name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -135,7 +140,7 @@ def retrieve(
 
     ``progress(done, total)`` is called once before the first batch and after each batch, so a caller
     can draw a bar; the library itself never prints. An empty query text is an InputError naming the
-    query, raised before any retrieval starts.
+    query, raised before any retrieval starts; a custom retriever failing on a query is named by its id.
     """
     check_k(k)
     if batch_size < 1:
@@ -145,6 +150,8 @@ def retrieve(
             raise InputError(
                 f"query {query_id!r} has no text", hint="give every query its question, or drop it"
             )
+    from realrecall.evaluate.retrievers.custom import RetrieverQueryError  # custom.py imports this module
+
     query_ids = list(queries)
     total = len(query_ids)
     ranked: dict[str, list[str]] = {}
@@ -152,7 +159,12 @@ def retrieve(
         progress(0, total)
     for start in range(0, total, batch_size):
         batch = query_ids[start : start + batch_size]
-        results = retriever.search([queries[query_id] for query_id in batch], k)
+        try:
+            results = retriever.search([queries[query_id] for query_id in batch], k)
+        except RetrieverQueryError as exc:
+            if not 0 <= exc.position < len(batch):
+                raise
+            raise exc.for_query_id(batch[exc.position]) from exc.__cause__
         if len(results) != len(batch):
             raise InputError(
                 f"retriever {getattr(retriever, 'name', retriever)!r} answered {len(results)} queries "
@@ -168,6 +180,22 @@ def retrieve(
 def check_k(k: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InputError(f"k must be a positive integer, got {k!r}")
+
+
+def check_timeout(query_timeout: float | None) -> None:
+    """A query timeout is None (no limit) or a positive, finite number of seconds."""
+    if query_timeout is None:
+        return
+    if (
+        isinstance(query_timeout, bool)
+        or not isinstance(query_timeout, int | float)
+        or not math.isfinite(query_timeout)
+        or query_timeout <= 0
+    ):
+        raise InputError(
+            f"query timeout must be a positive number of seconds, got {query_timeout!r}",
+            hint="e.g. 30, or no timeout at all",
+        )
 
 
 def check_queries(queries: Sequence[str]) -> None:

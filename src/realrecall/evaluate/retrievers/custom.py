@@ -6,6 +6,12 @@ a mapping with an ``"id"`` key (e.g. a vector store's result dict) or an object 
 attribute (e.g. a LangChain/LlamaIndex node or a dataclass). Results are reduced to ids, duplicates
 dropped keeping the first, and cut to k. With ``workers`` > 1 the function is called from that many
 threads at once (it must then be thread-safe); the order of the results never depends on it.
+
+Failures are the user's code, so they are :class:`UserCodeError` lines with the original exception as
+``__cause__`` (the CLI shows its traceback with ``--debug``): a file with a syntax error names the file
+and line; a function that raises names the query and the exception; a function still running after
+``query_timeout`` seconds names the query (by default there is no limit: a hung function hangs the
+run). With a timeout each call runs in a helper thread, which is left behind if it never returns.
 """
 
 from __future__ import annotations
@@ -15,28 +21,73 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import threading
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import check_k, check_queries
+from realrecall.errors import InputError, UserCodeError
+from realrecall.evaluate.retrievers.base import check_k, check_queries, check_timeout
 
-__all__ = ["FunctionRetriever", "load_function"]
+__all__ = ["FunctionRetriever", "RetrieverQueryError", "load_function"]
 
 SearchFunction = Callable[[str, int], Any]
 
 
-class FunctionRetriever:
-    """A ``Retriever`` over a per-query search function (see the module docstring)."""
+class RetrieverQueryError(UserCodeError):
+    """A custom retriever failed on one query: it raised, ran past its timeout or returned no ids.
 
-    def __init__(self, function: SearchFunction, *, name: str | None = None, workers: int = 1) -> None:
+    ``position`` is the query's place in the batch given to ``search``; ``retrieve``, which knows the
+    query ids, re-raises the error naming the id (:meth:`for_query_id`).
+    """
+
+    def __init__(
+        self, what: str, *, retriever: str, query: str, position: int, hint: str, query_id: str | None = None
+    ) -> None:
+        self.what = what
+        self.retriever = retriever
+        self.query = query
+        self.position = position
+        self.query_id = query_id
+        label = f"{_shorten(query)!r}" if query_id is None else f"{query_id!r} ({_shorten(query)!r})"
+        super().__init__(f"custom retriever {retriever} {what} for query {label}", hint=hint)
+
+    def for_query_id(self, query_id: str) -> RetrieverQueryError:
+        """The same error naming the query by its id too."""
+        return RetrieverQueryError(
+            self.what,
+            retriever=self.retriever,
+            query=self.query,
+            position=self.position,
+            hint=self.hint or "",
+            query_id=query_id,
+        )
+
+
+class FunctionRetriever:
+    """A ``Retriever`` over a per-query search function (see the module docstring).
+
+    ``query_timeout``: seconds one call may run before the query fails with a one-line error
+    (None, the default: no limit).
+    """
+
+    def __init__(
+        self,
+        function: SearchFunction,
+        *,
+        name: str | None = None,
+        workers: int = 1,
+        query_timeout: float | None = None,
+    ) -> None:
         if not callable(function):
             raise InputError(f"custom retriever {name or function!r} is not callable")
+        check_timeout(query_timeout)
         _check_signature(function, name or _qualified_name(function))
         self._function = function
         self._workers = workers
+        self._timeout = query_timeout
         self.name = name or _qualified_name(function)
         self.description = f"custom function {self.name} (workers={workers})"
 
@@ -44,35 +95,105 @@ class FunctionRetriever:
         check_k(k)
         check_queries(queries)
         if self._workers == 1 or len(queries) == 1:
-            return [self._one(query, k) for query in queries]
+            return [self._one(query, k, position) for position, query in enumerate(queries)]
         with ThreadPoolExecutor(max_workers=min(self._workers, len(queries))) as pool:
-            return list(pool.map(lambda query: self._one(query, k), queries))
+            futures = [pool.submit(self._one, query, k, position) for position, query in enumerate(queries)]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                # The first failure ends the search: queries not yet started are not run.
+                for future in futures:
+                    future.cancel()
+                raise
 
-    def _one(self, query: str, k: int) -> list[str]:
+    def _one(self, query: str, k: int, position: int) -> list[str]:
         try:
-            hits = self._function(query, k)
+            hits = self._call(query, k)
+        except _TimedOut:
+            raise RetrieverQueryError(
+                f"gave no answer within {self._timeout:g} s",
+                retriever=self.name,
+                query=query,
+                position=position,
+                hint="make the function faster, or allow more time per query (query timeout)",
+            ) from None
         except Exception as exc:
-            # The user's bug keeps its traceback; the note says which query set it off.
-            exc.add_note(f"raised by custom retriever {self.name} for query {_shorten(query)!r}")
+            # The user's bug: one line here, its traceback kept as the cause (shown with --debug).
+            raise RetrieverQueryError(
+                f"raised {_describe(exc)}",
+                retriever=self.name,
+                query=query,
+                position=position,
+                hint="fix the function (run with --debug for its traceback)",
+            ) from exc
+        try:
+            return normalise_hits(hits, k, source=self.name, query=query, position=position)
+        except RetrieverQueryError:
             raise
-        return normalise_hits(hits, k, source=self.name, query=query)
+        except Exception as exc:  # a generator of hits, or a hit's .id, can raise as it is read
+            raise RetrieverQueryError(
+                f"raised {_describe(exc)} as its hits were read",
+                retriever=self.name,
+                query=query,
+                position=position,
+                hint="fix the function (run with --debug for its traceback)",
+            ) from exc
+
+    def _call(self, query: str, k: int) -> Any:
+        if self._timeout is None:
+            return self._function(query, k)
+        # A daemon thread: one that never returns is left behind and cannot keep the process alive.
+        outcome: dict[str, Any] = {}
+        finished = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome["hits"] = self._function(query, k)
+            except BaseException as exc:  # handed over to the caller's thread below
+                outcome["error"] = exc
+            finally:
+                finished.set()
+
+        threading.Thread(target=run, name=f"realrecall retriever {self.name}", daemon=True).start()
+        if not finished.wait(self._timeout):
+            raise _TimedOut
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["hits"]
 
 
-def normalise_hits(hits: object, k: int, *, source: str, query: str) -> list[str]:
+class _TimedOut(Exception):
+    """A call to the user's function ran past its query timeout."""
+
+
+def _describe(exc: BaseException) -> str:
+    """``KeyError: 'index missing'`` on one line, cut to a readable length."""
+    text = " ".join(str(exc).split())
+    if len(text) > 200:
+        text = text[:199] + "…"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def normalise_hits(hits: object, k: int, *, source: str, query: str, position: int = 0) -> list[str]:
     """The ids of ``hits`` in order, first occurrence kept, at most ``k``."""
     if isinstance(hits, str | bytes | Mapping) or not isinstance(hits, Iterable):
-        raise InputError(
-            f"custom retriever {source} returned {type(hits).__name__} for query {_shorten(query)!r}",
+        raise RetrieverQueryError(
+            f"returned {type(hits).__name__}",
+            retriever=source,
+            query=query,
+            position=position,
             hint="return a list of ids, of dicts with an 'id', or of objects with an .id",
         )
     ids: list[str] = []
     seen: set[str] = set()
-    for position, hit in enumerate(hits, start=1):
+    for number, hit in enumerate(hits, start=1):
         chunk_id = _hit_id(hit)
         if chunk_id is None:
-            raise InputError(
-                f"custom retriever {source} returned a {type(hit).__name__} as hit {position} "
-                f"for query {_shorten(query)!r}",
+            raise RetrieverQueryError(
+                f"returned a {type(hit).__name__} as hit {number}",
+                retriever=source,
+                query=query,
+                position=position,
                 hint="each hit must be an id (str), a dict with an 'id', or an object with an .id",
             )
         if chunk_id not in seen:
@@ -125,7 +246,19 @@ def _import_module(name: str, spec: str) -> Any:
                 f"custom retriever {spec!r}: module {name!r} not found",
                 hint="put it on PYTHONPATH, or give a file path: path/to/file.py:function",
             ) from exc
-        raise InputError(f"custom retriever {spec!r}: importing {name!r} failed: {exc}") from exc
+        raise _import_failed(exc, spec, f"importing {name!r} failed", _module_file(name)) from exc
+    except Exception as exc:
+        raise _import_failed(exc, spec, f"importing {name!r} failed", _module_file(name)) from exc
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of a module that failed to import, to place its error (None if it cannot be told)."""
+    try:
+        found = importlib.util.find_spec(name)
+    except Exception:
+        return None
+    origin = getattr(found, "origin", None)
+    return Path(origin) if origin and Path(origin).is_file() else None
 
 
 def _load_file(path: Path, spec: str) -> Any:
@@ -140,13 +273,62 @@ def _load_file(path: Path, spec: str) -> Any:
     sys.modules[module_name] = module  # dataclasses and pickling look their module up here
     try:
         module_spec.loader.exec_module(module)
-    except ModuleNotFoundError as exc:
+    except Exception as exc:
         del sys.modules[module_name]
-        raise InputError(f"importing it failed: {exc}", path=path) from exc
+        raise _import_failed(exc, spec, "importing it failed", path) from exc
     except BaseException:
         del sys.modules[module_name]
         raise
     return module
+
+
+def _import_failed(exc: Exception, spec: str, what: str, path: Path | None) -> UserCodeError:
+    """One line for code that could not be imported, at the file and line where it went wrong.
+
+    A syntax error carries its own file and line; any other exception is placed at the deepest line
+    of the user's own file in its traceback (or, for a module, the deepest line outside the import
+    machinery), which is where the failing import or statement is.
+    """
+    if isinstance(exc, SyntaxError):
+        return UserCodeError(
+            f"custom retriever {spec!r}: syntax error: {exc.msg}",
+            path=exc.filename or path,
+            line=exc.lineno,
+            hint="fix the file",
+        )
+    where, line = _where(exc, path)
+    hint = (
+        "install the missing package, or fix the import"
+        if isinstance(exc, ImportError)
+        else "fix the code that runs at import (run with --debug for its traceback)"
+    )
+    return UserCodeError(
+        f"custom retriever {spec!r}: {what}: {_describe(exc)}", path=where, line=line, hint=hint
+    )
+
+
+def _where(exc: BaseException, path: Path | None) -> tuple[str | None, int | None]:
+    """The file and line to name: the deepest frame in ``path``, else the deepest frame of user code."""
+    machinery = (__file__, importlib.__file__ or "")
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if not frame.filename.startswith("<") and frame.filename not in machinery
+    ]
+    if path is not None:
+        own = [frame for frame in frames if _same_file(frame.filename, path)]
+        if own:
+            return str(path), own[-1].lineno
+    if frames:
+        return frames[-1].filename, frames[-1].lineno
+    return (None if path is None else str(path)), None
+
+
+def _same_file(filename: str, path: Path) -> bool:
+    try:
+        return Path(filename).resolve() == path.resolve()
+    except OSError:
+        return False
 
 
 def _check_signature(function: SearchFunction, name: str) -> None:

@@ -59,7 +59,7 @@ def build_retriever(
     """
     options = options if options is not None else RetrieverOptions()
     if callable(spec):
-        return FunctionRetriever(spec, workers=options.workers)
+        return FunctionRetriever(spec, workers=options.workers, query_timeout=options.query_timeout)
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"no retriever given ({spec!r}); choose from {choices()}")
     spec = spec.strip()
@@ -67,7 +67,9 @@ def build_retriever(
     if factory is not None:
         return factory(corpus, options)
     if ":" in spec:
-        return FunctionRetriever(load_function(spec), name=spec, workers=options.workers)
+        return FunctionRetriever(
+            load_function(spec), name=spec, workers=options.workers, query_timeout=options.query_timeout
+        )
     raise InputError(f"unknown retriever {spec!r}; choose from {choices()}")
 
 
