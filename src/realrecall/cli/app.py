@@ -60,7 +60,9 @@ def _usage_error(exc: typer.TyperException) -> int:
         err.print(Text(message))
         return 2
     message = " ".join(str(message).split())
-    hint = f"; see '{ctx.command_path} --help'" if ctx is not None else ""
+    # Errors raised before a command's context exists (a missing option value) point at the root help.
+    command = ctx.command_path if ctx is not None else "realrecall"
+    hint = f"; see '{command} --help'"
     error_line(f"{message}{hint}")
     return int(getattr(exc, "exit_code", 2) or 2)
 
