@@ -168,3 +168,35 @@ def test_results_of_one_retriever_in_two_files_merge(write_results) -> None:
     report = calibrate([write_results(synthetic_only), write_results(real_only)], now=NOW)
     assert (report.overall().n_real, report.overall().n_synthetic) == (6, 17)
     assert report.rank_agreement is None
+
+
+def test_an_unknown_calibrate_by_field_is_warned_not_silently_one_stratum() -> None:
+    report = calibrate(hand_document(), calibrate_by="tpye", now=NOW)
+    assert report.calibrated is not None
+    assert report.calibrated.by is None
+    assert (
+        "--calibrate-by 'tpye': no query in the results has this field, so the calibrated estimate uses one "
+        "stratum (fields: type, language); evaluate with --by tpye to record it"
+    ) in report.warnings
+    assert not any("calibrate-by" in w for w in calibrate(hand_document(), now=NOW).warnings)
+
+
+def test_slicing_by_a_field_the_results_lack_is_warned() -> None:
+    report = calibrate(hand_document(), by=["source", "type"], now=NOW)
+    assert any(w.startswith("--by 'source': no query in the results has this field") for w in report.warnings)
+    assert not any(w.startswith("--by 'type'") for w in report.warnings)
+
+
+def test_evaluate_warnings_in_the_results_reach_every_report_format() -> None:
+    from realrecall.calibrate.report import render
+
+    document = hand_document() | {"warnings": ["real_set: 229 gold passage ids are not in the corpus [/]"]}
+    report = calibrate(document, now=NOW)
+    assert report.warnings[0] == "real_set: 229 gold passage ids are not in the corpus [/]"
+    for fmt in ("markdown", "json", "html"):
+        assert "229 gold passage ids are not in the corpus" in render(report, fmt), fmt
+
+
+def test_malformed_warnings_in_the_results_are_an_input_error() -> None:
+    with pytest.raises(InputError, match='"warnings" must be a list of strings'):
+        calibrate(hand_document() | {"warnings": "oops"}, now=NOW)

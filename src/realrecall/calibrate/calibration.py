@@ -142,6 +142,9 @@ def calibrate(
 
     calibration = primary if calibrate_on is None else _as_results(calibrate_on, origins)
     by_field = calibrate_by if calibrate_by in calibration.slice_fields() else None
+    field_warnings = _unknown_fields(
+        fields if by is not None else (), primary, calibrate_by, by_field, calibration
+    )
     dates = calibration.real_set_dates()
     # The oldest real set dates the calibration: staleness errs on the side of a warning.
     real_set_date = real_date or (min(dates) if dates else None)
@@ -174,7 +177,7 @@ def calibrate(
         rank_agreement=rank_agreement(retrievers, chosen),
         answers=grid,
         gates=report_gates,
-        warnings=unsliced + _warnings(gaps, chosen, calibrated, skipped),
+        warnings=primary.warnings + field_warnings + unsliced + _warnings(gaps, chosen, calibrated, skipped),
         sources=tuple(str(s) for s in sources if isinstance(s, str | Path)),
         seed=seed,
         n_resamples=n_resamples,
@@ -301,6 +304,32 @@ def _gates(
             message = f"gap on {metric} is {abs(overall.gap):.3f}, within --max-gap {max_gap:g}"
             results.append(GateResult("max-gap", True, message))
     return tuple(results)
+
+
+def _unknown_fields(
+    by: Sequence[str],
+    results: Results,
+    calibrate_by: str | None,
+    by_field: str | None,
+    calibration: Results,
+) -> tuple[str, ...]:
+    """A slice or stratum field no query has would silently mean one ``(none)`` slice or one stratum."""
+    warnings = []
+    present = results.slice_fields()
+    for name in dict.fromkeys(by):
+        if name not in present:
+            warnings.append(
+                f"--by {name!r}: no query in the results has this field, so its only slice is (none) "
+                f"(fields: {', '.join(present) or 'none'}); evaluate with --by {name} to record it"
+            )
+    if calibrate_by is not None and by_field is None:
+        known = calibration.slice_fields()
+        warnings.append(
+            f"--calibrate-by {calibrate_by!r}: no query in the results has this field, so the calibrated "
+            f"estimate uses one stratum (fields: {', '.join(known) or 'none'}); evaluate with --by "
+            f"{calibrate_by} to record it"
+        )
+    return tuple(warnings)
 
 
 def _warnings(

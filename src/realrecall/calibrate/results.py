@@ -77,6 +77,8 @@ class Results:
     gold_sets: tuple[GoldSetInfo, ...] = ()
     corpus_path: str | None = None
     source: str | None = None
+    warnings: tuple[str, ...] = ()
+    """What evaluate warned about (ids missing from the corpus, ...): every report repeats it."""
 
     def of_origin(self, origin: str) -> tuple[QueryRecord, ...]:
         """The queries of one origin (``real`` or ``synthetic``)."""
@@ -140,6 +142,7 @@ def merge_by_retriever(results: Iterable[Results]) -> tuple[Results, ...]:
             gold_sets=previous.gold_sets + item.gold_sets,
             corpus_path=previous.corpus_path or item.corpus_path,
             source=previous.source,
+            warnings=tuple(dict.fromkeys(previous.warnings + item.warnings)),
         )
     return tuple(merged.values())
 
@@ -224,7 +227,18 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
         gold_sets=tuple(infos),
         corpus_path=corpus.get("path") if isinstance(corpus, Mapping) else None,
         source=path,
+        warnings=_warnings(data.get("warnings"), path),
     )
+
+
+def _warnings(value: Any, path: str | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise InputError(
+            '"warnings" must be a list of strings', path=path, hint="give evaluate's results.json"
+        )
+    return tuple(value)
 
 
 def _query(
