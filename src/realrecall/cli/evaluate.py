@@ -54,6 +54,9 @@ def evaluate(
     ] = "local-dense",
     cache_dir: Annotated[Path | None, typer.Option(help="Embedding cache folder.")] = None,
     workers: Annotated[int, typer.Option(help="Threads for a custom retriever function.")] = 1,
+    query_timeout: Annotated[
+        float | None, typer.Option(help="Seconds a custom retriever may take per query (default: no limit).")
+    ] = None,
 ) -> None:
     """Score a retriever (or a run) on gold sets: recall@k, MRR, nDCG@k, sliced by any field."""
     with user_errors():
@@ -67,7 +70,7 @@ def evaluate(
         result = _evaluate(
             gold=gold, corpus=corpus, retriever=retriever, run=run, k=k, metrics=metrics, by=by,
             relevance_threshold=relevance_threshold, origin=origin, embed_model=embed_model,
-            hybrid_dense=hybrid_dense, cache_dir=cache_dir, workers=workers,
+            hybrid_dense=hybrid_dense, cache_dir=cache_dir, workers=workers, query_timeout=query_timeout,
         )  # fmt: skip
         from realrecall.evaluate import write_per_query, write_results
 
@@ -98,6 +101,7 @@ def _evaluate(
     hybrid_dense: str,
     cache_dir: Path | None,
     workers: int,
+    query_timeout: float | None = None,
 ) -> EvaluationResult:
     from realrecall.corpus import load_corpus
     from realrecall.evaluate import evaluate
@@ -127,8 +131,9 @@ def _evaluate(
     from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
 
     options = RetrieverOptions(
-        embed_model=embed_model, cache_dir=cache_dir, dense_component=hybrid_dense, workers=workers
-    )
+        embed_model=embed_model, cache_dir=cache_dir, dense_component=hybrid_dense, workers=workers,
+        query_timeout=query_timeout,
+    )  # fmt: skip
     built = build_retriever(retriever or "bm25", loaded_corpus, options=options)
     with _RetrievalProgress() as progress:
         return evaluate(
