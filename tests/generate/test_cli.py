@@ -92,3 +92,147 @@ def test_run_that_keeps_nothing_exits_1(corpus_file, tmp_path):
     )
     assert result.exit_code == 1
     assert "no question was kept" in result.output
+
+
+# -- outputs that would overwrite an input, bad values: one line, exit 2, before any work ------------------
+
+
+def one_line_error(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("flag", ["--corpus", "--style-examples"])
+def test_output_equal_to_an_input_is_refused_and_the_input_left_alone(corpus_file, tmp_path, flag):
+    gold = tmp_path / "real.jsonl"
+    gold.write_text(
+        json.dumps({"query_id": "r1", "query": "how do I stop the vpn dropping?", "gold": {"c0": 1}}) + "\n"
+    )
+    target = corpus_file if flag == "--corpus" else gold
+    before = {path: path.read_bytes() for path in (corpus_file, gold)}
+    result = invoke(
+        "--corpus",
+        str(corpus_file),
+        "--style-examples",
+        str(gold),
+        "--output",
+        str(target),
+        "--backend",
+        "extractive",
+    )
+    line = one_line_error(result)
+    assert line == f"error: --output {target} is the same file as {flag} {target}; " + (
+        "write the output to another file; the input is left as it is"
+    )
+    assert {path: path.read_bytes() for path in before} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["chunks.jsonl", "real.jsonl"]
+
+
+def test_output_through_a_symlink_to_the_corpus_is_refused(corpus_file, tmp_path):
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(corpus_file)
+    before = corpus_file.read_bytes()
+    line = one_line_error(
+        invoke("--corpus", str(corpus_file), "--output", str(link), "--backend", "extractive")
+    )
+    assert "is the same file as --corpus" in line
+    assert corpus_file.read_bytes() == before
+
+
+def test_cache_equal_to_the_output_is_refused(corpus_file, tmp_path):
+    output = tmp_path / "s.jsonl"
+    line = one_line_error(
+        invoke(
+            "--corpus",
+            str(corpus_file),
+            "--output",
+            str(output),
+            "--cache",
+            str(output),
+            "--backend",
+            "extractive",
+        )
+    )
+    assert f"--cache {output} is the same file as --output {output}" in line
+    assert not output.exists()
+
+
+def test_output_naming_a_folder_is_one_line(corpus_file, tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    line = one_line_error(invoke("--corpus", str(corpus_file), "--output", str(folder), "--dry-run"))
+    assert line == f"error: {folder}: is a folder, not a file; name a file inside it"
+
+
+@pytest.mark.parametrize("seconds", ["0", "-5", "nan", "inf"])
+def test_request_timeout_must_be_positive(corpus_file, tmp_path, seconds):
+    line = one_line_error(
+        invoke(
+            "--corpus", str(corpus_file), "--output", str(tmp_path / "s.jsonl"), "--request-timeout", seconds
+        )
+    )
+    assert line.startswith("error: --request-timeout must be a number of seconds > 0, got ")
+    assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_request_timeout_reaches_the_model_client(corpus_file, tmp_path, monkeypatch):
+    import realrecall.llm
+    from generate.fakes import FakeChatClient
+
+    configs = []
+
+    def client(config):
+        configs.append(config)
+        return FakeChatClient()
+
+    monkeypatch.setattr(realrecall.llm, "OpenAIChatClient", client, raising=False)
+    result = invoke(
+        "--corpus", str(corpus_file), "--output", str(tmp_path / "s.jsonl"), "--request-timeout", "7.5"
+    )
+    assert result.exit_code == 0, result.output
+    assert [config.timeout for config in configs] == [7.5]
+
+
+def test_poll_interval_must_be_positive(corpus_file, tmp_path):
+    line = one_line_error(
+        invoke(
+            "--corpus",
+            str(corpus_file),
+            "--output",
+            str(tmp_path / "s.jsonl"),
+            "--batch",
+            "--poll-interval",
+            "0",
+        )
+    )
+    assert "poll interval must be a number of seconds > 0" in line
+
+
+# -- user and endpoint text is printed as written, never as markup ----------------------------------------
+
+
+def test_paths_and_chunk_ids_with_brackets_print_as_written(tmp_path):
+    folder = tmp_path / "runs [final] [red]"
+    folder.mkdir()
+    corpus = folder / "chunks [bold].jsonl"
+    rows = [
+        {"id": "[/]", "text": f"{TEXT} Office one uses gateway seven."},
+        {"id": "[bold]", "text": "ok"},  # no sentence to cut a question from: reported missing by its id
+    ]
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output = folder / "synthetic [local].jsonl"
+    result = invoke("--corpus", str(corpus), "--output", str(output), "--backend", "extractive")
+    assert result.exit_code == 0, result.output
+    assert f"{output}: 1 questions for 2 chunks" in result.output
+    assert "(by chunk: [bold] 1)" in result.output
+
+
+def test_batch_status_from_the_endpoint_prints_as_written(capsys):
+    from realrecall.cli.generate import report_batch
+    from realrecall.llm import BatchCounts, BatchStatus
+
+    report_batch(BatchStatus("batch_[b]1", "in_progress [/]", None, None, BatchCounts(3, 1, 0)))
+    assert capsys.readouterr().err.strip() == "batch batch_[b]1: in_progress [/] (1/3 done, 0 failed)"

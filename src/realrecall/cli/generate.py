@@ -1,7 +1,12 @@
-"""`realrecall generate`: synthetic questions from a corpus, written as a gold set."""
+"""`realrecall generate`: synthetic questions from a corpus, written as a gold set.
+
+Every line printed here is plain text (``rich.text.Text`` or the helpers of ``cli.app``): chunk ids,
+paths and the endpoint's words are data, never markup.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,9 +15,12 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from realrecall.cli.app import app, err, is_interactive, out, user_errors, warn
+from realrecall.cli.app import app, err, is_interactive, note, out, user_errors, warn
 from realrecall.corpus import load_corpus
+from realrecall.errors import InputError
+from realrecall.files import check_distinct
 from realrecall.generate import (
     QUESTION_TYPES,
     BatchOptions,
@@ -25,7 +33,7 @@ from realrecall.generate import (
     parse_weights,
 )
 from realrecall.generate import Progress as GenerateProgress
-from realrecall.llm import BatchStatus, ChatClient, LLMConfig
+from realrecall.llm import BatchStatus, ChatClient
 
 TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
     QUESTION_TYPES
@@ -72,9 +80,30 @@ def generate_command(
     batch_timeout: Annotated[
         float | None, typer.Option(help="stop waiting after this many seconds (rerun resumes)")
     ] = None,
+    request_timeout: Annotated[
+        float,
+        typer.Option(help="seconds one model request may take before it is retried (each of 6 attempts)"),
+    ] = 60.0,
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
+        # Before any work: an output that is one of the inputs would overwrite it.
+        check_distinct(
+            {
+                "--corpus": corpus,
+                "--style-examples": style_examples,
+                "--prompt": prompt,
+                "--judge-prompt": judge_prompt,
+            },
+            {"--output": output, "--cache": cache},
+        )
+        if cache is not None:
+            check_distinct({"--output": output}, {"--cache": cache})
+        if not (math.isfinite(request_timeout) and request_timeout > 0):
+            raise InputError(
+                f"--request-timeout must be a number of seconds > 0, got {request_timeout:g}",
+                hint="e.g. --request-timeout 30",
+            )
         config = GenerateConfig(
             backend=backend,
             model=model,
@@ -101,6 +130,7 @@ def generate_command(
             price_in=price_in,
             price_out=price_out,
             cache_path=cache,
+            request_timeout=request_timeout,
         )
         chunks = load_corpus(corpus)
         if dry_run:
@@ -110,12 +140,14 @@ def generate_command(
         batch_options = None
         client = None
         if needs_model and batch:
-            llm = LLMConfig(base_url=base_url)
             batch_options = BatchOptions(
-                llm=llm, poll_interval=poll_interval, timeout=batch_timeout, on_status=report_batch
+                llm=config.llm_config(base_url),
+                poll_interval=poll_interval,
+                timeout=batch_timeout,
+                on_status=report_batch,
             )
         elif needs_model:
-            client = make_client(base_url)
+            client = make_client(config, base_url)
         with progress_bar() as on_progress:
             summary = generate(
                 chunks, output, config, client=client, progress=on_progress, batch=batch_options
@@ -124,29 +156,29 @@ def generate_command(
 
 
 def report_batch(status: BatchStatus) -> None:
-    err.print(
+    note(
         f"batch {status.id}: {status.status} ({status.counts.completed}/{status.counts.total} done, "
         f"{status.counts.failed} failed)",
-        highlight=False,
+        style="",
     )
 
 
-def make_client(base_url: str | None) -> ChatClient:
+def make_client(config: GenerateConfig, base_url: str | None) -> ChatClient:
     """The OpenAI client; the API key is read from the environment by the client, never from options."""
     from realrecall.llm import OpenAIChatClient  # openai loads only when a model is called
 
-    return OpenAIChatClient(LLMConfig(base_url=base_url))
+    return OpenAIChatClient(config.llm_config(base_url))
 
 
 @contextmanager
 def progress_bar() -> Iterator[Callable[[GenerateProgress], None]]:
     bar = Progress(
-        TextColumn("generating"),
+        TextColumn("generating", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]:>7.1f} req/s"),
         TextColumn("tokens {task.fields[tokens_in]:,} in / {task.fields[tokens_out]:,} out"),
-        TextColumn("[red]{task.fields[failed]} failed"),
+        TextColumn("{task.fields[failed]} failed", style="red", markup=False),
         TimeElapsedColumn(),
         console=err,
         disable=not is_interactive(),
@@ -174,23 +206,28 @@ def _money(value: float | None) -> str:
     return "-" if value is None else f"{value:,.4f}"
 
 
+def _line(text: str) -> None:
+    """A result line on stdout, as plain text."""
+    out.print(Text(text))
+
+
 def render_estimate(result: Estimate) -> None:
-    out.print(f"questions planned: {result.slots}, still to write: {result.pending}")
-    out.print(f"requests: {result.requests} (at most {result.max_requests} if every answer is rejected)")
-    out.print(f"tokens: ~{result.tokens_in:,} in, ~{result.tokens_out:,} out ({result.token_method})")
-    out.print(
+    _line(f"questions planned: {result.slots}, still to write: {result.pending}")
+    _line(f"requests: {result.requests} (at most {result.max_requests} if every answer is rejected)")
+    _line(f"tokens: ~{result.tokens_in:,} in, ~{result.tokens_out:,} out ({result.token_method})")
+    _line(
         f"cost: {_money(result.cost)}" + ("" if result.cost is not None else " (give --price-in/--price-out)")
     )
 
 
 def render_summary(summary: GenerateSummary) -> None:
-    out.print(
+    _line(
         f"{summary.output_path}: {summary.total} questions for {summary.chunks} chunks "
         f"(added {summary.added}, kept {summary.kept}, removed {summary.removed}) in {summary.elapsed:.1f} s"
     )
     table = Table("stage", "sent", "cached", "retries", "regen", "tok in", "tok out", "cost")
     for stage in summary.stages:
-        table.add_row(
+        cells = (
             stage.name,
             str(stage.requests),
             str(stage.cached),
@@ -200,15 +237,14 @@ def render_summary(summary: GenerateSummary) -> None:
             f"{stage.tokens_out:,}",
             _money(stage.cost),
         )
+        table.add_row(*(Text(cell) for cell in cells))
     out.print(table)
     for stage in summary.stages:
         if stage.failures:
             reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(stage.failures.items()))
-            out.print(f"{stage.name} failures: {reasons}")
+            _line(f"{stage.name} failures: {reasons}")
     if summary.filtered:
-        out.print(
-            "filtered: " + ", ".join(f"{name} {count}" for name, count in sorted(summary.filtered.items()))
-        )
+        _line("filtered: " + ", ".join(f"{name} {count}" for name, count in sorted(summary.filtered.items())))
     if summary.missing:
         worst = sorted(summary.shortfall.items(), key=lambda item: (-item[1], item[0]))[:5]
         warn(
@@ -217,3 +253,5 @@ def render_summary(summary: GenerateSummary) -> None:
             + (", ..." if len(summary.shortfall) > 5 else "")
             + f"); see {summary.failures_path}"
         )
+    for warning in summary.warnings:
+        warn(warning)

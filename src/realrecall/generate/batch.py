@@ -9,13 +9,15 @@ collects nothing, the real run replays everything from the cache and writes the 
 
 A batch in flight is written to ``synthetic.batch.json`` (its id and what each request was for)
 before polling starts; a run killed while waiting, or stopped by ``timeout``, resumes that batch
-when started again instead of submitting a new one.
+when started again instead of submitting a new one. The state is first written without an id,
+before anything is submitted: a disk too full to hold it stops the run before a batch is paid for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -59,6 +61,15 @@ class BatchOptions:
     timeout: float | None = None
     on_status: Callable[[BatchStatus], None] | None = None  # told at every poll (the CLI prints it)
 
+    def __post_init__(self) -> None:
+        # 0 would poll in a tight loop; NaN or infinity would never poll again.
+        if not (math.isfinite(self.poll_interval) and self.poll_interval > 0):
+            raise InputError(
+                f"poll interval must be a number of seconds > 0, got {self.poll_interval}", hint="e.g. 30"
+            )
+        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout >= 0):
+            raise InputError(f"batch timeout must be a number of seconds >= 0, got {self.timeout}")
+
 
 class BatchUnanswered(LLMError):
     """A request the batches did not answer (each item failed in every round)."""
@@ -85,7 +96,7 @@ class BatchTotals:
 
 
 def batch_state_path(store: GenerationStore) -> Path:
-    return store.output_path.with_name(store.output_path.name.removesuffix(".jsonl") + ".batch.json")
+    return store.batch_path
 
 
 async def answer_in_batches(
@@ -99,20 +110,34 @@ async def answer_in_batches(
     totals = BatchTotals()
     state_path = batch_state_path(store)
     if state_path.exists():
-        await _finish(store, options, _read_state(state_path), totals, state_path)
+        state = _read_state(state_path)
+        if state["batch_id"] is not None:
+            await _finish(store, options, state, totals, state_path)
+        else:
+            # The run stopped before (or while) submitting: the rounds below ask for these again.
+            state_path.unlink(missing_ok=True)
     for _ in range(max_rounds):
         collector = await collect()
         if not collector.pending:
             break
         requests = {key: request for key, (_, _, request) in collector.pending.items()}
-        batch_id = await llm.submit_batch(options.llm, requests)
         state = {
-            "batch_id": batch_id,
+            "batch_id": None,
             "requests": {
                 key: {"slot": slot, "stage": stage} for key, (slot, stage, _) in collector.pending.items()
             },
         }
         atomic_write_text(state_path, json.dumps(state, indent=1) + "\n")
+        batch_id = await llm.submit_batch(options.llm, requests)
+        state["batch_id"] = batch_id
+        try:
+            atomic_write_text(state_path, json.dumps(state, indent=1) + "\n")
+        except InputError as exc:
+            raise type(exc)(
+                f"batch {batch_id} was submitted but its id could not be saved: {exc.message}",
+                path=exc.path,
+                hint=f"{exc.hint or 'free some space'}; the next run submits its requests again",
+            ) from exc
         await _finish(store, options, state, totals, state_path)
     return totals
 
@@ -124,7 +149,7 @@ def _read_state(path: Path) -> dict[str, Any]:
         raise InputError(
             f"unreadable batch state ({exc})", path=path, hint="delete it to start over"
         ) from exc
-    if not isinstance(state, dict) or not isinstance(state.get("batch_id"), str):
+    if not isinstance(state, dict) or not isinstance(state.get("batch_id", 0), str | None):
         raise InputError("batch state has no batch_id", path=path, hint="delete it to start over")
     return state
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from realrecall.errors import InputError
+from realrecall.llm.types import LLMConfig
 
 __all__ = ["BACKENDS", "QUESTION_TYPES", "GenerateConfig", "Shard", "parse_shard", "parse_weights"]
 
@@ -87,6 +91,10 @@ class GenerateConfig:
     Anything that changes what a question would be (backend, model, prompt, temperature, types,
     languages, personas, style examples, seed) is part of each question's cache key; filters and
     budgets are not, so tightening ``max_overlap`` re-checks cached answers without a request.
+
+    ``request_timeout`` (seconds one model request may take before it counts as timed out and is
+    retried) applies to the client the CLI and the pipeline make (``llm_config()``); a client passed
+    to ``generate`` keeps its own ``LLMConfig``.
     """
 
     backend: str = "llm"
@@ -114,6 +122,7 @@ class GenerateConfig:
     price_in: float | None = None
     price_out: float | None = None
     cache_path: Path | None = None
+    request_timeout: float = 60.0
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -142,14 +151,131 @@ class GenerateConfig:
         if not 0.0 <= self.temperature <= 2.0:
             raise InputError(f"temperature must be within [0, 2], got {self.temperature}")
         for price in (self.price_in, self.price_out):
-            if price is not None and price < 0:
-                raise InputError("prices must not be negative")
+            # NaN or infinity would reach the summary as a cost that is not valid JSON.
+            if price is not None and not (math.isfinite(price) and price >= 0):
+                raise InputError(f"prices must be numbers >= 0, got {price}")
+        if not _positive_seconds(self.request_timeout):
+            raise InputError(
+                f"request_timeout must be a number of seconds > 0, got {self.request_timeout!r}",
+                hint="e.g. 30",
+            )
         if any(not persona.strip() for persona in self.personas):
             raise InputError("a persona is empty", hint="describe each persona in a few words")
 
     @property
     def effective_judge_model(self) -> str:
         return self.judge_model or self.model
+
+    def llm_config(self, base_url: str | None = None) -> LLMConfig:
+        """The endpoint settings of the client realrecall makes for this run (request timeout included)."""
+        return LLMConfig(base_url=base_url, timeout=self.request_timeout)
+
+    @classmethod
+    def from_options(
+        cls,
+        options: Mapping[str, Any],
+        *,
+        source: str | Path | None = None,
+        base: str | Path | None = None,
+        label: str = "generate option",
+    ) -> GenerateConfig:
+        """A config from plain values, e.g. a pipeline's ``[generate] options`` table or parsed JSON.
+
+        Every key is checked first: an unknown one is an InputError naming it and the valid ones
+        (never ``__init__() got an unexpected keyword argument``). Strings are accepted where the CLI
+        takes them (``types = "lookup=2,conceptual"``, ``shard = "0/4"``); relative paths are read
+        from ``base`` (default: the folder of ``source``). Errors name ``source``.
+        """
+        names = [item.name for item in fields(cls)]
+        for key in options:
+            if key not in names:
+                close = difflib.get_close_matches(str(key), names, n=1)
+                guess = f"did you mean {close[0]!r}? " if close else ""
+                raise InputError(
+                    f"unknown {label} {key!r}", path=source, hint=f"{guess}valid: {', '.join(names)}"
+                )
+        folder = Path(base) if base is not None else Path(source).parent if source is not None else None
+        values: dict[str, Any] = {}
+        try:
+            for key, value in options.items():
+                values[key] = _option_value(key, value, folder)
+            return cls(**values)
+        except InputError as exc:
+            if exc.path is not None:
+                raise
+            raise InputError(f"{label}s: {exc.message}", path=source, hint=exc.hint) from None
+
+
+_PATH_OPTIONS = ("prompt", "style_examples", "judge_prompt", "cache_path")
+_TEXT_OPTIONS = ("backend", "model", "stratify_by", "judge_model")
+_NUMBER_OPTIONS = ("temperature", "max_overlap", "near_duplicate", "price_in", "price_out", "request_timeout")
+_INTEGER_OPTIONS = (
+    "max_tokens",
+    "per_chunk",
+    "sample",
+    "seed",
+    "n_style_examples",
+    "max_attempts",
+    "concurrency",
+)
+_OPTIONAL = ("max_tokens", "sample", "max_overlap", "near_duplicate", "price_in", "price_out", "judge_model")
+
+
+def _option_value(key: str, value: Any, folder: Path | None) -> Any:
+    """One option as GenerateConfig takes it; InputError naming the key for a value of the wrong kind."""
+    if value is None and key in (*_OPTIONAL, *_PATH_OPTIONS, "shard"):
+        return None
+    if key == "near_duplicate" and _is_number(value) and value == 0:
+        return None  # as on the command line: 0 switches the filter off
+    if key in ("types", "languages"):
+        what = "question type" if key == "types" else "language"
+        if isinstance(value, str):
+            return parse_weights(value, what=what, known=QUESTION_TYPES if key == "types" else None)
+        if isinstance(value, Mapping) and all(_is_number(weight) for weight in value.values()):
+            return {str(name): float(weight) for name, weight in value.items()}
+        raise InputError(f"{key} must be a string like 'a=2,b' or a table of weights, got {value!r}")
+    if key == "personas":
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+            return tuple(value)
+        raise InputError(f"personas must be a list of strings, got {value!r}")
+    if key == "shard":
+        if isinstance(value, Shard):
+            return value
+        if isinstance(value, str):
+            return parse_shard(value)
+        raise InputError(f"shard must be a string like '0/4', got {value!r}")
+    if key in _PATH_OPTIONS:
+        if not isinstance(value, str | Path) or not str(value).strip():
+            raise InputError(f"{key} must be a path, got {value!r}")
+        path = Path(value).expanduser()
+        return path if path.is_absolute() or folder is None else folder / path
+    if key in _TEXT_OPTIONS:
+        if not isinstance(value, str):
+            raise InputError(f"{key} must be a string, got {value!r}")
+        return value
+    if key == "judge":
+        if not isinstance(value, bool):
+            raise InputError(f"judge must be true or false, got {value!r}")
+        return value
+    if key in _NUMBER_OPTIONS:
+        if not _is_number(value):
+            raise InputError(f"{key} must be a number, got {value!r}")
+        return float(value)
+    if key in _INTEGER_OPTIONS:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InputError(f"{key} must be an integer, got {value!r}")
+        return value
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _positive_seconds(value: Any) -> bool:
+    return _is_number(value) and math.isfinite(value) and value > 0
 
 
 def _check_weights(weights: Mapping[str, float], what: str) -> None:

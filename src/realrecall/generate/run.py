@@ -22,7 +22,7 @@ from typing import Any
 from realrecall import __version__
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError, LLMError, RealrecallError
-from realrecall.files import atomic_write_text
+from realrecall.files import atomic_write_text, check_distinct
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
@@ -38,13 +38,13 @@ from realrecall.generate.sources import (
     RequestCollector,
     judge_description,
 )
-from realrecall.generate.store import GenerationStore
+from realrecall.generate.store import GenerationStore, sidecar_paths
 from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
 from realrecall.generate.summary import GenerateSummary, Progress, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
 from realrecall.llm.types import ChatClient
 
-__all__ = ["Setup", "agenerate", "generate", "prepare", "still_valid"]
+__all__ = ["Setup", "agenerate", "check_paths", "generate", "prepare", "still_valid"]
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -160,6 +160,7 @@ async def agenerate(
             f"the {'judge' if config.backend != 'llm' else config.backend!r} stage needs a chat client",
             hint="pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge",
         )
+    check_paths(corpus, output_path, config)
     setup = prepare(corpus, config)
     store = GenerationStore(output_path, config.cache_path)
     try:
@@ -175,10 +176,16 @@ async def agenerate(
         if totals is not None:
             run.absorb(totals)
     except BaseException:
-        store.close()
+        store.abort()
         raise
-    store.close(order=[slot.key for slot in setup.slots])
-    summary = run.summary(store, kept=kept, removed=removed, elapsed=time.monotonic() - started)
+    warning = store.close(order=[slot.key for slot in setup.slots])
+    summary = run.summary(
+        store,
+        kept=kept,
+        removed=removed,
+        elapsed=time.monotonic() - started,
+        warnings=() if warning is None else (warning,),
+    )
     atomic_write_text(
         store.summary_path,
         json.dumps(
@@ -204,6 +211,31 @@ async def agenerate(
             f"see {store.failures_path} and {store.summary_path}"
         )
     return summary
+
+
+def check_paths(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> None:
+    """Refuse, before any work, files the run would write that are its inputs or each other.
+
+    An output equal to the corpus, the style examples or a prompt (same path, symlink or hard link)
+    would overwrite it; a cache equal to the output would interleave two logs in one file.
+    """
+    output = Path(output_path)
+    sidecars = sidecar_paths(output, config.cache_path)
+    corpus_path = Path(corpus.path) if corpus.path and Path(corpus.path).exists() else None
+    inputs = {
+        "the corpus": corpus_path,
+        "the style examples": config.style_examples,
+        "the prompt": config.prompt,
+        "the judge prompt": config.judge_prompt,
+    }
+    outputs: dict[str, str | Path | None] = {
+        "the output": output,
+        "the cache": sidecars["cache"],
+        "the failures file": sidecars["failures"],
+        "the summary": sidecars["summary"],
+    }
+    check_distinct(inputs, outputs)
+    check_distinct({"the output": output}, {"the cache": sidecars["cache"]})
 
 
 async def _answer_in_batches(setup: Setup, store: GenerationStore, options: BatchOptions) -> BatchTotals:
@@ -308,8 +340,17 @@ class _Run:
                 self.done += 1
                 self.report()
 
-        workers = min(self.config.concurrency, len(self.pending))
-        await asyncio.gather(*(worker() for _ in range(workers)))
+        workers = [
+            asyncio.ensure_future(worker()) for _ in range(min(self.config.concurrency, len(self.pending)))
+        ]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            # One worker's failure (a full disk) stops the others now, not after every queued slot.
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
 
     def report(self) -> None:
         if self.progress is None:
@@ -461,7 +502,15 @@ class _Run:
             counter.tokens_out += totals.tokens_out[stage]
             counter.failures.update(totals.failures.get(stage, {}))
 
-    def summary(self, store: GenerationStore, *, kept: int, removed: int, elapsed: float) -> GenerateSummary:
+    def summary(
+        self,
+        store: GenerationStore,
+        *,
+        kept: int,
+        removed: int,
+        elapsed: float,
+        warnings: tuple[str, ...] = (),
+    ) -> GenerateSummary:
         stages = [self.generation.freeze(self.config.price_in, self.config.price_out)]
         if self.judge is not None:
             stages.append(self.judging.freeze(self.config.price_in, self.config.price_out))
@@ -481,4 +530,5 @@ class _Run:
             summary_path=store.summary_path,
             style_example_ids=self.setup.style.ids,
             elapsed=elapsed,
+            warnings=warnings,
         )

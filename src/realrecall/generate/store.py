@@ -7,26 +7,43 @@ Beside the output gold set ``synthetic.jsonl`` a run keeps:
   used, so an answer paid for is never asked for again.
 - ``synthetic.failures.jsonl``: the questions of the latest run that were not kept, with the reason.
 - ``synthetic.summary.json``: the latest run's summary (requests, tokens, cost, filters, ...).
+- ``synthetic.batch.json``: only while a ``--batch`` job is in flight (see ``generate.batch``).
 - ``synthetic.jsonl.lock``: locked while a run writes, so that two runs never append to one output.
 
 The output itself is appended one record at a time and fsynced; each record names its slot key in
 ``provenance.slot_key``. On start, records whose key is no longer planned (chunk deleted or changed,
 parameters changed) are removed by an atomic rewrite, and slots that already have a record are skipped.
+At the end of a run the output is rewritten in corpus order (the order the slots were planned in),
+when it is not in that order already: after answers came back in another order, or after a run
+killed during that rewrite, whose next run finishes it. The rewrite needs room for a second copy
+for a moment; without it the file is left complete in completion order, with a warning.
+
+A write that fails (disk full, quota, read-only) is an ``OutputError`` naming the file; what was
+appended before stays whole lines, so the next run resumes from it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import queue
+import shutil
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from realrecall.errors import InputError
-from realrecall.files import AppendLog, parse_jsonl_line, write_jsonl_atomic
+from realrecall.errors import InputError, OutputError
+from realrecall.files import (
+    AppendLog,
+    output_error,
+    parse_jsonl_line,
+    remove_stale_temps,
+    write_jsonl_atomic,
+)
 
 __all__ = ["GenerationStore", "sidecar_paths"]
 
@@ -38,8 +55,14 @@ def sidecar_paths(output_path: Path, cache_path: Path | None = None) -> dict[str
         "cache": cache_path or output_path.with_name(f"{stem}.cache.jsonl"),
         "failures": output_path.with_name(f"{stem}.failures.jsonl"),
         "summary": output_path.with_name(f"{stem}.summary.json"),
+        "batch": output_path.with_name(f"{stem}.batch.json"),
         "lock": output_path.with_name(f"{stem}.jsonl.lock"),
     }
+
+
+# Room kept free beyond a second copy of the output before the final reorder is attempted: file system
+# blocks, and the summary written after it.
+REORDER_MARGIN = 256 * 1024
 
 
 def _read_records(path: Path, what: str, *, repair: bool) -> list[tuple[int, dict[str, Any]]]:
@@ -63,8 +86,11 @@ def _read_records(path: Path, what: str, *, repair: bool) -> list[tuple[int, dic
 
 def _lock(path: Path) -> IO[str]:
     """An exclusive lock on ``path`` held while the handle is open: one writer per output at a time."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle = path.open("a", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a", encoding="utf-8")
+    except OSError as exc:
+        raise output_error(exc, path) from exc
     try:
         import fcntl
     except ImportError:  # no advisory locks on this platform: run without one
@@ -90,6 +116,7 @@ class GenerationStore:
         self.cache_path = paths["cache"]
         self.failures_path = paths["failures"]
         self.summary_path = paths["summary"]
+        self.batch_path = paths["batch"]
         self.records: dict[str, dict[str, Any]] = {}
         self.cache: dict[str, dict[str, Any]] = {}
         self._obsolete_cache = 0
@@ -106,6 +133,9 @@ class GenerationStore:
         """
         if exclusive:
             self._lock = _lock(self.lock_path)
+            # Temporary files of a run killed during an atomic write (e.g. the final reorder).
+            for path in (self.output_path, self.cache_path, self.summary_path, self.batch_path):
+                remove_stale_temps(path)
         for number, record in _read_records(self.output_path, "question", repair=exclusive):
             provenance = record.get("provenance")
             key = provenance.get("slot_key") if isinstance(provenance, dict) else None
@@ -149,7 +179,10 @@ class GenerationStore:
             write_jsonl_atomic(self.output_path, self.records.values())
         if self._obsolete_cache:
             write_jsonl_atomic(self.cache_path, self.cache.values())
-        self.failures_path.unlink(missing_ok=True)
+        try:
+            self.failures_path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise output_error(exc, self.failures_path) from exc
         self._writer = _GroupCommitWriter(
             {"output": self.output_path, "cache": self.cache_path, "failures": self.failures_path}
         )
@@ -160,27 +193,69 @@ class GenerationStore:
         lines = sum(1 for line in self.output_path.read_text("utf-8").splitlines() if line.strip())
         return lines != len(self.records)
 
-    def close(self, *, order: Sequence[str] | None = None) -> None:
-        """Wait until every appended line is on disk; raises the writer's OSError, if any.
+    def close(self, *, order: Sequence[str] | None = None) -> str | None:
+        """Wait until every appended line is on disk, then release the output.
 
-        With ``order`` (the planned slot keys, after a run that ended normally) an output that got
-        new records is rewritten in that order, atomically, so that the same corpus and settings give
-        the same file whatever order the answers came back in.
+        Raises OutputError when an append failed (disk full, ...). With ``order`` (the planned slot
+        keys, after a run that ended normally) an output not in that order is rewritten in it, so
+        that the same corpus and settings give the same file whatever order the answers came back
+        in. Returns a warning when that rewrite had to be left for a later run (no room for it).
         """
         try:
             if self._writer is not None:
                 writer, self._writer = self._writer, None
                 writer.close()
-                if order is not None and writer.appended.get("output"):
-                    position = {key: index for index, key in enumerate(order)}
-                    ordered = sorted(
-                        self.records.items(), key=lambda item: position.get(item[0], len(position))
-                    )
-                    write_jsonl_atomic(self.output_path, (record for _, record in ordered))
+            if order is not None:
+                return self._reorder(order)
+            return None
         finally:
-            if self._lock is not None:
-                self._lock.close()
-                self._lock = None
+            self._release()
+
+    def abort(self) -> None:
+        """Close after a failed or interrupted run: keep what is on disk, raise nothing more."""
+        try:
+            if self._writer is not None:
+                writer, self._writer = self._writer, None
+                with contextlib.suppress(OSError, InputError):
+                    writer.close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def _reorder(self, order: Sequence[str]) -> str | None:
+        """Rewrite the output in ``order`` when it is not in it; a warning when there is no room."""
+        position = {key: index for index, key in enumerate(order)}
+        ordered = sorted(self.records.items(), key=lambda item: position.get(item[0], len(position)))
+        # The records are held in file order (loaded, then appended), so this is the file's order.
+        if [key for key, _ in ordered] == list(self.records):
+            return None
+        try:
+            size = self.output_path.stat().st_size
+            free = shutil.disk_usage(self.output_path.parent).free
+        except OSError as exc:
+            raise output_error(exc, self.output_path) from exc
+        if free < size + REORDER_MARGIN:
+            return self._reorder_left(size, free)
+        try:
+            write_jsonl_atomic(self.output_path, (record for _, record in ordered))
+        except OutputError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT):
+                return self._reorder_left(size, shutil.disk_usage(self.output_path.parent).free)
+            raise
+        self.records = dict(ordered)
+        return None
+
+    def _reorder_left(self, size: int, free: int) -> str:
+        return (
+            f"{self.output_path}: not rewritten in corpus order: that needs {_size(size + REORDER_MARGIN)} "
+            f"free beside it (a second copy for a moment), {_size(free)} free; every question is in the "
+            "file, in the order the answers came; the next run finishes the reorder once there is room"
+        )
 
     def _submit(self, log: str, record: Mapping[str, Any]) -> None:
         if self._writer is None:
@@ -210,15 +285,29 @@ class _GroupCommitWriter:
     batch (group commit): every record is on disk a few milliseconds after it was kept. A process
     killed in between loses only those last records, as it loses the requests in flight, and the
     next run asks for them again; a torn last line is repaired by ``AppendLog`` on the next open.
+
+    A write that fails (disk full) keeps the whole lines that reached the disk, cuts off the rest,
+    stops the writer and is raised as an OutputError naming the file by the next ``submit`` and by
+    ``close``.
     """
 
     def __init__(self, paths: Mapping[str, Path]) -> None:
-        self._handles: dict[str, IO[str]] = {}
-        for name, path in paths.items():
-            AppendLog(path).open()  # creates the folder and repairs a torn last line
-            self._handles[name] = path.open("a", encoding="utf-8", newline="\n")
+        self._paths = dict(paths)
+        self._fds: dict[str, int] = {}
+        try:
+            for name, path in paths.items():
+                log = AppendLog(path)
+                log.open()  # creates the folder and repairs a torn last line
+                log.close()
+                try:
+                    self._fds[name] = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+                except OSError as exc:
+                    raise output_error(exc, path) from exc
+        except BaseException:
+            self._close_fds()
+            raise
         self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
-        self._error: OSError | None = None
+        self._error: OutputError | None = None
         self.appended: Counter[str] = Counter()
         self._thread = threading.Thread(target=self._run, name="realrecall-writer", daemon=True)
         self._thread.start()
@@ -232,10 +321,15 @@ class _GroupCommitWriter:
     def close(self) -> None:
         self._queue.put(None)
         self._thread.join()
-        for handle in self._handles.values():
-            handle.close()
+        self._close_fds()
         if self._error is not None:
             raise self._error
+
+    def _close_fds(self) -> None:
+        for fd in self._fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds.clear()
 
     def _run(self) -> None:
         stopping = False
@@ -258,11 +352,48 @@ class _GroupCommitWriter:
     def _commit(self, batch: list[tuple[str, str]]) -> None:
         if self._error is not None:
             return
-        try:
-            for log, line in batch:
-                self._handles[log].write(line)
-            for log in {log for log, _ in batch}:
-                self._handles[log].flush()
-                os.fsync(self._handles[log].fileno())
-        except OSError as exc:
-            self._error = exc
+        data: dict[str, list[str]] = {}
+        for log, line in batch:
+            data.setdefault(log, []).append(line)
+        for log, lines in data.items():
+            try:
+                _append_lines(self._fds[log], "".join(lines).encode("utf-8"))
+            except OSError as exc:
+                self._error = output_error(exc, self._paths[log])
+                self._error.__cause__ = exc
+                return
+
+
+def _append_lines(fd: int, data: bytes) -> None:
+    """Append whole lines and fsync. When the disk fills up part-way, the lines that reached it are
+    kept and the part of a line after them is cut off: the file always ends with a whole line."""
+    start = os.lseek(fd, 0, os.SEEK_END)
+    done = 0
+    try:
+        view = memoryview(data)
+        while done < len(data):
+            done += _write(fd, view[done:])
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start + data.rfind(b"\n", 0, done) + 1)
+            os.fsync(fd)
+        raise
+    try:
+        os.fsync(fd)
+    except OSError:
+        # Not known to be on disk (a file system that reports a full disk only now): none of it counts.
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
+
+
+def _write(fd: int, data: memoryview) -> int:
+    return os.write(fd, data)
+
+
+def _size(count: int) -> str:
+    """A byte count for a person: 812 KB, 3.4 MB."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"

@@ -116,6 +116,7 @@ class GenerateSummary:
     summary_path: Path
     style_example_ids: tuple[str, ...] = ()
     elapsed: float = 0.0
+    warnings: tuple[str, ...] = ()  # e.g. the corpus-order rewrite left for the next run (no room)
 
     @property
     def total(self) -> int:
@@ -145,4 +146,5 @@ class GenerateSummary:
             "stages": {stage.name: stage.to_dict() for stage in self.stages},
             "style_example_ids": list(self.style_example_ids),
             "elapsed_seconds": round(self.elapsed, 3),
+            "warnings": list(self.warnings),
         }

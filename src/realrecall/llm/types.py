@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -61,8 +62,9 @@ class LLMConfig:
     initial_wait: float = 0.5
 
     def __post_init__(self) -> None:
-        if not self.timeout > 0:
-            raise InputError(f"timeout must be > 0 seconds, got {self.timeout}")
+        # NaN fails this too; infinity would wait forever on a hung endpoint.
+        if not (isinstance(self.timeout, int | float) and math.isfinite(self.timeout) and self.timeout > 0):
+            raise InputError(f"timeout must be a number of seconds > 0, got {self.timeout!r}", hint="e.g. 30")
         if self.max_attempts < 1:
             raise InputError(f"max_attempts must be at least 1, got {self.max_attempts}")
         if self.max_wait < 0 or self.initial_wait < 0:
