@@ -60,6 +60,8 @@ FAULT_KINDS = {
 
 ENDPOINTS = ("chat", "embeddings", "files", "file_content", "batches", "batch_get", "models")
 
+# A chat answer: the content, or a dict with any of content, refusal, finish_reason, usage, model (the
+# model name the answer reports), or error and status (an error reply instead of an answer).
 ChatAnswer = str | dict[str, Any]
 ChatHandler = Callable[[dict[str, Any]], ChatAnswer]
 
@@ -496,13 +498,16 @@ def _reject_response_format(kind: str) -> _Reply:
 
 
 def _chat_envelope(
-    body: dict[str, Any], choices: list[dict[str, Any]], usage: dict[str, int] | None
+    body: dict[str, Any],
+    choices: list[dict[str, Any]],
+    usage: dict[str, int] | None,
+    model: str | None = None,
 ) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{time.monotonic_ns()}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": body.get("model", "fake-model"),
+        "model": model or body.get("model", "fake-model"),
         "system_fingerprint": "fp_fake",
         "choices": choices,
         "usage": usage,
@@ -587,7 +592,7 @@ def _chat_completion(fake: FakeOpenAI, body: dict[str, Any], shape: str | None) 
     usage = {**usage, "total_tokens": usage["prompt_tokens"] + usage["completion_tokens"]}
     message = {"role": "assistant", "content": content, "refusal": refusal}
     choice = {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
-    return 200, _chat_envelope(body, [choice], usage)
+    return 200, _chat_envelope(body, [choice], usage, spec.get("model"))
 
 
 def _chat_reply(fake: FakeOpenAI, body: dict[str, Any], shape: str | None) -> _Reply:

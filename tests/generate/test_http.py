@@ -234,3 +234,43 @@ def test_cli_batch_mode_goes_through_the_batch_api(server, tmp_path):
     assert len(records(output)) == 3
     assert server.count("batches") == 1
     assert server.count("chat") == 0
+
+
+def echo_the_key(body: dict[str, Any]) -> dict[str, Any]:
+    """A misbehaving endpoint: the key inside the question, the model name and (for one chunk) an error."""
+    if "Topic2" in json.dumps(body["messages"]):
+        return {"error": f"quota of {KEY} exceeded", "status": 400}
+    question = json.loads(http_question_handler(body))["question"]
+    return {"content": json.dumps({"question": f"{question} {KEY}"}), "model": f"gpt-{KEY}"}
+
+
+def test_a_key_echoed_by_the_endpoint_is_stored_nowhere(server, client, tmp_path):
+    server.chat_handler = echo_the_key
+    output = tmp_path / "s.jsonl"
+    summary = generate(make_corpus(4), output, GenerateConfig(concurrency=1, max_attempts=1), client=client)
+    assert summary.total == 3
+    assert all(record["query"].endswith(" [redacted]") for record in records(output))
+    assert {record["provenance"]["model"] for record in records(output)} == {"gpt-[redacted]"}
+    (failure,) = records(tmp_path / "s.failures.jsonl")
+    assert failure["message"].endswith("quota of [redacted] exceeded")
+    for path in tmp_path.iterdir():
+        assert KEY not in path.read_text("utf-8"), path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["live", "batch"])
+def test_cli_never_writes_or_prints_a_key_the_endpoint_echoes(server, tmp_path, mode):
+    server.chat_handler = echo_the_key
+    corpus_path = tmp_path / "chunks.jsonl"
+    corpus_path.write_text("".join(json.dumps({"id": c.id, "text": c.text}) + "\n" for c in make_corpus(4)))
+    output = tmp_path / "s.jsonl"
+    args = ["--corpus", str(corpus_path), "--output", str(output), "--max-attempts", "1"]
+    if mode == "batch":
+        args += ["--batch", "--poll-interval", "0.01"]
+    process = run_cli(args, server)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr.decode()
+    assert len(records(output)) == 3
+    assert KEY.encode() not in stdout + stderr
+    for path in tmp_path.iterdir():
+        assert KEY not in path.read_text("utf-8"), path

@@ -131,3 +131,28 @@ def test_endpoint_without_json_schema_reports_those_items_as_errors(
     assert results["q1"].status_code == 400
     assert "response_format" in results["q1"].message
     assert isinstance(results["q2"], ChatResult)
+
+
+def test_a_key_echoed_in_batch_answers_and_errors_is_redacted(
+    fake_openai: FakeOpenAI,
+    config: LLMConfig,
+    requests: dict[str, ChatRequest],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "sk-proj-SECRETSECRET0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    fake_openai.script(
+        [
+            {"content": json.dumps({"questions": [f"key {secret}?"]}), "model": f"m-{secret}"},
+            {"error": f"bad request from {secret}", "status": 400},
+        ]
+    )
+    batch_id = asyncio.run(submit_batch(config, requests))
+    status = asyncio.run(poll_batch(config, batch_id, interval=0.01))
+    results = asyncio.run(download_batch_results(config, status, requests=requests))
+
+    assert "SECRETSECRET" not in repr(results)
+    answered = [result for result in results.values() if isinstance(result, ChatResult)]
+    assert any("[redacted]" in result.text and result.model == "m-[redacted]" for result in answered)
+    (failed,) = [result for result in results.values() if isinstance(result, BatchItemError)]
+    assert failed.message == "bad request from [redacted]"

@@ -337,3 +337,38 @@ def test_client_works_as_an_async_context_manager(
             return (await client.complete(question_request)).text
 
     assert json.loads(asyncio.run(use()))["questions"]
+
+
+def test_a_key_echoed_inside_an_answer_is_redacted_before_anyone_stores_it(
+    fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-proj-SECRETSECRET0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    half_masked = f"{secret[:14]}****{secret[-8:]}"
+    fake_openai.script(
+        [
+            {
+                "content": json.dumps({"questions": [f"is {secret} the key? or {half_masked}?"]}),
+                "model": secret,
+            },
+            {"content": None, "refusal": f"I will not repeat {secret}"},
+        ]
+    )
+    client = OpenAIChatClient(config)
+
+    answer = complete(client, question_request)
+    refused = complete(client, question_request)
+
+    assert json.loads(answer.text) == {"questions": ["is [redacted] the key? or [redacted]****[redacted]?"]}
+    assert answer.model == "[redacted]"
+    assert refused.refusal == "I will not repeat [redacted]"
+    for result in (answer, refused):
+        assert "SECRETSECRET" not in repr(result)
+
+
+def test_answers_without_the_key_are_left_exactly_as_written() -> None:
+    from realrecall.llm.endpoint import redact
+
+    secret = "sk-proj-SECRETSECRET0123456789abcdef"
+    text = '{"question": "why does my printer fail with [error] on my SECRET 0123 folder?"}'
+    assert redact(text, secret) == text

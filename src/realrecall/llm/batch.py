@@ -26,7 +26,7 @@ from openai.types.chat import ChatCompletion
 
 from realrecall.errors import InputError, LLMCallError, LLMError
 from realrecall.llm.client import chat_result
-from realrecall.llm.endpoint import Endpoint, open_sdk_client, redact, resolve_endpoint
+from realrecall.llm.endpoint import Endpoint, open_sdk_client, redact, redact_result, resolve_endpoint
 from realrecall.llm.retry import GaveUp, StatsRecorder, call_with_retries, gave_up_error
 from realrecall.llm.types import (
     BatchCounts,
@@ -92,7 +92,7 @@ async def get_batch(config: LLMConfig, batch_id: str) -> BatchStatus:
     """One look at the batch's status."""
     async with _session(config) as call:
         batch = await call("get batch", lambda sdk: sdk.batches.retrieve(batch_id))
-    return _status(batch)
+    return _status(batch, call.secret)
 
 
 async def poll_batch(
@@ -106,7 +106,7 @@ async def poll_batch(
     deadline = None if timeout is None else time.monotonic() + timeout
     async with _session(config) as call:
         while True:
-            status = _status(await call("get batch", lambda sdk: sdk.batches.retrieve(batch_id)))
+            status = _status(await call("get batch", lambda sdk: sdk.batches.retrieve(batch_id)), call.secret)
             if status.is_terminal or (deadline is not None and time.monotonic() + interval > deadline):
                 return status
             await asyncio.sleep(interval)
@@ -178,18 +178,22 @@ async def _session(config: LLMConfig) -> AsyncIterator[_Caller]:
         await sdk.close()
 
 
-def _status(batch: Batch) -> BatchStatus:
+def _status(batch: Batch, secret: str) -> BatchStatus:
+    """The batch's status; the endpoint's own words (status, errors) are printed and stored, so any
+    echo of the key is blanked."""
     counts = batch.request_counts
     errors = batch.errors.data if batch.errors is not None and batch.errors.data else []
     return BatchStatus(
-        id=batch.id,
-        status=batch.status,
+        id=redact(batch.id, secret),
+        status=redact(batch.status, secret),
         output_file_id=batch.output_file_id,
         error_file_id=batch.error_file_id,
         counts=BatchCounts(counts.total, counts.completed, counts.failed)
         if counts is not None
         else BatchCounts(0, 0, 0),
-        errors=tuple(f"{error.code or 'error'}: {error.message or ''}".strip() for error in errors),
+        errors=tuple(
+            redact(f"{error.code or 'error'}: {error.message or ''}".strip(), secret) for error in errors
+        ),
     )
 
 
@@ -208,7 +212,9 @@ def _parse_results(
             custom_id = record["custom_id"]
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise LLMCallError(
-                f"batch result file {file_id} line {number} is not a batch result record ({exc})",
+                redact(
+                    f"batch result file {file_id} line {number} is not a batch result record ({exc})", secret
+                ),
                 reason="malformed_response",
                 attempts=1,
             ) from None
@@ -235,7 +241,7 @@ def _item_result(
             )
         if not completion.choices:
             return BatchItemError(custom_id, status, "empty_response", "the answer has no choices")
-        return chat_result(completion, attempts=1, response_format=mode)
+        return redact_result(chat_result(completion, attempts=1, response_format=mode), secret)
     if not isinstance(error, dict) and isinstance(body, dict):
         error = body.get("error")
     code = str(error.get("code") or error.get("type") or "error") if isinstance(error, dict) else "error"

@@ -14,7 +14,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from realrecall.llm.endpoint import open_sdk_client, resolve_endpoint
+from realrecall.llm.endpoint import open_sdk_client, redact_result, resolve_endpoint
 from realrecall.llm.retry import (
     EmptyResponse,
     GaveUp,
@@ -89,6 +89,8 @@ class OpenAIChatClient:
                 raise gave_up_error(gave_up, secret=self._endpoint.api_key, attempts=attempts) from None
             attempts += used
             result = chat_result(completion, attempts=attempts, response_format=mode)
+            # What the endpoint wrote is stored (cache, gold set): a key it echoes is blanked here.
+            result = redact_result(result, self._endpoint.api_key)
             self._stats.tokens(result.usage.prompt_tokens, result.usage.completion_tokens)
             return result
 

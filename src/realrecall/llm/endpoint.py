@@ -7,18 +7,27 @@ placeholder is sent, because the SDK refuses to start without one.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 import openai
 
 from realrecall.errors import InputError
-from realrecall.llm.types import LLMConfig
+from realrecall.llm.types import ChatResult, LLMConfig
 
-__all__ = ["PLACEHOLDER_KEY", "Endpoint", "is_loopback", "open_sdk_client", "redact", "resolve_endpoint"]
+__all__ = [
+    "PLACEHOLDER_KEY",
+    "Endpoint",
+    "is_loopback",
+    "open_sdk_client",
+    "redact",
+    "redact_result",
+    "resolve_endpoint",
+]
 
 PLACEHOLDER_KEY = "sk-local-placeholder"
 
@@ -77,10 +86,10 @@ def open_sdk_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
 
 def redact(text: str, secret: str) -> str:
     """``text`` with every occurrence of ``secret`` (and of its long pieces) replaced by ``[redacted]``."""
-    if not secret or secret == PLACEHOLDER_KEY:
+    if not secret or secret == PLACEHOLDER_KEY or not text:
         return text
     text = text.replace(secret, "[redacted]")
-    if len(secret) >= 2 * _MIN_SECRET:
+    if len(secret) >= 2 * _MIN_SECRET and _shares_a_piece(text, secret):
         # Servers echo keys half-masked ("sk-abc1****wxyz"): blank any long run copied from the key.
         for size in range(len(secret) - 1, _MIN_SECRET - 1, -1):
             for start in range(0, len(secret) - size + 1):
@@ -88,3 +97,30 @@ def redact(text: str, secret: str) -> str:
                 if piece in text:
                     text = text.replace(piece, "[redacted]")
     return re.sub(r"(\[redacted\])+", "[redacted]", text)
+
+
+def redact_result(result: ChatResult, secret: str) -> ChatResult:
+    """``result`` with the key blanked out of everything the endpoint wrote (answer, refusal, model name).
+
+    An endpoint that echoes the key inside an answer must not get it into the cache, the gold set or
+    a summary: every answer passes here before anyone stores it.
+    """
+    return replace(
+        result,
+        text=redact(result.text, secret),
+        refusal=None if result.refusal is None else redact(result.refusal, secret),
+        model=redact(result.model, secret),
+        finish_reason=redact(result.finish_reason, secret),
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _pieces(secret: str) -> frozenset[str]:
+    return frozenset(secret[start : start + _MIN_SECRET] for start in range(len(secret) - _MIN_SECRET + 1))
+
+
+def _shares_a_piece(text: str, secret: str) -> bool:
+    """Whether ``text`` holds any ``_MIN_SECRET``-long run of ``secret``: one pass over the text, so
+    the slow piecewise scan above runs only for the rare answer that echoes part of the key."""
+    pieces = _pieces(secret)
+    return any(text[start : start + _MIN_SECRET] in pieces for start in range(len(text) - _MIN_SECRET + 1))
