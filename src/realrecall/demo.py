@@ -52,9 +52,14 @@ history = "history.jsonl"
 """
 
 
-def run_demo(folder: str | Path, *, progress: Callable[[str], None] | None = None) -> PipelineResult:
-    """Write the demo's pipeline.toml into ``folder`` and run it there."""
+def run_demo(
+    folder: str | Path,
+    *,
+    progress: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> PipelineResult:
+    """Write the demo's pipeline.toml into ``folder`` and run it there (``on_warning`` as in run_pipeline)."""
     target = Path(folder)
     config_path = target / "pipeline.toml"
     atomic_write_text(config_path, demo_config_text(sample_data_dir()))
-    return run_pipeline(load_pipeline_config(config_path), progress=progress)
+    return run_pipeline(load_pipeline_config(config_path), progress=progress, on_warning=on_warning)

@@ -37,6 +37,8 @@ class PipelineResult:
     results_path: Path
     per_query_path: Path
     report_paths: Mapping[str, Path]
+    warnings: tuple[str, ...] = ()
+    """Everything evaluate and calibrate warned about (also in every report): worth showing the user."""
 
     @property
     def unchanged(self) -> bool:
@@ -49,11 +51,15 @@ def run_pipeline(
     client: ChatClient | None = None,
     now: dt.datetime | None = None,
     progress: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> PipelineResult:
     """Run the configured job end to end and append its figures to the history file.
 
     Gates (``fail_under``, ``max_gap``) are checked after the history row is written, so a failing
-    run is still on record; they raise :class:`GateFailed`.
+    run is still on record; they raise :class:`GateFailed`. The warnings of evaluate and calibrate
+    (gold passages missing from the corpus, a stale calibration, ...) are in every report and in
+    ``PipelineResult.warnings``; ``on_warning`` gets each of them before the gates are checked, so a
+    caller can show them even when a gate fails.
     """
     from realrecall.calibrate import calibrate
     from realrecall.calibrate.report import render, write_report
@@ -66,26 +72,29 @@ def run_pipeline(
 
     say = progress or (lambda _message: None)
     now = now or dt.datetime.now(dt.UTC)
+    output = config.output_dir
+    results_path, per_query_path = output / "results.json", output / "per_query.jsonl"
+    report_paths = {
+        fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
+    }
+    _check_outputs(config, [results_path, per_query_path, *report_paths.values()])
     corpus = load_corpus(config.corpus)
 
     say("generating synthetic questions (only new or changed chunks are sent)")
     generate_config = _generate_config(config)
     if client is None and generate_config.backend == "llm":
-        from realrecall.llm import LLMConfig, OpenAIChatClient
+        from realrecall.llm import OpenAIChatClient
 
-        client = OpenAIChatClient(LLMConfig())
+        client = OpenAIChatClient(generate_config.llm_config())  # options.request_timeout applies
     generation = generate(corpus, config.synthetic, generate_config, client=client)
 
     say("evaluating on the synthetic and real sets")
     gold_sets = [load_gold(config.synthetic, origin="synthetic")]
     if config.real is not None:
         gold_sets.insert(0, load_gold(config.real, origin="real"))
-    retriever = build_retriever(
-        config.retriever, corpus, options=RetrieverOptions(embed_model=config.embed_model)
-    )
+    options = RetrieverOptions(embed_model=config.embed_model, query_timeout=config.query_timeout)
+    retriever = build_retriever(config.retriever, corpus, options=options)
     result = evaluate(gold_sets, corpus=corpus, retriever=retriever, k=config.k, by=config.by)
-    output = config.output_dir
-    results_path, per_query_path = output / "results.json", output / "per_query.jsonl"
     write_results(result, results_path)
     write_per_query(result, per_query_path)
 
@@ -103,37 +112,40 @@ def run_pipeline(
     )
     history = load_history(config.history)
     row = _history_row(config, result.to_dict(), report, generation, now, history[-1] if history else None)
-    report_paths = {
-        fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
-    }
     for fmt, path in report_paths.items():
         text = render_html(report, history=[*history, row]) if fmt == "html" else render(report, fmt)
         write_report(text, path)
     append_history(config.history, row)
+    if on_warning is not None:
+        for message in report.warnings:
+            on_warning(message)
     if report.failed_gates:
         report.check_gates()
-    return PipelineResult(generation, report, row, results_path, per_query_path, report_paths)
+    return PipelineResult(
+        generation, report, row, results_path, per_query_path, report_paths, warnings=report.warnings
+    )
+
+
+def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
+    """Before any work: no output of the run (the synthetic set included) may be one of its inputs."""
+    from realrecall.files import check_distinct
+
+    inputs = {"[corpus] path": config.corpus, "[real] path": config.real}
+    named = {f"[output] dir's {path.name}": path for path in outputs}
+    check_distinct(
+        inputs, {"[generate] output": config.synthetic, "[output] history": config.history, **named}
+    )
+    check_distinct({"[generate] output": config.synthetic}, {"[output] history": config.history, **named})
 
 
 def _generate_config(config: PipelineConfig) -> Any:
+    """``[generate]`` as a GenerateConfig: a bad option value is one line naming the config file."""
     from realrecall.generate import GenerateConfig
-    from realrecall.generate.config import parse_weights
 
-    options = dict(config.generate_options)
-    for name in ("types", "languages"):
-        if isinstance(options.get(name), str):
-            options[name] = parse_weights(options[name], what=name)
-    for name in ("prompt", "style_examples", "judge_prompt", "cache_path"):
-        if isinstance(options.get(name), str):
-            options[name] = config.path.parent / options[name]
-    try:
-        return GenerateConfig(
-            backend=config.backend, **({"model": config.model} if config.model else {}), **options
-        )
-    except TypeError as exc:
-        from realrecall.errors import InputError
-
-        raise InputError(f"[generate] options: {exc}", path=config.path) from None
+    options = {"backend": config.backend, **({"model": config.model} if config.model else {})}
+    return GenerateConfig.from_options(
+        {**options, **config.generate_options}, source=config.path, label="[generate] option"
+    )
 
 
 def _fingerprint(config: PipelineConfig, results: Mapping[str, Any], generator: Mapping[str, Any]) -> str:

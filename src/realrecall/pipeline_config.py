@@ -15,13 +15,14 @@ model = "gpt-4o-mini"
 options = { per_chunk = 1, types = "lookup=1,conceptual=2,comparison=1", concurrency = 8 }
 
 [evaluate]
-retriever = "bm25"
+retriever = "bm25"               # or dense, local-dense, hybrid, module:function, path/to/file.py:function
 k = [1, 5, 10, 50]
 by = ["type", "language"]
+query_timeout = 30               # seconds a custom retriever may take per query (default: no limit)
 
 [calibrate]
-metric = "recall@10"
-max_age_days = 180
+metric = "recall@10"             # one of the metrics k gives: recall@K, mrr@<largest K>, ndcg@<K nearest 10>
+max_age_days = 90                # warn when the real set is older (the default, as in `realrecall calibrate`)
 fail_under = { "recall@10" = 0.6 }
 max_gap = 0.2
 
@@ -30,18 +31,24 @@ dir = "realrecall-runs"          # results.json, per_query.jsonl and the reports
 history = "history.jsonl"        # one line appended per run
 ```
 
-Relative paths are read relative to the folder of the config file.
+Relative paths (a retriever's ``path/to/file.py`` included) are read relative to the folder of the
+config file. Every mistake is found before any work starts and named with the file, the section and
+the key (and the line, where it can be found): an unknown key in a section or in ``[generate] options``
+(whose keys are ``GenerateConfig``'s fields), a value of the wrong type or out of range, a headline
+metric or gate that ``k`` does not compute, an output that is one of the inputs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
+import math
+import re
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from realrecall.errors import InputError
 
@@ -51,13 +58,13 @@ _SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "corpus": {"path": str},
     "real": {"path": str, "date": (str, dt.date)},
     "generate": {"output": str, "backend": str, "model": str, "options": dict},
-    "evaluate": {"retriever": str, "k": list, "by": list, "embed_model": str},
+    "evaluate": {"retriever": str, "k": list, "by": list, "embed_model": str, "query_timeout": float | int},
     "calibrate": {
         "metric": str,
-        "max_age_days": int,
+        "max_age_days": float | int,
         "fail_under": dict,
         "max_gap": float | int,
-        "confidence": float,
+        "confidence": float | int,
     },
     "output": {"dir": str, "history": str},
 }
@@ -78,10 +85,11 @@ class PipelineConfig:
     generate_options: Mapping[str, Any] = field(default_factory=dict)
     retriever: str = "bm25"
     embed_model: str | None = None
+    query_timeout: float | None = None
     k: tuple[int, ...] = (1, 5, 10, 50)
     by: tuple[str, ...] = ("type", "language")
     metric: str = "recall@10"
-    max_age_days: int | None = None
+    max_age_days: float | None = 90
     fail_under: Mapping[str, float] = field(default_factory=dict)
     max_gap: float | None = None
     confidence: float = 0.95
@@ -97,12 +105,16 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
             "pipeline config not found", path=p, hint="see `realrecall run --help` for an example"
         )
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8-sig"))
+        text = p.read_text(encoding="utf-8-sig")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML ({exc})", path=p) from exc
     except UnicodeDecodeError as exc:
         raise InputError("not valid UTF-8", path=p, hint="save the file as UTF-8") from exc
-    _check_shape(data, p)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", path=p) from exc
+    check = _Checker(p, text)
+    check.shape(data)
     base = p.parent
     section = {name: data.get(name, {}) for name in _SECTIONS}
 
@@ -111,69 +123,208 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         return candidate if candidate.is_absolute() else base / candidate
 
     real_date = section["real"].get("date")
+    if isinstance(real_date, str):
+        check.date(real_date)
     k = section["evaluate"].get("k", [1, 5, 10, 50])
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in k) or not k:
-        raise InputError(
-            "[evaluate] k must be a list of positive integers", path=p, hint="e.g. k = [1, 5, 10]"
+        check.fail(
+            "evaluate", "k", "[evaluate] k must be a list of positive integers", hint="e.g. k = [1, 5, 10]"
         )
     by = section["evaluate"].get("by", ["type", "language"])
-    if not all(isinstance(name, str) for name in by):
-        raise InputError("[evaluate] by must be a list of field names", path=p, hint='e.g. by = ["type"]')
-    fail_under = section["calibrate"].get("fail_under", {})
+    if not all(isinstance(name, str) and name.strip() for name in by):
+        check.fail("evaluate", "by", "[evaluate] by must be a list of field names", hint='e.g. by = ["type"]')
+    retriever = section["evaluate"].get("retriever", "bm25")
+    check.retriever(retriever, section["evaluate"].get("embed_model"))
+    query_timeout = section["evaluate"].get("query_timeout")
+    if query_timeout is not None:
+        check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
+    calibrate = section["calibrate"]
+    fail_under = calibrate.get("fail_under", {})
     for metric, bound in fail_under.items():
-        if isinstance(bound, bool) or not isinstance(bound, int | float):
-            raise InputError(f"[calibrate] fail_under.{metric} must be a number", path=p)
-    backend = section["generate"].get("backend", "extractive")
-    if backend not in ("llm", "extractive"):
-        raise InputError(f"[generate] backend {backend!r} is unknown", path=p, hint="use llm or extractive")
-    if backend == "llm" and "model" not in section["generate"]:
-        raise InputError(
-            "[generate] model is required with backend llm", path=p, hint='e.g. model = "gpt-4o-mini"'
+        if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound):
+            check.fail("calibrate", "fail_under", f"[calibrate] fail_under.{metric} must be a number")
+    metric = calibrate.get("metric", "recall@10")
+    check.metrics(metric, list(fail_under), tuple(k))
+    for key in ("max_age_days", "max_gap"):
+        if key in calibrate:
+            check.positive("calibrate", key, calibrate[key], zero=True)
+    confidence = calibrate.get("confidence", 0.95)
+    if not 0.0 < confidence < 1.0:
+        check.fail(
+            "calibrate", "confidence", f"[calibrate] confidence must be between 0 and 1, got {confidence}"
         )
+    generate = section["generate"]
+    backend = generate.get("backend", "extractive")
+    if backend not in ("llm", "extractive"):
+        check.fail(
+            "generate", "backend", f"[generate] backend {backend!r} is unknown", hint="use llm or extractive"
+        )
+    if backend == "llm" and "model" not in generate:
+        check.fail(
+            "generate",
+            None,
+            "[generate] model is required with backend llm",
+            hint='e.g. model = "gpt-4o-mini"',
+        )
+    options = dict(generate.get("options", {}))
+    check.generate_options(options)
     return PipelineConfig(
         path=p,
         corpus=resolve(section["corpus"]["path"]),
-        synthetic=resolve(section["generate"]["output"]),
+        synthetic=resolve(generate["output"]),
         real=resolve(section["real"]["path"]) if "path" in section["real"] else None,
         real_date=str(real_date) if real_date is not None else None,
         backend=backend,
-        model=section["generate"].get("model"),
-        generate_options=dict(section["generate"].get("options", {})),
-        retriever=section["evaluate"].get("retriever", "bm25"),
+        model=generate.get("model"),
+        generate_options=options,
+        retriever=_resolve_retriever(retriever, base),
         embed_model=section["evaluate"].get("embed_model"),
+        query_timeout=float(query_timeout) if query_timeout is not None else None,
         k=tuple(k),
         by=tuple(by),
-        metric=section["calibrate"].get("metric", "recall@10"),
-        max_age_days=section["calibrate"].get("max_age_days"),
+        metric=metric,
+        max_age_days=float(calibrate.get("max_age_days", 90)),
         fail_under={str(m): float(v) for m, v in fail_under.items()},
-        max_gap=float(section["calibrate"]["max_gap"]) if "max_gap" in section["calibrate"] else None,
-        confidence=float(section["calibrate"].get("confidence", 0.95)),
+        max_gap=float(calibrate["max_gap"]) if "max_gap" in calibrate else None,
+        confidence=float(confidence),
         output_dir=resolve(section["output"].get("dir", "realrecall-runs")),
         history=resolve(section["output"].get("history", "history.jsonl")),
     )
 
 
-def _check_shape(data: Mapping[str, Any], path: Path) -> None:
-    for name, value in data.items():
-        if name not in _SECTIONS:
-            raise InputError(f"unknown section [{name}]", path=path, hint=_suggest(name, _SECTIONS))
-        if not isinstance(value, dict):
-            raise InputError(
-                f"[{name}] must be a table", path=path, hint=f"write it as [{name}] with keys below"
-            )
-        for key, item in value.items():
+def _resolve_retriever(spec: str, base: Path) -> str:
+    """``path/to/file.py:function`` read relative to the config's folder, like every other path."""
+    target, sep, function = spec.rpartition(":")
+    if not sep or not (target.endswith(".py") or "/" in target or "\\" in target):
+        return spec
+    path = Path(target).expanduser()
+    return f"{path if path.is_absolute() else base / path}:{function}"
+
+
+class _Checker:
+    """Raises the one-line errors of a config file, with the line of the key when it can be found."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def fail(
+        self, section: str | None, key: str | None, message: str, *, hint: str | None = None
+    ) -> NoReturn:
+        raise InputError(message, path=self.path, line=self.line_of(section, key), hint=hint)
+
+    def line_of(self, section: str | None, key: str | None) -> int | None:
+        """The line of ``key`` in ``[section]`` (or of the section header), None if it cannot be told.
+
+        A plain scan, not a TOML parser: good enough to point at the line, never used for values.
+        """
+        if section is None:
+            return None
+        header = re.compile(rf"^\s*\[\s*{re.escape(section)}\s*\]")
+        pattern = None if key is None else re.compile(rf"(^|[{{,\s])[\"']?{re.escape(key)}[\"']?\s*=")
+        inside, header_line = False, None
+        for number, line in enumerate(self.lines, start=1):
+            if re.match(r"^\s*\[", line):
+                inside = header.match(line) is not None
+                if inside:
+                    header_line = number
+                continue
+            if inside and pattern is not None and pattern.search(line.split("#", 1)[0]):
+                return number
+        return header_line
+
+    def shape(self, data: Mapping[str, Any]) -> None:
+        for name, value in data.items():
+            if name not in _SECTIONS:
+                raise InputError(f"unknown section [{name}]", path=self.path, hint=_suggest(name, _SECTIONS))
+            if not isinstance(value, dict):
+                self.fail(
+                    name, None, f"[{name}] must be a table", hint=f"write it as [{name}] with keys below"
+                )
             expected = _SECTIONS[name]
-            if key not in expected:
-                raise InputError(f"unknown key {key!r} in [{name}]", path=path, hint=_suggest(key, expected))
-            if isinstance(item, bool) or not isinstance(item, expected[key]):
-                raise InputError(f"[{name}] {key} has the wrong type ({type(item).__name__})", path=path)
-    for name, keys in _REQUIRED.items():
-        for key in keys:
-            if key not in data.get(name, {}):
-                raise InputError(f"[{name}] {key} is required", path=path)
+            for key, item in value.items():
+                if key not in expected:
+                    self.fail(name, key, f"unknown key {key!r} in [{name}]", hint=_suggest(key, expected))
+                if isinstance(item, bool) or not isinstance(item, expected[key]):
+                    self.fail(name, key, f"[{name}] {key} has the wrong type ({type(item).__name__})")
+        for name, keys in _REQUIRED.items():
+            for key in keys:
+                if key not in data.get(name, {}):
+                    self.fail(name, None, f"[{name}] {key} is required")
+
+    def positive(
+        self, section: str, key: str, value: float, *, zero: bool = False, hint: str | None = None
+    ) -> None:
+        low_ok = value >= 0 if zero else value > 0
+        if not (math.isfinite(value) and low_ok):
+            bound = "0 or more" if zero else "more than 0"
+            self.fail(section, key, f"[{section}] {key} must be a number of {bound}, got {value}", hint=hint)
+
+    def date(self, text: str) -> None:
+        try:
+            dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(
+                "real", "date", f"[real] date {text!r} is not an ISO date", hint='write it as "2026-11-30"'
+            )
+
+    def retriever(self, spec: str, embed_model: str | None) -> None:
+        from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices
+
+        if spec not in RETRIEVERS and ":" not in spec:
+            self.fail(
+                "evaluate",
+                "retriever",
+                f"[evaluate] retriever {spec!r} is unknown",
+                hint=f"choose from {choices()}",
+            )
+        if spec == "dense" and not embed_model:
+            self.fail(
+                "evaluate",
+                "retriever",
+                "[evaluate] retriever dense needs embed_model",
+                hint='e.g. embed_model = "text-embedding-3-small", or retriever = "local-dense"',
+            )
+
+    def metrics(self, metric: str, gates: list[str], k: tuple[int, ...]) -> None:
+        """The headline metric and the gates must be among the metrics evaluate computes for ``k``."""
+        from realrecall.evaluate.evaluation import default_metrics
+
+        computed = default_metrics(k)
+        for key, name in [("metric", metric), *(("fail_under", gate) for gate in gates)]:
+            if name not in computed:
+                self.fail(
+                    "calibrate",
+                    key,
+                    f"[calibrate] {key} {name!r} is not computed with k = {list(k)}",
+                    hint=f"choose from {', '.join(computed)}, or add its cutoff to [evaluate] k",
+                )
+
+    def generate_options(self, options: Mapping[str, Any]) -> None:
+        """Keys of ``[generate] options`` are GenerateConfig's fields (values are checked as it is built)."""
+        from realrecall.generate.config import GenerateConfig
+
+        valid = [item.name for item in fields(GenerateConfig) if item.name not in _SECTION_LEVEL]
+        for key in options:
+            if key in _SECTION_LEVEL:
+                self.fail(
+                    "generate",
+                    key,
+                    f"[generate] options: {key} is set in [generate] itself",
+                    hint=f"move it out of options: {key} = ... under [generate]",
+                )
+            if key not in valid:
+                self.fail(
+                    "generate", key, f"unknown key {key!r} in [generate] options", hint=_suggest(key, valid)
+                )
 
 
-def _suggest(word: str, choices: Mapping[str, Any]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=1)
-    known = ", ".join(choices)
+# Given as keys of [generate] itself, so not in its options table.
+_SECTION_LEVEL = ("backend", "model")
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    names = list(choices)
+    close = difflib.get_close_matches(word, names, n=1)
+    known = ", ".join(names)
     return f"did you mean {close[0]!r}? (known: {known})" if close else f"known: {known}"

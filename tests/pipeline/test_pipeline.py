@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -245,7 +246,138 @@ def test_run_with_a_bad_config_exits_2_with_one_line(tmp_path):
 
 
 def test_run_exits_1_when_a_gate_fails(tmp_path):
-    config = write_job(tmp_path, backend="extractive", extra="max_gap = -1.0")
+    config = write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')
     done = cli("run", str(config), cwd=tmp_path)
     assert done.returncode == 1
     assert "gate failed" in done.stderr
+
+
+BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            BASE + "options = { per_chunk = 1, banana = 2 }\n",
+            ":5: unknown key 'banana' in [generate] options; known: temperature, max_tokens, prompt, types",
+        ),
+        (
+            BASE + "options = { per_chunck = 2 }\n",
+            ":5: unknown key 'per_chunck' in [generate] options; did you mean 'per_chunk'?",
+        ),
+        (BASE + "options = { model = 'x' }\n", ":5: [generate] options: model is set in [generate] itself"),
+        (
+            BASE + "banana = 1\n",
+            ":5: unknown key 'banana' in [generate]; known: output, backend, model, options",
+        ),
+        (
+            BASE + "[evaluate]\nk = [1, 5]\n",
+            "toml: [calibrate] metric 'recall@10' is not computed with k = [1, 5]; choose from recall@1",
+        ),
+        (
+            BASE + "[calibrate]\nmetric = 'recall@5'\nfail_under = { 'ndcg@3' = 0.5 }\n",
+            ":7: [calibrate] fail_under 'ndcg@3' is not computed with k = [1, 5, 10, 50]",
+        ),
+        (
+            BASE + "[calibrate]\nmax_gap = nan\n",
+            ":6: [calibrate] max_gap must be a number of 0 or more, got nan",
+        ),
+        (
+            BASE + "[calibrate]\nmax_age_days = -1\n",
+            ":6: [calibrate] max_age_days must be a number of 0 or more",
+        ),
+        (BASE + "[calibrate]\nconfidence = 1.5\n", ":6: [calibrate] confidence must be between 0 and 1"),
+        (BASE + "[calibrate]\nfail_under = { 'recall@10' = inf }\n", "fail_under.recall@10 must be a number"),
+        (
+            BASE + "[evaluate]\nquery_timeout = 0\n",
+            ":6: [evaluate] query_timeout must be a number of more than 0",
+        ),
+        (
+            BASE + "[evaluate]\nretriever = 'bm52'\n",
+            ":6: [evaluate] retriever 'bm52' is unknown; choose from bm25",
+        ),
+        (BASE + "[evaluate]\nretriever = 'dense'\n", "[evaluate] retriever dense needs embed_model"),
+        (
+            BASE + "[real]\npath = 'r.jsonl'\ndate = 'last week'\n",
+            ":7: [real] date 'last week' is not an ISO date",
+        ),
+    ],
+)
+def test_config_mistakes_are_found_on_loading_with_file_line_and_fix(tmp_path, text, expected):
+    path = tmp_path / "pipeline.toml"
+    path.write_text(text)
+    with pytest.raises(InputError) as info:
+        load_pipeline_config(path)
+    assert str(info.value).startswith(str(path))
+    assert expected in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_defaults_flag_a_calibration_older_than_90_days_and_paths_are_relative_to_the_config(tmp_path):
+    path = tmp_path / "jobs" / "pipeline.toml"
+    path.parent.mkdir()
+    path.write_text(BASE + "[evaluate]\nretriever = 'search/mine.py:search'\nquery_timeout = 2.5\n")
+    config = load_pipeline_config(path)
+    assert config.max_age_days == 90
+    assert config.retriever == f"{path.parent / 'search' / 'mine.py'}:search"
+    assert config.query_timeout == 2.5
+    assert load_pipeline_config(write_job(tmp_path)).retriever == "bm25"
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ("per_chunk = 0", "per_chunk must be an integer within [1, 1000], got 0"),
+        ("temperature = 'hot'", "temperature must be a number, got 'hot'"),
+        ("types = 'lookup=x'", "bad weight 'x'"),
+    ],
+)
+def test_a_bad_option_value_is_one_line_naming_the_config_file_before_any_work(tmp_path, options, expected):
+    config_path = write_job(tmp_path, backend="extractive")
+    config_path.write_text(config_path.read_text().replace("per_chunk = 1, concurrency = 2", options))
+    with pytest.raises(InputError) as info:
+        run_pipeline(load_pipeline_config(config_path))
+    assert str(info.value).startswith(f"{config_path}: [generate] options: {expected}")
+    assert not (tmp_path / "synthetic.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [("generate", "output = 'corpus.jsonl'"), ("output", "history = 'real.jsonl'"), ("output", "dir = '.'")],
+)
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, section, key):
+    config_path = write_job(tmp_path, backend="extractive")
+    text = config_path.read_text()
+    if section == "generate":
+        text = text.replace('output = "synthetic.jsonl"', key)
+        (tmp_path / "real.jsonl").rename(tmp_path / "real-set.jsonl")
+        text = text.replace('path = "real.jsonl"', 'path = "real-set.jsonl"')
+    else:
+        text += f"[output]\n{key}\n"
+    if key == "dir = '.'":
+        text = text.replace('path = "real.jsonl"', 'path = "results.json"')
+        (tmp_path / "real.jsonl").rename(tmp_path / "results.json")
+    config_path.write_text(text)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    with pytest.raises(InputError, match="is the same file as"):
+        run_pipeline(load_pipeline_config(config_path))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+
+
+def test_evaluate_warnings_reach_the_reports_the_result_and_the_caller_even_when_a_gate_fails(tmp_path):
+    config_path = write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')
+    real = [{**q, "origin": "real"} for q in REAL] + [
+        {"query_id": "r9", "query": "lost passage", "gold": {"gone": 1}, "origin": "real", "type": "lookup"}
+    ]
+    (tmp_path / "real.jsonl").write_text("".join(json.dumps(q) + "\n" for q in real))
+    config = load_pipeline_config(config_path)
+    seen: list[str] = []
+    with pytest.raises(GateFailed):
+        run_pipeline(config, on_warning=seen.append)
+    expected = "real: 1 gold passage ids are not in the corpus"
+    assert any(expected in w for w in seen)
+    for name in ("report.md", "report.json", "report.html"):
+        assert expected in (config.output_dir / name).read_text(), name
+    passing = dataclasses.replace(config, fail_under={})
+    assert any(expected in w for w in run_pipeline(passing).warnings)
