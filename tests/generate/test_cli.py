@@ -236,3 +236,16 @@ def test_batch_status_from_the_endpoint_prints_as_written(capsys):
 
     report_batch(BatchStatus("batch_[b]1", "in_progress [/]", None, None, BatchCounts(3, 1, 0)))
     assert capsys.readouterr().err.strip() == "batch batch_[b]1: in_progress [/] (1/3 done, 0 failed)"
+
+
+@pytest.mark.parametrize("length", [240, 300])
+def test_an_output_name_too_long_for_it_or_its_side_files_is_one_line_before_any_work(
+    corpus_file, tmp_path, length
+):
+    output = tmp_path / ("q" * length + ".jsonl")
+    line = one_line_error(
+        invoke("--corpus", str(corpus_file), "--output", str(output), "--backend", "extractive")
+    )
+    assert line.startswith(f"error: {output}: ")
+    assert "too long" in line
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["chunks.jsonl"]

@@ -20,7 +20,7 @@ from rich.text import Text
 from realrecall.cli.app import app, err, is_interactive, note, out, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
-from realrecall.files import check_distinct
+from realrecall.files import check_distinct, output_error
 from realrecall.generate import (
     QUESTION_TYPES,
     BatchOptions,
@@ -87,18 +87,7 @@ def generate_command(
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
-        # Before any work: an output that is one of the inputs would overwrite it.
-        check_distinct(
-            {
-                "--corpus": corpus,
-                "--style-examples": style_examples,
-                "--prompt": prompt,
-                "--judge-prompt": judge_prompt,
-            },
-            {"--output": output, "--cache": cache},
-        )
-        if cache is not None:
-            check_distinct({"--output": output}, {"--cache": cache})
+        check_paths(corpus, output, cache, style_examples, prompt, judge_prompt)
         if not (math.isfinite(request_timeout) and request_timeout > 0):
             raise InputError(
                 f"--request-timeout must be a number of seconds > 0, got {request_timeout:g}",
@@ -153,6 +142,29 @@ def generate_command(
                 chunks, output, config, client=client, progress=on_progress, batch=batch_options
             )
         render_summary(summary)
+
+
+def check_paths(
+    corpus: Path,
+    output: Path,
+    cache: Path | None,
+    style_examples: Path | None,
+    prompt: Path | None,
+    judge_prompt: Path | None,
+) -> None:
+    """Before any work: an output that is one of the inputs would overwrite it (one line, exit 2)."""
+    inputs = {
+        "--corpus": corpus,
+        "--style-examples": style_examples,
+        "--prompt": prompt,
+        "--judge-prompt": judge_prompt,
+    }
+    try:
+        check_distinct(inputs, {"--output": output, "--cache": cache})
+        if cache is not None:
+            check_distinct({"--output": output}, {"--cache": cache})
+    except OSError as exc:  # a path that cannot even be looked at (a name too long, ...)
+        raise output_error(exc, exc.filename or output) from exc
 
 
 def report_batch(status: BatchStatus) -> None:

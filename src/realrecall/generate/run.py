@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,8 +22,8 @@ from typing import Any
 
 from realrecall import __version__
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, LLMError, RealrecallError
-from realrecall.files import atomic_write_text, check_distinct
+from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
+from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
@@ -234,8 +235,35 @@ def check_paths(corpus: Corpus, output_path: str | Path, config: GenerateConfig)
         "the failures file": sidecars["failures"],
         "the summary": sidecars["summary"],
     }
-    check_distinct(inputs, outputs)
-    check_distinct({"the output": output}, {"the cache": sidecars["cache"]})
+    try:
+        check_distinct(inputs, outputs)
+        check_distinct({"the output": output}, {"the cache": sidecars["cache"]})
+    except OSError as exc:  # a path that cannot even be looked at (a name too long, ...)
+        raise output_error(exc, exc.filename or output) from exc
+    _check_name_lengths(output, sidecars.values())
+
+
+# An atomic rewrite of NAME writes ".NAME.<8 random characters>.tmp" beside it first.
+_TEMP_NAME_EXTRA = len("..12345678.tmp")
+
+
+def _check_name_lengths(output: Path, paths: Iterable[Path]) -> None:
+    """A name that fits while the output fits but not for a file kept beside it would fail at the
+    end of a run (the summary, the final reorder): refused up front instead."""
+    folder = next(
+        (parent for parent in (output.parent, *output.parent.parents) if parent.is_dir()), Path(".")
+    )
+    try:
+        limit = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    for path in (output, *paths):
+        if len(os.fsencode(path.name)) + _TEMP_NAME_EXTRA > limit:
+            raise OutputError(
+                f"the file name is too long for the files kept beside it ({path.name})",
+                path=output,
+                hint="use a shorter name",
+            )
 
 
 async def _answer_in_batches(setup: Setup, store: GenerationStore, options: BatchOptions) -> BatchTotals:
