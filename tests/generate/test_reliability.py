@@ -291,3 +291,15 @@ def test_request_timeout_reaches_the_client_config():
 def test_prices_that_would_not_be_json_are_refused(price):
     with pytest.raises(InputError, match="prices must be numbers >= 0"):
         GenerateConfig(price_in=price, price_out=1.0)
+
+
+def test_a_dry_run_refuses_what_the_run_would_refuse(tmp_path):
+    from realrecall.corpus import load_corpus
+    from realrecall.generate import estimate
+
+    path = tmp_path / "chunks.jsonl"
+    path.write_text(json.dumps({"id": "c0", "text": "Chunk zero text."}) + "\n")
+    with pytest.raises(OutputError, match="is the same file as the corpus"):
+        estimate(load_corpus(path), path, GenerateConfig(backend="extractive"))
+    with pytest.raises(OutputError, match="is a folder, not a file"):
+        estimate(load_corpus(path), tmp_path, GenerateConfig(backend="extractive"))
