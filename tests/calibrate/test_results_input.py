@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,18 @@ def test_retrievers_of_one_name_are_labelled_by_what_differs_in_their_descriptio
 
 @pytest.mark.parametrize(
     ("options", "message"),
-    [({"confidence": 1.5}, "confidence must be between 0 and 1"), ({"n_resamples": 10}, "too few")],
+    [
+        ({"confidence": 1.5}, "confidence must be between 0 and 1"),
+        ({"n_resamples": 10}, "too few"),
+        ({"n_resamples": 10**12}, "more than realrecall draws"),
+        ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
+        ({"max_age_days": -1}, "--max-age must be a number of 0 or more, got -1"),
+        ({"max_age_days": float("nan")}, "--max-age must be a number of 0 or more, got nan"),
+        ({"max_gap": float("nan")}, "--max-gap must be a number of 0 or more"),
+        ({"max_gap": -0.1}, "--max-gap must be a number of 0 or more"),
+        ({"fail_under": {"recall@10": float("inf")}}, r"--fail-under recall@10=inf is not a finite number"),
+        ({"answer_k": 0, "answers": {"r0": True}}, "--answer-k must be a positive whole number, got 0"),
+    ],
 )
 def test_nonsense_settings_are_input_errors(options: dict, message: str) -> None:
     with pytest.raises(InputError, match=message):
@@ -115,3 +127,63 @@ def test_a_field_with_a_value_per_query_is_not_sliced_unless_asked() -> None:
     assert any("field 'ticket' has 60 values: not sliced" in w for w in report.warnings)
     forced = calibrate(results_document([("r", records)]), by=["ticket"])
     assert len(forced.slices()) == 60
+
+
+@pytest.mark.parametrize("text", ["recall@10=nan", "recall@10=inf", "recall@10=-inf", "recall@10", "=0.5"])
+def test_a_gate_that_is_not_metric_equals_a_finite_number_is_refused(text: str) -> None:
+    from realrecall.calibrate import parse_gate
+
+    with pytest.raises(InputError, match="is not METRIC=VALUE"):
+        parse_gate(text)
+
+
+def _broken(change) -> dict:  # type: ignore[no-untyped-def]
+    document = results_document([("r", ranks_set("real", 2, 1, prefix="r"))])
+    change(document)
+    return document
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda d: d["gold_sets"][0].update(origins={"real": "many"}),
+            "origins of gold set 'r' must be an object of counts",
+        ),
+        (lambda d: d["gold_sets"][0].update(n_queries="abc"), "n_queries of gold set 'r' must be a count"),
+        (lambda d: d.update(metrics="recall@10"), '"metrics" must be a list of metric names'),
+        (lambda d: d.update(retriever=["bm25"]), '"retriever" must be a string, got list'),
+        (lambda d: d.update(corpus={"path": 12}), "corpus path must be a string, got int"),
+        (lambda d: d.update(corpus="c.jsonl"), '"corpus" must be an object'),
+        (
+            lambda d: d["gold_sets"][0].update(modified=12),
+            "modified of gold set 'r' must be a string, got int",
+        ),
+        (
+            lambda d: d["gold_sets"][0]["per_query"][0].update(query_id=None),
+            "a query of gold set 'r' has no query_id",
+        ),
+        (
+            lambda d: d["gold_sets"][0]["per_query"][0].update(first_relevant_rank=float("inf")),
+            "first_relevant_rank of query 'r0' of gold set 'r' must be a rank from 1 or null, got inf",
+        ),
+        (
+            lambda d: d["gold_sets"][0]["per_query"].append(d["gold_sets"][0]["per_query"][0]),
+            "query 'r0' of gold set 'r' appears twice",
+        ),
+    ],
+)
+def test_a_corrupt_results_file_is_an_input_error_not_a_crash(change, message: str) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(InputError, match=re.escape(message)):
+        load_results(_broken(change))
+
+
+def test_the_same_results_file_twice_is_refused_instead_of_counting_every_query_twice(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(
+        json.dumps(results_document([("r", ranks_set("real", 2, 1, prefix="r"))])), encoding="utf-8"
+    )
+    with pytest.raises(
+        InputError, match=r"query 'r0' of gold set 'r' is in two results files of the same retriever"
+    ):
+        calibrate([path, path])

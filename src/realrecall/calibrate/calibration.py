@@ -110,7 +110,8 @@ def calibrate(
     ``synthetic``, for sets evaluated without an origin. Gates are evaluated, not raised: call
     :meth:`CalibrationReport.check_gates`.
     """
-    check_settings(confidence=confidence, n_resamples=n_resamples)
+    check_settings(confidence=confidence, n_resamples=n_resamples, seed=seed)
+    _check_bounds(max_age_days=max_age_days, max_gap=max_gap, fail_under=fail_under, answer_k=answer_k)
     if bootstrap not in BOOTSTRAP_METHODS:
         raise InputError(
             f"unknown bootstrap {bootstrap!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
@@ -184,6 +185,29 @@ def calibrate(
     )
 
 
+def _check_bounds(
+    *,
+    max_age_days: float | None,
+    max_gap: float | None,
+    fail_under: Mapping[str, float] | None,
+    answer_k: int | None,
+) -> None:
+    """Settings a gate or a staleness check compares against: a NaN or a negative would pass or fail
+    every run whatever the figures, so each is refused up front."""
+    for name, value in (("--max-age", max_age_days), ("--max-gap", max_gap)):
+        if value is not None and not (_is_number(value) and math.isfinite(value) and value >= 0):
+            raise InputError(f"{name} must be a number of 0 or more, got {value!r}")
+    for metric, bound in (fail_under or {}).items():
+        if not (_is_number(bound) and math.isfinite(bound)):
+            raise InputError(f"--fail-under {metric}={bound!r} is not a finite number", hint="e.g. 0.7")
+    if answer_k is not None and (isinstance(answer_k, bool) or not isinstance(answer_k, int) or answer_k < 1):
+        raise InputError(f"--answer-k must be a positive whole number, got {answer_k!r}", hint="e.g. 10")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def parse_gate(text: str) -> tuple[str, float]:
     """Parse ``recall@10=0.7`` (a ``--fail-under`` value) into ``("recall@10", 0.7)``."""
     name, sep, bound = text.partition("=")
@@ -191,7 +215,7 @@ def parse_gate(text: str) -> tuple[str, float]:
         value = float(bound)
     except ValueError:
         value = math.nan
-    if not sep or not name.strip() or math.isnan(value):
+    if not sep or not name.strip() or not math.isfinite(value):
         raise InputError(f"--fail-under {text!r} is not METRIC=VALUE", hint="write e.g. recall@10=0.7")
     return name.strip(), value
 

@@ -149,7 +149,7 @@ def compare(
 
     ``by``: slice fields (None: every field present). Significance: ``p_value <= alpha``.
     """
-    check_settings(confidence=confidence, n_resamples=n_resamples, alpha=alpha)
+    check_settings(confidence=confidence, n_resamples=n_resamples, alpha=alpha, seed=seed)
     if test not in TESTS:
         raise InputError(f"unknown test {test!r}", hint=f"choose from {', '.join(TESTS)}")
     first = a if isinstance(a, Results) else load_results(a)

@@ -278,14 +278,27 @@ def _percentile(samples: np.ndarray, confidence: float) -> Interval:
     return Interval(float(low), float(high), confidence, "bootstrap")
 
 
-def check_settings(*, confidence: float, n_resamples: int, alpha: float | None = None) -> None:
-    """Reject a confidence level, resample count or significance level that makes no sense."""
+# Each resample is a float64 per draw held in memory at once: beyond this, a typo, not more precision.
+MAX_RESAMPLES = 1_000_000
+
+
+def check_settings(
+    *, confidence: float, n_resamples: int, alpha: float | None = None, seed: int | None = None
+) -> None:
+    """Reject a confidence level, resample count, significance level or seed that makes no sense."""
     if not 0.0 < confidence < 1.0:
         raise InputError(f"confidence must be between 0 and 1, got {confidence}", hint="e.g. 0.95")
     if n_resamples < 100:
         raise InputError(f"{n_resamples} resamples are too few for an interval", hint="use at least 1000")
+    if n_resamples > MAX_RESAMPLES:
+        raise InputError(
+            f"{n_resamples} resamples are more than realrecall draws ({MAX_RESAMPLES})",
+            hint="10000 already gives intervals stable to the third decimal",
+        )
     if alpha is not None and not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must be between 0 and 1, got {alpha}", hint="e.g. 0.05")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InputError(f"seed must be a whole number >= 0, got {seed!r}", hint="e.g. 0")
 
 
 def _jackknife_means(values: np.ndarray) -> np.ndarray:

@@ -134,6 +134,7 @@ def merge_by_retriever(results: Iterable[Results]) -> tuple[Results, ...]:
             merged[item.identity] = item
             continue
         metrics = previous.metrics + tuple(m for m in item.metrics if m not in previous.metrics)
+        _check_no_overlap(previous, item)
         merged[item.identity] = Results(
             retriever=previous.retriever,
             description=previous.description,
@@ -161,6 +162,19 @@ def default_slice_fields(results: Results) -> tuple[tuple[str, ...], tuple[str, 
     return tuple(fields), tuple(skipped)
 
 
+def _check_no_overlap(first: Results, second: Results) -> None:
+    """The same query in two results files of one retriever would count twice in every figure."""
+    known = {(q.gold_set, q.query_id) for q in first.queries}
+    for query in second.queries:
+        if (query.gold_set, query.query_id) in known:
+            raise InputError(
+                f"query {query.query_id!r} of gold set {query.gold_set!r} is in two results files of the "
+                f"same retriever ({first.source or 'the first'} and {second.source or 'the second'})",
+                path=second.source,
+                hint="give each results file once; files of one retriever must hold different gold sets",
+            )
+
+
 def distinct_labels(results: Sequence[Results]) -> list[str]:
     """Short labels that tell the retrievers apart: the name, plus what differs in the descriptions.
 
@@ -181,15 +195,23 @@ def distinct_labels(results: Sequence[Results]) -> list[str]:
     return labels
 
 
+_RESULTS_HINT = "give evaluate's results.json (or rerun evaluate)"
+
+
 def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str]) -> Results:
     gold_sets = data.get("gold_sets")
     if not isinstance(gold_sets, list) or not gold_sets:
         raise InputError('no "gold_sets" in results', path=path, hint="give evaluate's results.json")
     retriever = data.get("retriever") or {}
     if not isinstance(retriever, Mapping):
-        retriever = {"name": str(retriever)}
+        retriever = {"name": _text(retriever, '"retriever"', path)}
     corpus = data.get("corpus") or {}
-    metrics = tuple(str(m) for m in data.get("metrics") or ())
+    if not isinstance(corpus, Mapping):
+        raise InputError('"corpus" must be an object', path=path, hint=_RESULTS_HINT)
+    raw_metrics = data.get("metrics") or []
+    if not isinstance(raw_metrics, list) or not all(isinstance(m, str) for m in raw_metrics):
+        raise InputError('"metrics" must be a list of metric names', path=path, hint=_RESULTS_HINT)
+    metrics = tuple(raw_metrics)
     infos: list[GoldSetInfo] = []
     queries: list[QueryRecord] = []
     for position, gold_set in enumerate(gold_sets):
@@ -197,17 +219,7 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
             raise InputError(
                 f"gold set {position + 1} is not an object", path=path, hint="give evaluate's results.json"
             )
-        name = str(gold_set.get("name") or f"gold_set_{position}")
-        origins = {str(k): int(v) for k, v in (gold_set.get("origins") or {}).items()}
-        infos.append(
-            GoldSetInfo(
-                name=name,
-                path=gold_set.get("path"),
-                modified=gold_set.get("modified"),
-                n_queries=int(gold_set.get("n_queries") or len(gold_set.get("per_query") or ())),
-                origins=origins,
-            )
-        )
+        name = _text(gold_set.get("name") or f"gold_set_{position}", f"name of gold set {position + 1}", path)
         per_query = gold_set.get("per_query")
         if not isinstance(per_query, list) or not all(isinstance(r, Mapping) for r in per_query):
             raise InputError(
@@ -215,20 +227,63 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
                 path=path,
                 hint="rerun evaluate; calibrate needs per-query values for its intervals",
             )
+        origins = _counts(gold_set.get("origins") or {}, f"origins of gold set {name!r}", path)
+        n_queries = gold_set.get("n_queries", len(per_query))
+        if isinstance(n_queries, bool) or not isinstance(n_queries, int) or n_queries < 0:
+            raise InputError(f"n_queries of gold set {name!r} must be a count", path=path, hint=_RESULTS_HINT)
+        infos.append(
+            GoldSetInfo(
+                name=name,
+                path=_optional_text(gold_set.get("path"), f"path of gold set {name!r}", path),
+                modified=_optional_text(gold_set.get("modified"), f"modified of gold set {name!r}", path),
+                n_queries=n_queries,
+                origins=origins,
+            )
+        )
         default_origin = next(iter(origins)) if len(origins) == 1 else None
-        queries.extend(_query(record, name, default_origin, forced.get(name), path) for record in per_query)
+        seen: set[str] = set()
+        for record in per_query:
+            query = _query(record, name, default_origin, forced.get(name), path)
+            if query.query_id in seen:
+                raise InputError(
+                    f"query {query.query_id!r} of gold set {name!r} appears twice",
+                    path=path,
+                    hint=_RESULTS_HINT,
+                )
+            seen.add(query.query_id)
+            queries.append(query)
     if not metrics:
         metrics = tuple(dict.fromkeys(m for q in queries for m in q.metrics))
     return Results(
-        retriever=str(retriever.get("name") or "retriever"),
-        description=str(retriever.get("description") or ""),
+        retriever=_text(retriever.get("name") or "retriever", "retriever name", path),
+        description=_text(retriever.get("description") or "", "retriever description", path),
         metrics=metrics,
         queries=tuple(queries),
         gold_sets=tuple(infos),
-        corpus_path=corpus.get("path") if isinstance(corpus, Mapping) else None,
+        corpus_path=_optional_text(corpus.get("path"), "corpus path", path),
         source=path,
         warnings=_warnings(data.get("warnings"), path),
     )
+
+
+def _text(value: Any, what: str, path: str | None) -> str:
+    if not isinstance(value, str):
+        raise InputError(
+            f"{what} must be a string, got {type(value).__name__}", path=path, hint=_RESULTS_HINT
+        )
+    return value
+
+
+def _optional_text(value: Any, what: str, path: str | None) -> str | None:
+    return None if value is None else _text(value, what, path)
+
+
+def _counts(value: Any, what: str, path: str | None) -> dict[str, int]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value.values()
+    ):
+        raise InputError(f"{what} must be an object of counts", path=path, hint=_RESULTS_HINT)
+    return {str(k): int(v) for k, v in value.items()}
 
 
 def _warnings(value: Any, path: str | None) -> tuple[str, ...]:
@@ -248,7 +303,14 @@ def _query(
     forced_origin: str | None,
     path: str | None,
 ) -> QueryRecord:
-    query_id = str(record.get("query_id", ""))
+    raw_id = record.get("query_id")
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
+        raise InputError(
+            f"a query of gold set {gold_set!r} has no query_id (got {raw_id!r})",
+            path=path,
+            hint=_RESULTS_HINT,
+        )
+    query_id = str(raw_id)
     origin = forced_origin or record.get("origin") or default_origin
     if origin not in ORIGINS:
         raise InputError(
@@ -279,9 +341,21 @@ def _query(
         gold=tuple(str(g) for g in gold_ids),
         origin=origin,
         gold_set=gold_set,
-        first_relevant_rank=int(rank)
-        if isinstance(rank, int | float) and not isinstance(rank, bool)
-        else None,
+        first_relevant_rank=_rank(rank, query_id, gold_set, path),
         metrics=values,
         fields=fields,
     )
+
+
+def _rank(value: Any, query_id: str, gold_set: str, path: str | None) -> int | None:
+    """The first relevant rank: a whole number from 1, or null when nothing relevant was retrieved."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 1:
+        raise InputError(
+            f"first_relevant_rank of query {query_id!r} of gold set {gold_set!r} must be a rank from 1 "
+            f"or null, got {value!r}",
+            path=path,
+            hint=_RESULTS_HINT,
+        )
+    return int(value)
