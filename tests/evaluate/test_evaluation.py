@@ -175,3 +175,15 @@ def test_slicing_by_a_field_no_query_has_is_warned_naming_the_fields_present():
     )
     assert not any("'language'" in w or "'source'" in w for w in result.warnings)
     assert [(s.field, s.value) for s in result.gold_sets[0].slices if s.field == "tpye"] == [("tpye", None)]
+
+
+def test_the_same_gold_set_twice_or_two_of_one_name_are_refused(tmp_path):
+    path = tmp_path / "gold.jsonl"
+    twice = GoldSet(GOLD.queries, name="gold", path=str(path))
+    with pytest.raises(InputError, match=r"gold set .*gold\.jsonl is given twice"):
+        evaluate(
+            [twice, GoldSet(GOLD.queries, name="gold", path=str(tmp_path / "." / "gold.jsonl"))], run=RUN
+        )
+    other = GoldSet(GOLD.queries, name="gold", path=str(tmp_path / "b" / "gold.jsonl"))
+    with pytest.raises(InputError, match="two gold sets are named 'gold'"):
+        evaluate([twice, other], run=RUN)

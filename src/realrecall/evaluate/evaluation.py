@@ -62,6 +62,7 @@ def evaluate(
         raise InputError("give either a retriever or a run, not both and not neither")
     if not gold_sets:
         raise InputError("no gold set given", hint="pass at least one gold set")
+    _check_distinct_names(gold_sets)
     metric_names = list(metrics) if metrics else default_metrics(k)
     depth = depth or _deepest_cutoff(metric_names, default=max(k))
     warnings: list[str] = []
@@ -92,6 +93,28 @@ def evaluate(
         warnings=tuple(warnings),
         version=__version__,
     )
+
+
+def _check_distinct_names(gold_sets: Sequence[GoldSet]) -> None:
+    """Results, reports and ``--origin NAME=...`` tell gold sets apart by name: two of one name (the
+    same file given twice, say) would be scored twice and read back as one set."""
+    first: dict[str, GoldSet] = {}
+    for gold in gold_sets:
+        other = first.setdefault(gold.name, gold)
+        if other is gold:
+            continue
+        same_file = (
+            other.path is not None
+            and gold.path is not None
+            and Path(other.path).resolve() == Path(gold.path).resolve()
+        )
+        if same_file:
+            raise InputError(f"gold set {gold.path} is given twice", hint="give each gold set once")
+        raise InputError(
+            f"two gold sets are named {gold.name!r} "
+            f"({other.path or 'in memory'} and {gold.path or 'in memory'})",
+            hint="rename one of the files: results tell gold sets apart by name",
+        )
 
 
 def _deepest_cutoff(metrics: Sequence[str], *, default: int) -> int:
