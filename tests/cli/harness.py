@@ -1,0 +1,141 @@
+"""Running the CLI in-process or as a process, and the checks every catalogue case makes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import stat
+import subprocess
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from realrecall.cli import main
+
+Snapshot = dict[str, tuple[object, ...]]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command did: its exit code and everything it wrote to stdout and stderr."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def err_lines(self) -> list[str]:
+        return [line for line in self.err.splitlines() if line.strip()]
+
+
+def run_in_process(args: Sequence[str], stdout: io.StringIO, stderr: io.StringIO) -> Outcome:
+    """``realrecall ARGS`` in this process. The rich consoles write to ``sys.stdout``/``sys.stderr``
+    at print time, so redirecting them captures exactly what a terminal would show.
+
+    An exception escaping ``main`` is what the real process would show as a traceback with exit 1,
+    so it is turned into exactly that (the checks then fail on the ``Traceback`` line).
+    """
+    code: int
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        except Exception:
+            stderr.write(traceback.format_exc())
+            code = 1
+    return Outcome(code, stdout.getvalue(), stderr.getvalue())
+
+
+def _exit_code(value: object) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    return 1  # sys.exit("message") prints the message and exits 1
+
+
+def run_process(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Outcome:
+    """``python -m realrecall ARGS`` as a real process (stdin closed, stdout/stderr piped)."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "realrecall", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return Outcome(completed.returncode, completed.stdout, completed.stderr)
+
+
+def snapshot(folder: Path) -> Snapshot:
+    """Every entry under ``folder``: kind, content hash and mode of files, targets of symlinks.
+
+    Two snapshots are equal only if no file was created, removed, changed or re-moded, so comparing
+    the one before a failing command with the one after checks both "inputs unchanged" and "no
+    partial output" (temp files included). ``__pycache__`` of a user's retriever module is ignored.
+    """
+    entries: Snapshot = {}
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in [*dirs, *files]:
+            path = Path(root, name)
+            relative = str(path.relative_to(folder))
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                entries[relative] = ("symlink", os.readlink(path))
+            elif stat.S_ISDIR(info.st_mode):
+                entries[relative] = ("dir", stat.S_IMODE(info.st_mode))
+            else:
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                entries[relative] = ("file", digest, stat.S_IMODE(info.st_mode))
+    return entries
+
+
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
+
+
+def describe_changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """Readable differences between two snapshots (for assertion messages).
+
+    An empty ``*.lock`` file is not a change: generate's advisory lock file (held while a run writes
+    its output, see ``realrecall.generate.store``) stays after every run by design.
+    """
+    created = [
+        name for name in after.keys() - before.keys()
+        if not (name.endswith(".lock") and after[name][:2] == ("file", EMPTY_SHA256))
+    ]  # fmt: skip
+    changes = [f"created {name}" for name in sorted(created)]
+    changes += [f"removed {name}" for name in sorted(before.keys() - after.keys())]
+    changes += [
+        f"changed {name}: {before[name]} -> {after[name]}"
+        for name in sorted(before.keys() & after.keys())
+        if before[name] != after[name]
+    ]
+    return changes
+
+
+def check_one_line_error(
+    outcome: Outcome, expect: Sequence[str], *, allowed_before: Sequence[str] = ()
+) -> None:
+    """Exit 2; stderr is one ``error:`` line (after lines starting with ``allowed_before`` only); no
+    traceback anywhere; the error line holds every ``expect`` substring."""
+    shown = f"exit {outcome.code}\n--- stderr\n{outcome.err}\n--- stdout\n{outcome.out[-2000:]}"
+    assert "Traceback" not in outcome.err + outcome.out, shown
+    assert outcome.code == 2, shown
+    lines = outcome.err_lines
+    assert lines, shown
+    *before, last = lines
+    assert last.startswith("error: "), shown
+    assert len(last) > len("error: "), shown
+    unexpected = [line for line in before if not line.startswith(tuple(allowed_before))]
+    assert not unexpected, f"stderr has more than the one error line\n{shown}"
+    for text in expect:
+        assert text in last, f"expected {text!r} in the error line\n{shown}"
