@@ -28,7 +28,7 @@ from realrecall.corpus import parse_id
 from realrecall.errors import InputError
 from realrecall.files import iter_jsonl, read_text_lines, write_jsonl_atomic
 
-__all__ = ["MAX_GRADE", "ORIGINS", "GoldQuery", "GoldSet", "load_gold", "write_gold"]
+__all__ = ["MAX_GRADE", "ORIGINS", "GoldQuery", "GoldSet", "check_grade", "load_gold", "write_gold"]
 
 ORIGINS = ("real", "synthetic")
 _KNOWN_FIELDS = ("query_id", "query", "gold", "gold_ids", "origin", "type", "language")
@@ -159,7 +159,14 @@ _GRADE_HINT = "use 1 for relevant, 0 for judged not relevant, higher for graded 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
-def _grade(value: Any, passage_id: str, path: Path, line: int) -> int:
+def check_grade(
+    value: Any, passage_id: str, *, path: str | Path | None = None, line: int | None = None
+) -> int:
+    """A grade as an int: a whole number within ``MAX_GRADE`` either way, else a one-line InputError."""
+    return _grade(value, passage_id, path, line)
+
+
+def _grade(value: Any, passage_id: str, path: str | Path | None, line: int | None) -> int:
     # JSON's NaN and Infinity parse as floats; int() of them would raise, so they are refused here.
     if (
         isinstance(value, bool)
@@ -175,7 +182,7 @@ def _grade(value: Any, passage_id: str, path: Path, line: int) -> int:
     return _bounded_grade(int(value), passage_id, path, line)
 
 
-def _bounded_grade(grade: int, passage_id: str, path: Path, line: int) -> int:
+def _bounded_grade(grade: int, passage_id: str, path: str | Path | None, line: int | None) -> int:
     if abs(grade) > MAX_GRADE:
         raise InputError(
             f"grade of passage {passage_id!r} is out of range: {grade}",

@@ -137,3 +137,17 @@ def test_cli_dupes_writes_clusters_with_their_pairs(corpus_file: Path, tmp_path:
     assert record["cluster"] == 1
     assert record["ids"] == ["en-sync-001", "en-release-034"]
     assert [(p["a"], p["b"]) for p in record["pairs"]] == [("en-sync-001", "en-release-034")]
+
+
+def test_expand_with_per_query_records_of_no_query_of_the_set_is_refused_not_zero_of_zero(
+    gold_file: Path, corpus_file: Path, per_query_file: Path, tmp_path: Path
+) -> None:
+    records = [json.loads(line) for line in per_query_file.read_text().splitlines()]
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps({**r, "gold_set": "synthetic"}) + "\n" for r in records))
+    output = tmp_path / "x.jsonl"
+    with pytest.raises(
+        InputError, match=r"other\.jsonl: no per-query record is of gold set 'nope'.*synthetic"
+    ):
+        expand_gold(gold_file, corpus_file, output=output, per_query=other, gold_set="nope")
+    assert not output.exists()

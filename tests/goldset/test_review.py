@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -120,6 +121,39 @@ def test_an_unknown_query_id_in_a_judgements_file_names_its_line_and_writes_noth
     with pytest.raises(InputError, match=r"j\.jsonl:2: unknown query id 'q404'"):
         add_judgements(gold_file, read_judgements(judgements).items)
     assert gold_file.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("judgement", "message"),
+    [
+        (Judgement("q1", "en-sync-002", 10**20, "ana"), "grade of passage 'en-sync-002' is out of range"),
+        (Judgement("q1", "en-sync-002", True, "ana"), "grade of passage 'en-sync-002' must be an integer"),  # type: ignore[arg-type]
+        (Judgement("q1", " ", 1, "ana"), "passage id must be a non-empty string"),
+    ],
+)
+def test_a_judgement_the_gold_set_could_not_read_back_is_refused_and_nothing_written(
+    gold_file: Path, judgement: Judgement, message: str
+) -> None:
+    before = gold_file.read_bytes()
+    with pytest.raises(InputError, match=message):
+        add_judgements(gold_file, [judgement], now=NOW)
+    assert gold_file.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"query_id": "q1", "passage_id": "a", "grade": 99999999999999999999, "by": "ana"}', "out of range"),
+        ('{"query_id": "q1", "passage_id": "", "grade": 1, "by": "ana"}', '"passage_id" must be a non-empty'),
+        ('{"query_id": 1.5, "passage_id": "a", "grade": 1, "by": "ana"}', '"query_id" must be a non-empty'),
+        ('{"passage_id": "a", "grade": 1, "by": "ana"}', 'judgement has no "query_id"'),
+    ],
+)
+def test_a_bad_judgements_line_is_named(tmp_path: Path, line: str, message: str) -> None:
+    judgements = tmp_path / "j.jsonl"
+    judgements.write_text(line + "\n")
+    with pytest.raises(InputError, match=rf"j\.jsonl:1: .*{re.escape(message)}"):
+        read_judgements(judgements)
 
 
 def test_judgement_lines_left_null_are_skipped_and_counted(tmp_path: Path) -> None:

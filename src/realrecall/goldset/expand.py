@@ -71,8 +71,20 @@ def expand_gold(
     loaded = load_corpus(corpus) if isinstance(corpus, str | Path) else corpus
     tops = None
     if per_query is not None:
-        records = records_for(read_per_query(per_query), gold_set or gold.name)
+        every = read_per_query(per_query)
+        records = records_for(every, gold_set or gold.name)
         tops = {r.query_id: r.top for r in records}
+        if not any(query_id in gold for query_id in tops):
+            # Counting misses over no query would report "0 of 0 recovered" as if that were a result.
+            names = sorted({r.gold_set for r in every if r.gold_set is not None})
+            raise InputError(
+                f"no per-query record is of gold set {gold_set or gold.name!r} (none names a query of "
+                f"{Path(gold_path).name})",
+                path=per_query,
+                hint=f"pass --gold-set with one of: {', '.join(names)}"
+                if names
+                else "give this gold set's file",
+            )
     duplicates = find_near_duplicates(loaded, threshold=threshold, shingle=shingle)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
     expanded, added = _expand(gold, duplicates, relevance_threshold, stamp)

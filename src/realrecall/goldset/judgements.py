@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from realrecall.corpus import Corpus, load_corpus
+from realrecall.corpus import Corpus, load_corpus, parse_id
 from realrecall.errors import InputError
 from realrecall.files import AppendLog, iter_jsonl
-from realrecall.gold import GoldQuery, GoldSet, load_gold, write_gold
+from realrecall.gold import GoldQuery, GoldSet, check_grade, load_gold, write_gold
 
 __all__ = [
     "AddResult",
@@ -123,9 +123,9 @@ def read_judgements(path: str | Path, *, default_by: str | None = None) -> Judge
     unjudged = 0
     for number, record in iter_jsonl(path, what="judgement"):
         for key in ("query_id", "passage_id"):
-            value = record.get(key)
-            if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+            if record.get(key) is None:
                 raise InputError(f'judgement has no "{key}"', path=path, line=number)
+            parse_id(record[key], f'"{key}"', path=path, line=number)
         grade = record.get("grade")
         if grade is None:
             unjudged += 1
@@ -137,6 +137,7 @@ def read_judgements(path: str | Path, *, default_by: str | None = None) -> Judge
                 line=number,
                 hint="1 = relevant, 0 = not relevant, null = not judged yet",
             )
+        check_grade(grade, str(record["passage_id"]), path=path, line=number)
         by = record.get("by") or default_by
         if not isinstance(by, str) or not by:
             raise InputError('judgement names no judge ("by")', path=path, line=number, hint="pass --by NAME")
@@ -224,6 +225,9 @@ def _check(judgement: Judgement, gold_path: str | Path, gold: GoldSet, corpus: C
     # only the gold file to point at.
     path = judgement.source or gold_path
     line = judgement.line if judgement.source else None
+    # A judgement given in Python or on the command line has not been through read_judgements' checks.
+    parse_id(judgement.passage_id, "passage id", path=path, line=line)
+    check_grade(judgement.grade, judgement.passage_id, path=path, line=line)
     if judgement.query_id not in gold:
         raise InputError(
             f"unknown query id {judgement.query_id!r} (not in {Path(gold_path).name})",
