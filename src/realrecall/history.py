@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from realrecall.errors import InputError
 from realrecall.files import AppendLog, iter_jsonl
 
 __all__ = ["HistoryTrend", "TrendRow", "append_history", "history_trend", "load_history"]
@@ -22,11 +25,44 @@ def append_history(path: str | Path, row: Mapping[str, Any]) -> None:
 
 
 def load_history(path: str | Path) -> list[dict[str, Any]]:
-    """Every row of a history file, oldest first; a missing file is an empty history."""
+    """Every row of a history file, oldest first; a missing file is an empty history.
+
+    A row whose figures are not numbers (a hand edit, another tool's file) is an InputError naming
+    its line: the trend and the HTML chart would otherwise fail on it, or draw it as a figure.
+    """
     p = Path(path)
     if not p.exists() or p.stat().st_size == 0:
         return []
-    return [record for _, record in iter_jsonl(p, what="history row")]
+    rows = []
+    for number, record in iter_jsonl(p, what="history row"):
+        _check_row(record, p, number)
+        rows.append(record)
+    return rows
+
+
+_FIGURES = ("real", "synthetic", "calibrated", "gap")
+
+
+def _check_row(row: Mapping[str, Any], path: Path, line: int) -> None:
+    hint = "history files are written by `realrecall run`; fix or remove this line"
+    if not isinstance(row.get("time", ""), str):
+        raise InputError('"time" must be a string', path=path, line=line, hint=hint)
+    figures = row.get("figures", {})
+    if not isinstance(figures, Mapping):
+        raise InputError('"figures" must be an object', path=path, line=line, hint=hint)
+    if not isinstance(figures.get("metric", ""), str):
+        raise InputError('"figures.metric" must be a string', path=path, line=line, hint=hint)
+    for name in _FIGURES:
+        value = figures.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+        ):
+            raise InputError(
+                f'"figures.{name}" must be a number or null, got {json.dumps(value)}',
+                path=path,
+                line=line,
+                hint=hint,
+            )
 
 
 @dataclass(frozen=True)

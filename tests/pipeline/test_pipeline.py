@@ -381,3 +381,27 @@ def test_evaluate_warnings_reach_the_reports_the_result_and_the_caller_even_when
         assert expected in (config.output_dir / name).read_text(), name
     passing = dataclasses.replace(config, fail_under={})
     assert any(expected in w for w in run_pipeline(passing).warnings)
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        (
+            '{"time": "2026-01-01", "figures": {"metric": "recall@10", "real": "abc"}}',
+            '"figures.real" must be a number',
+        ),
+        ('{"time": "2026-01-01", "figures": {"metric": "recall@10", "gap": NaN}}', "got NaN"),
+        ('{"time": "2026-01-01", "figures": [1]}', '"figures" must be an object'),
+        ('{"time": 5, "figures": {}}', '"time" must be a string'),
+    ],
+)
+def test_a_history_row_that_is_not_figures_is_one_line_naming_it(tmp_path, row, expected):
+    path = tmp_path / "history.jsonl"
+    path.write_text('{"time": "2025-12-01", "figures": {"metric": "recall@10", "real": 0.5}}\n' + row + "\n")
+    with pytest.raises(InputError) as info:
+        load_history(path)
+    assert str(info.value).startswith(f"{path}:2: ")
+    assert expected in str(info.value)
+    done = cli("history", str(path), cwd=tmp_path)
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
