@@ -9,6 +9,7 @@ import asyncio
 import errno
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -79,6 +80,9 @@ def test_disk_full_while_appending_is_one_output_error_and_a_rerun_resumes(monke
         assert text == "" or text.endswith("\n")
         read_records(path)
     cached = len(read_records(cache))
+    # An answer reaches the cache before the record made from it reaches the output.
+    answered = {entry["slot"] for entry in read_records(cache)}
+    assert {record["provenance"]["slot_key"] for record in read_records(output)} <= answered
     assert 0 < target.stat().st_size <= 2000  # the lines that fitted are kept
 
     monkeypatch.undo()
@@ -303,3 +307,19 @@ def test_a_dry_run_refuses_what_the_run_would_refuse(tmp_path):
         estimate(load_corpus(path), path, GenerateConfig(backend="extractive"))
     with pytest.raises(OutputError, match="is a folder, not a file"):
         estimate(load_corpus(path), tmp_path, GenerateConfig(backend="extractive"))
+
+
+def test_new_files_follow_the_umask_and_the_reorder_keeps_the_mode(tmp_path):
+    output = tmp_path / "synthetic.jsonl"
+    previous = os.umask(0o022)
+    try:
+        corpus = out_of_order_output(output)
+        for path in tmp_path.iterdir():
+            if path.is_file():
+                assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+        output.chmod(0o640)
+        generate(corpus, output, GenerateConfig(), client=FakeChatClient())  # reorders it
+    finally:
+        os.umask(previous)
+    assert ids(output) == in_corpus_order(8)
+    assert stat.S_IMODE(output.stat().st_mode) == 0o640

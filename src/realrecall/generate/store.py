@@ -183,8 +183,9 @@ class GenerationStore:
             self.failures_path.unlink(missing_ok=True)
         except OSError as exc:
             raise output_error(exc, self.failures_path) from exc
+        # Cache first: an answer is on disk before the record made from it (see _GroupCommitWriter).
         self._writer = _GroupCommitWriter(
-            {"output": self.output_path, "cache": self.cache_path, "failures": self.failures_path}
+            {"cache": self.cache_path, "output": self.output_path, "failures": self.failures_path}
         )
 
     def _has_duplicate_lines(self) -> bool:
@@ -286,7 +287,8 @@ class _GroupCommitWriter:
     killed in between loses only those last records, as it loses the requests in flight, and the
     next run asks for them again; a torn last line is repaired by ``AppendLog`` on the next open.
 
-    A write that fails (disk full) keeps the whole lines that reached the disk, cuts off the rest,
+    Each batch is written file by file in the order of ``paths``. A write that fails (disk full)
+    keeps the whole lines that reached the disk, cuts off the rest,
     stops the writer and is raised as an OutputError naming the file by the next ``submit`` and by
     ``close``.
     """
@@ -352,10 +354,15 @@ class _GroupCommitWriter:
     def _commit(self, batch: list[tuple[str, str]]) -> None:
         if self._error is not None:
             return
-        data: dict[str, list[str]] = {}
+        data: dict[str, list[str]] = {log: [] for log in self._paths}
         for log, line in batch:
-            data.setdefault(log, []).append(line)
+            data[log].append(line)
+        # Files in the order given, not the order lines arrived: a record's answer is submitted
+        # before the record, so with the cache written (and fsynced) first, a disk that fills up
+        # part-way never leaves a record whose answer is not in the cache.
         for log, lines in data.items():
+            if not lines:
+                continue
             try:
                 _append_lines(self._fds[log], "".join(lines).encode("utf-8"))
             except OSError as exc:
