@@ -570,8 +570,13 @@ OUTPUTS: list[Case] = [
     Case("output-expand-over-corpus", replace_arg(EXPAND, "expanded.jsonl", "corpus.jsonl"), ("corpus.jsonl",)),
     Case("output-expand-existing-folder", replace_arg(EXPAND, "expanded.jsonl", "runs"), ("runs",)),
     Case("output-demo-dir-is-file", ("demo", "--dir", "gold.jsonl"), ("gold.jsonl",)),
+    Case("output-demo-dir-holds-a-project", ("demo", "--dir", "."), ("pipeline.toml",)),
+    Case("output-generate-over-a-real-gold-set", replace_arg(GEN, "gen.jsonl", "gold.jsonl"), ("gold.jsonl",)),
+    Case("output-review-template-over-judgements", with_(REVIEW, "--judgements", "judgements.jsonl"), ("judgements.jsonl",)),
     Case("output-pipeline-synthetic-over-corpus", RUN, ("corpus.jsonl",),
          {"pipeline.toml": config_edit('output = "pipeline_synth.jsonl"', 'output = "corpus.jsonl"')}),
+    Case("output-pipeline-synthetic-over-real", RUN, ("gold.jsonl",),
+         {"pipeline.toml": config_edit('output = "pipeline_synth.jsonl"', 'output = "gold.jsonl"')}),
     Case("output-pipeline-history-over-real", RUN, ("gold.jsonl",),
          {"pipeline.toml": config_edit('history = "history.jsonl"', 'history = "gold.jsonl"')}),
     Case("output-pipeline-dir-is-file", RUN, ("corpus.jsonl",),
@@ -632,6 +637,7 @@ ACCEPTED: list[Accepted] = [
              files={"run.trec": add_line(f"q0 Q0 {OTHER} first 0.5 t")}),  # documented: as trec_eval does
     Accepted("gold-with-bom-crlf-and-blank-lines", with_(EVAL, "-o", "out.json"), writes=("out.json",),
              files={"gold.jsonl": lambda old: BOM + old.replace(b"\n", b"\r\n\r\n")}),
+    Accepted("expand-in-place", replace_arg(EXPAND, "expanded.jsonl", "gold.jsonl"), rewrites=("gold.jsonl",)),
     Accepted("add-in-place", ("gold", "add", "gold.jsonl", "q0", OTHER, "--corpus", "corpus.jsonl"), rewrites=("gold.jsonl",)),
 ]  # fmt: skip
 
@@ -697,6 +703,13 @@ KNOWN_FAILURES: dict[str, str] = {
     "rewrote pipeline_synth.summary.json",
     "config-real-bad-line": _AFTER_PROGRESS + "' and 'evaluating ...'; generation already ran and "
     "rewrote pipeline_synth.summary.json",
+    "output-demo-dir-holds-a-project": "exit 0: the demo overwrites the folder's own pipeline.toml with its "
+    "own and appends a demo row to the folder's history.jsonl",
+    # gold review and expand
+    "expand-in-place": "exit 2: 'error: --output gold.jsonl is the same file as GOLD_FILE gold.jsonl' - the "
+    "issue treats in-place expand as supported (a rewritten file keeps its mode); refuse or allow, decide",
+    "output-review-template-over-judgements": "exit 0: the judgements already recorded in judgements.jsonl are "
+    "replaced by an empty template ('wrote 0 judgement line(s) to fill in')",
     "output-demo-dir-is-file": "exit 2, but after the banner 'realrecall demo: sample corpus and real "
     "questions -> gold.jsonl/'; the error reads 'gold.jsonl/pipeline.toml: gold.jsonl is a file, not a folder'",
 }

@@ -10,7 +10,7 @@ import stat
 import subprocess
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,19 +60,23 @@ def _exit_code(value: object) -> int:
     return 1  # sys.exit("message") prints the message and exits 1
 
 
-def run_process(args: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Outcome:
-    """``python -m realrecall ARGS`` as a real process (stdin closed, stdout/stderr piped)."""
-    completed = subprocess.run(
+def start_process(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[str]:
+    """Start ``python -m realrecall ARGS`` as a real process (stdin closed, stdout/stderr piped)."""
+    return subprocess.Popen(
         [sys.executable, "-m", "realrecall", *args],
         cwd=cwd,
-        env=env,
+        env=dict(env),
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=120,
-        check=False,
     )
-    return Outcome(completed.returncode, completed.stdout, completed.stderr)
+
+
+def finish_process(process: subprocess.Popen[str], timeout: float = 120) -> Outcome:
+    """Wait for a process from ``start_process`` and collect what it wrote."""
+    out, err = process.communicate(timeout=timeout)
+    return Outcome(process.returncode, out, err)
 
 
 def snapshot(folder: Path) -> Snapshot:

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -38,11 +39,13 @@ from cli.catalogue_cases import (
 )
 from cli.harness import (
     Outcome,
+    Snapshot,
     check_one_line_error,
     describe_changes,
+    finish_process,
     run_in_process,
-    run_process,
     snapshot,
+    start_process,
 )
 
 CASE_BY_NAME = {case.name: case for case in CASES}
@@ -135,12 +138,33 @@ def test_bad_input_gives_one_line_and_changes_nothing(
     assert changes == [], f"the failed command changed the workspace: {changes}"
 
 
+@pytest.fixture(scope="module")
+def smoke_processes(
+    catalogue_template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, tuple[subprocess.Popen[str], Path, Snapshot]]]:
+    """The ``SMOKE`` cases as real processes, all started at once (each costs an interpreter start-up,
+    so running them side by side keeps the catalogue fast); each test then waits for its own."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("OPENAI_")}
+    env["COLUMNS"] = "200"
+    started = {}
+    for command, name in SMOKE.items():
+        case = CASE_BY_NAME[name]
+        folder = tmp_path_factory.mktemp("smoke") / "w"
+        shutil.copytree(catalogue_template, folder, symlinks=True)
+        apply(folder, case.files)
+        started[command] = (start_process(case.args, folder, env), folder, snapshot(folder))
+    yield started
+    for process, _, _ in started.values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 @pytest.mark.parametrize(
-    ("command", "case"),
+    "command",
     [
         pytest.param(
             command,
-            CASE_BY_NAME[name],
             id=command.replace(" ", "-"),
             marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[name])]
             if name in KNOWN_FAILURES
@@ -150,15 +174,16 @@ def test_bad_input_gives_one_line_and_changes_nothing(
     ],
 )
 def test_real_process_behaves_the_same(
-    command: str, case: Case, workspace: Path, request: pytest.FixtureRequest
+    command: str, smoke_processes: dict[str, tuple[subprocess.Popen[str], Path, Snapshot]]
 ) -> None:
-    """One case per command as a real process: the in-process harness hides nothing."""
-    _prepare(case, workspace, request)
-    before = snapshot(workspace)
+    """One case per command as a real process (``python -m realrecall``): the in-process harness
+    hides nothing (exit code, stderr, files)."""
+    case = CASE_BY_NAME[SMOKE[command]]
+    process, folder, before = smoke_processes[command]
 
-    outcome = run_process(case.args, cwd=workspace)
+    outcome = finish_process(process)
 
-    changes = describe_changes(before, snapshot(workspace))
+    changes = describe_changes(before, snapshot(folder))
     check_one_line_error(outcome, case.expect, allowed_before=case.allowed_before)
     assert changes == [], f"the failed command changed the workspace: {changes}"
 
@@ -232,3 +257,8 @@ def test_the_catalogue_is_consistent() -> None:
     assert len(CASES) >= 120
     assert set(KNOWN_FAILURES) <= set(names), set(KNOWN_FAILURES) - set(names)
     assert set(SMOKE.values()) <= set(CASE_BY_NAME)
+    for name in SMOKE.values():  # a real process gets no fake server, hidden module or chmod
+        case = CASE_BY_NAME[name]
+        assert not case.server, name
+        assert not case.hide_modules, name
+        assert not case.unreadable, name
