@@ -78,6 +78,16 @@ def test_an_exception_in_the_function_is_one_line_naming_the_query_id_with_the_c
     assert caught.value.__cause__.__traceback__ is not None
 
 
+def test_a_function_calling_sys_exit_fails_its_query_instead_of_ending_the_process() -> None:
+    import sys
+
+    def quits(query: str, k: int) -> list[str]:
+        sys.exit(4)
+
+    with pytest.raises(UserCodeError, match="custom retriever quits raised SystemExit: 4 for query 'q1'"):
+        retrieve(FunctionRetriever(quits, name="quits"), {"q1": "anything"}, 5)
+
+
 def test_search_alone_names_the_query_by_its_text() -> None:
     with pytest.raises(UserCodeError, match=r"raised KeyError: 'index missing' for query 'find me'; "):
         FunctionRetriever(broken, name="mine").search(["fine", "find me"], 5)
@@ -223,8 +233,9 @@ def test_a_module_whose_own_import_fails_is_reported_as_such(
         ("def search(query, k):\n    return [\n\nx = (\n", None, "syntax error: "),
         ("import os\nimport no_such_dependency_xyz\n", 2, "No module named 'no_such_dependency_xyz'"),
         ("SCALE = 1\n\nINDEX = {}['missing']\n", 3, "importing it failed: KeyError: 'missing'"),
+        ("import sys\nsys.exit(3)\n", 2, "importing it failed: SystemExit: 3"),
     ],
-    ids=["syntax", "import", "raises"],
+    ids=["syntax", "import", "raises", "exits"],
 )
 def test_a_retriever_file_that_cannot_load_is_one_line_naming_its_file_and_line(
     pets_corpus: Corpus, tmp_path: Path, source: str, line: int | None, message: str

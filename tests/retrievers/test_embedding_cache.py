@@ -6,8 +6,10 @@ import sqlite3
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from realrecall.corpus import Corpus
+from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import CachedEmbedder, RetrieverOptions, build_retriever
 from realrecall.evaluate.retrievers.embedding_cache import text_key
 from retrievers.fakes import HashingEmbedder
@@ -106,3 +108,14 @@ def test_concurrent_writers_share_one_cache_without_losing_entries(tmp_path: Pat
     after = HashingEmbedder()
     CachedEmbedder(after, tmp_path).embed(texts)
     assert after.calls == 0
+
+
+def test_a_cache_folder_the_user_named_that_is_a_file_is_refused_not_silently_unused(
+    pets_corpus: Corpus, tmp_path: Path
+) -> None:
+    not_a_folder = tmp_path / "gold.jsonl"
+    not_a_folder.write_text("{}\n")
+    options = RetrieverOptions(embedder=HashingEmbedder(), cache_dir=not_a_folder)
+    with pytest.raises(InputError, match=r"gold\.jsonl: the embedding cache folder is a file"):
+        build_retriever("dense", pets_corpus, options=options)
+    assert not_a_folder.read_text() == "{}\n"

@@ -117,7 +117,7 @@ class FunctionRetriever:
                 position=position,
                 hint="make the function faster, or allow more time per query (query timeout)",
             ) from None
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a retriever is its failure, not ours
             # The user's bug: one line here, its traceback kept as the cause (shown with --debug).
             raise RetrieverQueryError(
                 f"raised {_describe(exc)}",
@@ -130,7 +130,7 @@ class FunctionRetriever:
             return normalise_hits(hits, k, source=self.name, query=query, position=position)
         except RetrieverQueryError:
             raise
-        except Exception as exc:  # a generator of hits, or a hit's .id, can raise as it is read
+        except (Exception, SystemExit) as exc:  # a generator of hits, or a hit's .id, can raise as it is read
             raise RetrieverQueryError(
                 f"raised {_describe(exc)} as its hits were read",
                 retriever=self.name,
@@ -247,7 +247,7 @@ def _import_module(name: str, spec: str) -> Any:
                 hint="put it on PYTHONPATH, or give a file path: path/to/file.py:function",
             ) from exc
         raise _import_failed(exc, spec, f"importing {name!r} failed", _module_file(name)) from exc
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         raise _import_failed(exc, spec, f"importing {name!r} failed", _module_file(name)) from exc
 
 
@@ -273,7 +273,7 @@ def _load_file(path: Path, spec: str) -> Any:
     sys.modules[module_name] = module  # dataclasses and pickling look their module up here
     try:
         module_spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:
         del sys.modules[module_name]
         raise _import_failed(exc, spec, "importing it failed", path) from exc
     except BaseException:
@@ -282,7 +282,7 @@ def _load_file(path: Path, spec: str) -> Any:
     return module
 
 
-def _import_failed(exc: Exception, spec: str, what: str, path: Path | None) -> UserCodeError:
+def _import_failed(exc: BaseException, spec: str, what: str, path: Path | None) -> UserCodeError:
     """One line for code that could not be imported, at the file and line where it went wrong.
 
     A syntax error carries its own file and line; any other exception is placed at the deepest line

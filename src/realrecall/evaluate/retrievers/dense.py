@@ -107,8 +107,19 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
 
 
 def with_cache(embedder: Embedder, options: RetrieverOptions) -> Embedder:
-    """The embedder behind the on-disk cache, unless the options turn caching off."""
-    return CachedEmbedder(embedder, options.resolved_cache_dir) if options.use_cache else embedder
+    """The embedder behind the on-disk cache, unless the options turn caching off.
+
+    A cache that cannot be used never fails a run, but a cache folder the user named that is a file
+    would silently cache nothing, so it is refused.
+    """
+    if not options.use_cache:
+        return embedder
+    folder = options.resolved_cache_dir
+    if options.cache_dir is not None and folder.exists() and not folder.is_dir():
+        raise InputError(
+            "the embedding cache folder is a file", path=folder, hint="give a folder for --cache-dir"
+        )
+    return CachedEmbedder(embedder, folder)
 
 
 def build_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriever:
