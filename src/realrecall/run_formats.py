@@ -208,7 +208,7 @@ def read_jsonl_run(path: Path) -> tuple[dict[str, list[str]], dict[str, dict[str
     first_line: dict[str, int] = {}
     for number, record in iter_jsonl(path, what='{"query_id", "ranked"}'):
         qid = record.get("query_id")
-        if not isinstance(qid, str) or not qid:
+        if not isinstance(qid, str) or not qid.strip():
             raise InputError('record has no string "query_id"', path=path, line=number, hint="add it")
         if qid in first_line:
             raise InputError(
@@ -280,7 +280,7 @@ def _jsonl_entry(record: Mapping[str, Any], path: Path, number: int) -> tuple[st
 
 
 def _jsonl_id(value: Any, path: Path, number: int) -> str:
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not value.strip():
         raise InputError(
             f"passage id {value!r} must be a non-empty string",
             path=path,

@@ -196,7 +196,7 @@ def _layout(docs: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarr
 
 
 def _query_id(value: Any) -> str:
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str) or not value.strip():
         raise InputError(f"query id {value!r} must be a non-empty string")
     return value
 

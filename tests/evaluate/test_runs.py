@@ -159,6 +159,9 @@ def test_jsonl_scored_entries_and_score_maps_are_ordered_like_trec(tmp_path: Pat
         (['{"query_id": "q1", "scores": {"a": "x"}}'], 1, "score of 'a' is not a number"),
         (['{"query_id": "q1", "ranked": ["a"]}', '{"query_id": "q1", "ranked": ["b"]}'], 2, "appears twice"),
         (['{"query_id": "q1", "ranked": ["a"]}', '{"query_id": "q2", "scores": {"b": 1}}'], None, "mixes"),
+        (['{"query_id": "  ", "ranked": ["a"]}'], 1, 'record has no string "query_id"'),
+        (['{"query_id": "q1", "ranked": ["a", " "]}'], 1, "passage id ' ' must be a non-empty string"),
+        (['{"query_id": "q1", "scores": {"": 1.0}}'], 1, "passage id '' must be a non-empty string"),
     ],
     ids=[
         "malformed",
@@ -171,6 +174,9 @@ def test_jsonl_scored_entries_and_score_maps_are_ordered_like_trec(tmp_path: Pat
         "bad-score",
         "dup-q",
         "mixed",
+        "blank-query-id",
+        "blank-passage-id",
+        "empty-score-key",
     ],
 )
 def test_bad_jsonl_runs_name_the_line(
