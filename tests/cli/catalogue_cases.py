@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 # ---------------------------------------------------------------------------------------------------
 # How a case changes the workspace
@@ -214,7 +214,7 @@ def corpus_line(**fields: object) -> Callable[[bytes], bytes]:
     return add_line(json.dumps({key: value for key, value in record.items() if value is not _DROP}))
 
 
-def results_edit(change: Callable[[dict[str, object]], object]) -> Callable[[bytes], bytes]:
+def results_edit(change: Callable[[dict[str, Any]], object]) -> Callable[[bytes], bytes]:
     """results.json changed by ``change`` (which edits the parsed document in place)."""
 
     def edit(old: bytes) -> bytes:
@@ -223,6 +223,11 @@ def results_edit(change: Callable[[dict[str, object]], object]) -> Callable[[byt
         return json.dumps(document).encode("utf-8")
 
     return edit
+
+
+def _rename_gold_sets(document: dict[str, Any]) -> None:
+    for gold_set in document["gold_sets"]:
+        gold_set["name"] = "other-" + gold_set["name"]
 
 
 def _first_set(document: dict[str, object]) -> dict[str, object]:
@@ -347,7 +352,7 @@ CALIBRATE_CONTENT: list[Case] = [
     Case("calibrate-max-age-negative", with_(CAL, "--max-age", "-3"), ("max-age",)),
     Case("calibrate-answer-k-zero", with_(CAL, "--answers", "answers.jsonl", "--answer-k", "0"), ("answer-k",)),
     Case("compare-no-gold-set-in-common", CMP, ("results",),
-         {"results_b.json": results_edit(lambda d: [s.update(name="other-" + s["name"]) for s in d["gold_sets"]])}),
+         {"results_b.json": results_edit(_rename_gold_sets)}),
 ]  # fmt: skip
 
 CONFIG_TOML_BAD = "[corpus\npath = 'corpus.jsonl'\n"

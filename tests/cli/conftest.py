@@ -68,7 +68,7 @@ def _gold(
     chunks: list[dict[str, object]], *, prefix: str, origin: str, offset: int
 ) -> list[dict[str, object]]:
     """Queries whose text is a chunk's section title (so bm25 finds most of them)."""
-    queries = []
+    queries: list[dict[str, object]] = []
     for i in range(N_QUERIES):
         chunk = chunks[(3 * i + offset) % len(chunks)]
         section = str(chunk["title"]).split(" > ")[-1]
