@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+import numbers
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -45,6 +46,13 @@ class GoldQuery:
     type: str | None = None
     language: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Loaders check grades with the file and line; this catches a query built in Python, whose NaN
+        # or float grade would otherwise fail deep in the scoring. type() is exact: bool is refused.
+        for passage_id, grade in self.gold.items():
+            if type(grade) is not int or not -MAX_GRADE <= grade <= MAX_GRADE:
+                check_grade(grade, passage_id)
 
     def relevant(self, threshold: int = 1) -> frozenset[str]:
         """Ids of the passages whose grade reaches ``threshold``."""
@@ -170,7 +178,7 @@ def _grade(value: Any, passage_id: str, path: str | Path | None, line: int | Non
     # JSON's NaN and Infinity parse as floats; int() of them would raise, so they are refused here.
     if (
         isinstance(value, bool)
-        or not isinstance(value, int | float)
+        or not isinstance(value, numbers.Integral | float)
         or (isinstance(value, float) and not value.is_integer())
     ):
         raise InputError(
@@ -207,7 +215,10 @@ def _text_grade(raw: str, passage_id: str, path: Path, line: int) -> int:
 
 def _json_text(value: Any) -> str:
     """A value as it reads in the JSON file (NaN, Infinity, true, "1"), not as Python prints it."""
-    return json.dumps(value, ensure_ascii=False)
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # a value built in Python, not read from JSON
+        return repr(value)
 
 
 def _gold_from_record(record: Mapping[str, Any], path: Path, line: int) -> dict[str, int]:

@@ -187,3 +187,27 @@ def test_the_same_results_file_twice_is_refused_instead_of_counting_every_query_
         InputError, match=r"query 'r0' of gold set 'r' is in two results files of the same retriever"
     ):
         calibrate([path, path])
+
+
+@pytest.mark.parametrize(
+    ("results", "options", "message"),
+    [
+        (5, {}, "results must be results.json paths, parsed results.json mappings or Results, got int"),
+        ([5], {}, "got int"),
+        (None, {"confidence": "0.9"}, "confidence must be between 0 and 1"),
+        (None, {"n_resamples": 1000.5}, "the number of resamples must be a whole number"),
+        (None, {"real_date": 20261130}, "real-set date 20261130 is not an ISO date"),
+        (None, {"answers": {"r0": "yes"}}, "the answer label of query 'r0' is 'yes', not true or false"),
+    ],
+)
+def test_wrong_arguments_from_python_are_input_errors_not_type_errors(results, options, message) -> None:  # type: ignore[no-untyped-def]
+    document = results_document([("r", ranks_set("real", 2, 1, prefix="r"))])
+    with pytest.raises(InputError, match=re.escape(message)):
+        calibrate(document if results is None else results, **options)
+
+
+def test_by_given_as_one_string_is_one_field() -> None:
+    report = calibrate(
+        results_document([("r", ranks_set("real", 2, 1, prefix="r", type="lookup"))]), by="type"
+    )
+    assert report.slice_fields == ("type",)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,40 @@ def test_the_same_gold_set_twice_or_two_of_one_name_are_refused(tmp_path):
     other = GoldSet(GOLD.queries, name="gold", path=str(tmp_path / "b" / "gold.jsonl"))
     with pytest.raises(InputError, match="two gold sets are named 'gold'"):
         evaluate([twice, other], run=RUN)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"k": ("a",)}, "cutoffs must be positive integers"),
+        ({"k": (0, 5)}, "cutoffs must be positive integers"),
+        ({"depth": -1}, "depth must be a whole number >= 1, got -1"),
+        ({"depth": 0}, "depth must be a whole number >= 1, got 0"),
+        ({"corpus": "corpus.jsonl"}, "corpus must be a Corpus, got str; read it with load_corpus(path)"),
+        ({"run": {"q1": ["p1"]}}, "run must be a Run, got dict"),
+    ],
+)
+def test_wrong_arguments_from_python_are_input_errors_not_type_errors(arguments, message):
+    options = {"run": RUN, **arguments}
+    with pytest.raises(InputError, match=re.escape(message)):
+        evaluate([GOLD], **options)
+
+
+def test_wrong_gold_sets_or_retriever_from_python_are_input_errors():
+    with pytest.raises(InputError, match="gold sets must be GoldSet objects, got str"):
+        evaluate(["gold.jsonl"], run=RUN)
+    with pytest.raises(InputError, match="retriever must have a search"):
+        evaluate([GOLD], retriever="bm25")
+
+
+def test_a_single_gold_set_cutoff_slice_field_or_metric_counts_as_a_list_of_one():
+    result = evaluate(GOLD, run=RUN, k=3, by="type", metrics="recall@3")
+    assert result.metrics == ("recall@3",)
+    assert {s.field for s in result.gold_sets[0].slices} == {"type"}
+    assert not any("no query has the field" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("grade", [float("nan"), float("inf"), 1.5, True, "1", 10**12])
+def test_a_gold_query_built_in_python_with_a_bad_grade_is_refused(grade):
+    with pytest.raises(InputError, match="grade of passage 'p1'"):
+        GoldQuery("q1", "x", {"p1": grade})

@@ -147,6 +147,8 @@ def calibrated_estimate(
 
 def parse_date(text: str, *, what: str = "date") -> datetime:
     """An ISO 8601 date or timestamp; naive values are taken as UTC."""
+    if not isinstance(text, str):
+        raise InputError(f"{what} {text!r} is not an ISO date", hint="write it as 2026-11-30")
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:

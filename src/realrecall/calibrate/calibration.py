@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -116,9 +116,11 @@ def calibrate(
         raise InputError(
             f"unknown bootstrap {bootstrap!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
         )
-    sources = [results] if isinstance(results, Mapping | str | Path | Results) else list(results)
+    sources = [results] if isinstance(results, Mapping | str | Path | Results) else _sources(results)
     if not sources:
         raise InputError("no results given", hint="pass at least one results.json")
+    if isinstance(by, str):
+        by = [by]  # one field named as a string, not its letters
     for name, origin in (origins or {}).items():
         if origin not in ("real", "synthetic"):
             raise InputError(f"origin of {name!r} must be real or synthetic, got {origin!r}")
@@ -163,6 +165,12 @@ def calibrate(
     grid = None
     if answers is not None:
         labels = answers if isinstance(answers, Mapping) else load_answers(answers)
+        wrong = [qid for qid, label in labels.items() if not isinstance(label, bool)]
+        if wrong:
+            raise InputError(
+                f"the answer label of query {wrong[0]!r} is {labels[wrong[0]]!r}, not true or false",
+                hint="label each query's answer True (right) or False (wrong)",
+            )
         grid = answer_grid(primary.queries, labels, k=answer_k or _metric_k(chosen) or 10)
     report_gates = _gates(fail_under or {}, max_gap, gaps, chosen, calibrated)
     return CalibrationReport(
@@ -218,6 +226,18 @@ def parse_gate(text: str) -> tuple[str, float]:
     if not sep or not name.strip() or not math.isfinite(value):
         raise InputError(f"--fail-under {text!r} is not METRIC=VALUE", hint="write e.g. recall@10=0.7")
     return name.strip(), value
+
+
+def _sources(results: Any) -> list[ResultsSource]:
+    """A sequence of results sources; anything else (a number, a list of numbers) is an InputError."""
+    what = "results must be results.json paths, parsed results.json mappings or Results"
+    if isinstance(results, bytes) or not isinstance(results, Iterable):
+        raise InputError(f"{what}, got {type(results).__name__}")
+    sources = list(results)
+    for source in sources:
+        if not isinstance(source, Mapping | str | Path | Results):
+            raise InputError(f"{what}, got {type(source).__name__}")
+    return sources
 
 
 def _as_results(source: ResultsSource, origins: Mapping[str, str] | None) -> Results:

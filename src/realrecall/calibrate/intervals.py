@@ -286,8 +286,12 @@ def check_settings(
     *, confidence: float, n_resamples: int, alpha: float | None = None, seed: int | None = None
 ) -> None:
     """Reject a confidence level, resample count, significance level or seed that makes no sense."""
-    if not 0.0 < confidence < 1.0:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 < confidence < 1.0:
         raise InputError(f"confidence must be between 0 and 1, got {confidence}", hint="e.g. 0.95")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int):
+        raise InputError(
+            f"the number of resamples must be a whole number, got {n_resamples!r}", hint="e.g. 2000"
+        )
     if n_resamples < 100:
         raise InputError(f"{n_resamples} resamples are too few for an interval", hint="use at least 1000")
     if n_resamples > MAX_RESAMPLES:
@@ -295,7 +299,9 @@ def check_settings(
             f"{n_resamples} resamples are more than realrecall draws ({MAX_RESAMPLES})",
             hint="10000 already gives intervals stable to the third decimal",
         )
-    if alpha is not None and not 0.0 < alpha < 1.0:
+    if alpha is not None and (
+        isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 < alpha < 1.0
+    ):
         raise InputError(f"alpha must be between 0 and 1, got {alpha}", hint="e.g. 0.05")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise InputError(f"seed must be a whole number >= 0, got {seed!r}", hint="e.g. 0")

@@ -37,14 +37,14 @@ def default_metrics(k: Sequence[int]) -> list[str]:
 
 
 def evaluate(
-    gold_sets: Sequence[GoldSet],
+    gold_sets: Sequence[GoldSet] | GoldSet,
     *,
     corpus: Corpus | None = None,
     retriever: Retriever | None = None,
     run: Run | None = None,
     metrics: Sequence[str] | None = None,
-    k: Sequence[int] = DEFAULT_K,
-    by: Sequence[str] = (),
+    k: Sequence[int] | int = DEFAULT_K,
+    by: Sequence[str] | str = (),
     relevance_threshold: int = 1,
     depth: int | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -60,10 +60,14 @@ def evaluate(
 
     if (retriever is None) == (run is None):
         raise InputError("give either a retriever or a run, not both and not neither")
-    if not gold_sets:
-        raise InputError("no gold set given", hint="pass at least one gold set")
+    gold_sets, k, by = _checked_arguments(gold_sets, k, by)
+    _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
+    if isinstance(metrics, str):
+        metrics = [metrics]  # one metric named as a string, not its letters
     metric_names = list(metrics) if metrics else default_metrics(k)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise InputError(f"depth must be a whole number >= 1, got {depth!r}", hint="e.g. 100")
     depth = depth or _deepest_cutoff(metric_names, default=max(k))
     warnings: list[str] = []
     results = []
@@ -93,6 +97,43 @@ def evaluate(
         warnings=tuple(warnings),
         version=__version__,
     )
+
+
+def _checked_arguments(
+    gold_sets: Sequence[GoldSet] | GoldSet, k: Sequence[int] | int, by: Sequence[str] | str
+) -> tuple[list[GoldSet], list[int], list[str]]:
+    """Gold sets, cutoffs and slice fields as lists; a single one of each is taken as a list of one."""
+    sets = [gold_sets] if isinstance(gold_sets, GoldSet) else list(gold_sets)
+    if not sets:
+        raise InputError("no gold set given", hint="pass at least one gold set")
+    for gold in sets:
+        if not isinstance(gold, GoldSet):
+            raise InputError(
+                f"gold sets must be GoldSet objects, got {type(gold).__name__}",
+                hint="read them with load_gold(path)",
+            )
+    cutoffs = [k] if isinstance(k, int) else list(k)
+    if not cutoffs or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in cutoffs):
+        raise InputError(f"cutoffs must be positive integers, got {cutoffs}", hint="e.g. k=(1, 5, 10)")
+    fields = [by] if isinstance(by, str) else list(by)
+    return sets, cutoffs, fields
+
+
+def _check_components(corpus: Any, retriever: Any, run: Any) -> None:
+    from realrecall.corpus import Corpus
+    from realrecall.runs import Run
+
+    if corpus is not None and not isinstance(corpus, Corpus):
+        raise InputError(
+            f"corpus must be a Corpus, got {type(corpus).__name__}", hint="read it with load_corpus(path)"
+        )
+    if run is not None and not isinstance(run, Run):
+        raise InputError(f"run must be a Run, got {type(run).__name__}", hint="read it with load_run(path)")
+    if retriever is not None and not callable(getattr(retriever, "search", None)):
+        raise InputError(
+            f"retriever must have a search(queries, k) method, got {type(retriever).__name__}",
+            hint="build one with build_retriever(name, corpus)",
+        )
 
 
 def _check_distinct_names(gold_sets: Sequence[GoldSet]) -> None:
