@@ -702,10 +702,6 @@ KNOWN_FAILURES: dict[str, str] = {
     "results-metric-value-string": "exit 0, silent: q0 is dropped from the real figure (n=7 instead of 8)",
     # gold import
     "import-type-rules-binary": _TRACEBACK_UTF8 + " 0x80'",
-    # generate
-    "generate-cache-binary": "exit 2 with 'error: cache.jsonl: not valid UTF-8; delete or restore the file', "
-    "but the cache was already rewritten (its torn last line truncated) before the check",
-    "generate-stratify-by-unknown-field": "exit 0, silent: a field no chunk has makes one stratum",
     # pipeline (run) and demo: checked only after work has started
     "config-options-bad-value": _AFTER_PROGRESS + " (only new or changed chunks are sent)'",
     "config-real-missing-file": _AFTER_PROGRESS + "' and 'evaluating ...'; generation already ran and "

@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -323,3 +324,55 @@ def test_new_files_follow_the_umask_and_the_reorder_keeps_the_mode(tmp_path):
         os.umask(previous)
     assert ids(output) == in_corpus_order(8)
     assert stat.S_IMODE(output.stat().st_mode) == 0o640
+
+
+# -- files found beside the output --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        (b'{"key": "a", "slot": "s"}\n\xff\xfe not text\n{"key": "b", "slot', ":2: not valid UTF-8"),
+        (bytes(range(256)) * 8, ":2: not valid UTF-8"),
+        (b"PK\x03\x04 an archive, not a log", ":1: the last line is not a cache entry"),
+    ],
+)
+def test_a_cache_that_is_not_a_log_is_refused_unchanged_before_any_repair(tmp_path, content, where):
+    cache = tmp_path / "mine.bin"
+    cache.write_bytes(content)
+    with pytest.raises(InputError) as caught:
+        generate(
+            make_corpus(2), tmp_path / "s.jsonl", GenerateConfig(cache_path=cache), client=FakeChatClient()
+        )
+    assert str(caught.value).startswith(f"{cache}{where}")
+    assert cache.read_bytes() == content  # not truncated at a "torn last line"
+
+
+def test_a_torn_last_line_is_still_repaired(tmp_path):
+    output = tmp_path / "s.jsonl"
+    generate(make_corpus(3), output, GenerateConfig(), client=FakeChatClient())
+    cache = tmp_path / "s.cache.jsonl"
+    whole = cache.read_bytes()
+    cache.write_bytes(whole + '{"key": "x", "text": "caf\u00e9'.encode()[:-1])  # cut inside a character
+    client = FakeChatClient()
+    generate(make_corpus(3), output, GenerateConfig(), client=client)
+    assert client.requests == []
+    assert cache.read_bytes() == whole
+
+
+def test_stratifying_by_a_field_no_chunk_has_is_refused_naming_it(tmp_path):
+    output = tmp_path / "s.jsonl"
+    config = GenerateConfig(sample=2, stratify_by="documnet")
+    with pytest.raises(InputError) as caught:
+        generate(make_corpus(6), output, config, client=FakeChatClient())
+    assert str(caught.value) == (
+        "memory: no chunk has the metadata field 'documnet' to stratify the sample by; "
+        "did you mean 'document'? fields the chunks have: document"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_default_stratification_field_may_be_missing(tmp_path):
+    corpus = Corpus(tuple(replace(chunk, metadata={}) for chunk in make_corpus(6)), path="memory")
+    summary = generate(corpus, tmp_path / "s.jsonl", GenerateConfig(sample=2), client=FakeChatClient())
+    assert summary.total == 2

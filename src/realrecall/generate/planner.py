@@ -16,6 +16,7 @@ cached answers valid):
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import random
@@ -24,10 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from realrecall.corpus import Chunk, Corpus
+from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig, Shard
 
 __all__ = [
     "Slot",
+    "check_stratify_field",
     "chunk_language",
     "plan_slots",
     "sample_chunks",
@@ -97,10 +100,32 @@ def select_chunks(corpus: Corpus, config: GenerateConfig) -> list[Chunk]:
     """The chunks a run writes questions for: the sample (if any), then the shard (if any)."""
     chunks = list(corpus)
     if config.sample is not None:
+        check_stratify_field(corpus, config.stratify_by)
         chunks = sample_chunks(chunks, config.sample, field=config.stratify_by, seed=config.seed)
     if config.shard is not None:
         chunks = shard_chunks(chunks, config.shard)
     return chunks
+
+
+def check_stratify_field(corpus: Corpus, field: str) -> None:
+    """Refuse a stratification field that no chunk has: it would silently make one stratum (a typo,
+    most likely). The default ``document`` is exempt: without it the sample is simply unstratified."""
+    if field == "document" or any(field in chunk.metadata for chunk in corpus):
+        return
+    known = sorted({name for chunk in corpus for name in chunk.metadata})
+    close = difflib.get_close_matches(field, known, n=1)
+    if not known:
+        hint = "the chunks have no metadata: leave stratify_by (--stratify-by) out"
+    else:
+        hint = (
+            ("did you mean " + repr(close[0]) + "? " if close else "")
+            + "fields the chunks have: "
+            + ", ".join(known[:20])
+            + (", ..." if len(known) > 20 else "")
+        )
+    raise InputError(
+        f"no chunk has the metadata field {field!r} to stratify the sample by", path=corpus.path, hint=hint
+    )
 
 
 def chunk_language(chunk: Chunk) -> str | None:

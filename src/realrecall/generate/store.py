@@ -24,6 +24,7 @@ appended before stays whole lines, so the next run resumes from it.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import errno
 import json
@@ -66,22 +67,54 @@ REORDER_MARGIN = 256 * 1024
 
 
 def _read_records(path: Path, what: str, *, repair: bool) -> list[tuple[int, dict[str, Any]]]:
-    if not path.exists() or path.stat().st_size == 0:
-        return []
-    if repair:
-        # Opening the log repairs a last line torn by a killed process before anything reads it.
-        AppendLog(path).open()
-    records = []
+    """The records of a log, every whole line checked before anything is changed.
+
+    A last line without its newline was cut off by a killed run (or, beside a running job, is still
+    being written): it is left out, and with ``repair`` cut off the file, but only once the rest of
+    the file has been read as records and the cut part looks like the start of one, so a file that
+    is not such a log is refused as it is, never truncated.
+    """
     try:
-        lines = path.read_text("utf-8-sig").split("\n")
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", path=path, hint="check the path") from exc
+    end = data.rfind(b"\n") + 1
+    body, tail = data[:end], data[end:]
+    try:
+        text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError("not valid UTF-8", path=path, hint="delete or restore the file") from exc
-    # Without repair (a reader beside a running job) a last line without its newline is still being
-    # written: it is left out, not reported.
+        line = body[: exc.start].count(b"\n") + 1
+        raise InputError("not valid UTF-8", path=path, line=line, hint="delete or restore the file") from exc
+    records = []
+    lines = text.split("\n")
     for number, line in enumerate(lines[:-1], start=1):
         if line.strip():
             records.append((number, parse_jsonl_line(line, path, number, what=what)))
+    if tail.strip():
+        if not _torn_record(tail.removeprefix(b"\xef\xbb\xbf") if end == 0 else tail):
+            raise InputError(
+                f"the last line is not a {what}",
+                path=path,
+                line=len(lines),
+                hint="delete or restore the file",
+            )
+        if repair:
+            log = AppendLog(path)
+            log.open()  # cuts the torn last line off
+            log.close()
     return records
+
+
+def _torn_record(tail: bytes) -> bool:
+    """Whether ``tail`` can be the start of a JSON record cut off mid-write (a multi-byte character
+    may be cut at its very end)."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(tail, final=False)
+    except UnicodeDecodeError:
+        return False
+    return tail.lstrip().startswith(b"{")
 
 
 def _lock(path: Path) -> IO[str]:
