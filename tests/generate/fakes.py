@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import LLMError
+from realrecall.generate import store as store_module
 from realrecall.llm.types import ChatRequest, ChatResult, Usage
 
 Answer = str | Exception | ChatResult
@@ -128,3 +134,19 @@ def make_corpus(n: int = 6, *, documents: int = 2) -> Corpus:
         for i in range(n)
     ]
     return Corpus(tuple(chunks), path="memory")
+
+
+def fill_disk_at(monkeypatch: pytest.MonkeyPatch, path: Path, *, limit: int) -> None:
+    """Appends to ``path`` fail like a full disk once it holds ``limit`` bytes: a short write of what
+    still fits, then ENOSPC, as the system call does."""
+    real = store_module._write
+
+    def write(fd: int, data: memoryview) -> int:
+        if os.path.samestat(os.fstat(fd), os.stat(path)):
+            room = limit - os.fstat(fd).st_size
+            if room <= 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(fd, data[:room])
+        return real(fd, data)
+
+    monkeypatch.setattr(store_module, "_write", write)

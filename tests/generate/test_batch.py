@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from fake_openai import FakeOpenAI
-from generate.fakes import make_corpus
-from realrecall.errors import LLMError, RealrecallError
+from generate.fakes import fill_disk_at, make_corpus
+from realrecall.errors import LLMError, OutputError, RealrecallError
 from realrecall.generate import BatchOptions, GenerateConfig, generate
 from realrecall.generate.batch import batch_state_path
 from realrecall.generate.store import GenerationStore
@@ -93,3 +93,33 @@ def test_items_no_batch_answers_are_recorded_as_failures(fake_openai, options, t
     [failure] = records(output.with_name("s.failures.jsonl"))
     assert failure["reason"] == "batch_unanswered"
     assert fake_openai.count("batches") == 2  # max_attempts + 1 rounds
+
+
+def test_a_full_disk_while_caching_a_batch_keeps_its_id_and_the_rerun_downloads_it_again(
+    fake_openai, options, tmp_path, monkeypatch
+):
+    output = tmp_path / "s.jsonl"
+    cache = tmp_path / "s.cache.jsonl"
+    cache.touch()
+    fill_disk_at(monkeypatch, cache, limit=10)
+    with pytest.raises(OutputError, match="the disk is full"):
+        generate(make_corpus(3), output, GenerateConfig(), batch=options)
+    state = json.loads(batch_state_path(GenerationStore(output)).read_text())
+    assert state["batch_id"] is not None  # the answers paid for can still be fetched
+
+    monkeypatch.undo()
+    summary = generate(make_corpus(3), output, GenerateConfig(), batch=options)
+    assert summary.total == 3
+    assert fake_openai.count("batches") == 1  # downloaded again, not paid for twice
+
+
+def test_a_state_left_before_submitting_is_dropped_and_its_requests_asked_again(
+    fake_openai, options, tmp_path
+):
+    output = tmp_path / "s.jsonl"
+    state = batch_state_path(GenerationStore(output))
+    state.write_text(json.dumps({"batch_id": None, "requests": {}}) + "\n")
+    summary = generate(make_corpus(2), output, GenerateConfig(), batch=options)
+    assert summary.total == 2
+    assert fake_openai.count("batches") == 1
+    assert not state.exists()

@@ -6,7 +6,6 @@ The real-process versions (a small tmpfs, kill -9) are in test_disk_full.py; the
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 import os
 import stat
@@ -16,7 +15,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from generate.fakes import FakeChatClient, make_corpus
+from generate.fakes import FakeChatClient, fill_disk_at, make_corpus
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError, OutputError
 from realrecall.generate import GenerateConfig, agenerate, generate
@@ -44,22 +43,6 @@ def in_corpus_order(n: int) -> list[str]:
 
 
 # -- disk full while appending ------------------------------------------------------------------------
-
-
-def fill_disk_at(monkeypatch: pytest.MonkeyPatch, path: Path, *, limit: int) -> None:
-    """Appends to ``path`` fail like a full disk once it holds ``limit`` bytes: a short write of what
-    still fits, then ENOSPC, as the system call does."""
-    real = store_module._write
-
-    def write(fd: int, data: memoryview) -> int:
-        if os.path.samestat(os.fstat(fd), os.stat(path)):
-            room = limit - os.fstat(fd).st_size
-            if room <= 0:
-                raise OSError(errno.ENOSPC, "No space left on device")
-            return real(fd, data[:room])
-        return real(fd, data)
-
-    monkeypatch.setattr(store_module, "_write", write)
 
 
 @pytest.mark.parametrize("log", ["output", "cache"])

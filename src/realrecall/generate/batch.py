@@ -198,4 +198,7 @@ async def _finish(
         else:
             code = result.code if isinstance(result, BatchItemError) else status.status
             totals.failures.setdefault(stage, Counter())[f"batch_{code}"] += 1
+    # The answers must be on disk before the batch id is forgotten: a full disk now keeps the state,
+    # and the next run downloads them again instead of paying for a new batch.
+    await asyncio.to_thread(store.flush)
     state_path.unlink(missing_ok=True)

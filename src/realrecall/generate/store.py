@@ -291,6 +291,12 @@ class GenerationStore:
             "file, in the order the answers came; the next run finishes the reorder once there is room"
         )
 
+    def flush(self) -> None:
+        """Wait until every line appended so far is on disk; raises OutputError if one could not be
+        written. For a caller about to forget where the data came from (a batch's state file)."""
+        if self._writer is not None:
+            self._writer.flush()
+
     def _submit(self, log: str, record: Mapping[str, Any]) -> None:
         if self._writer is None:
             raise RuntimeError("GenerationStore.open() was not called")
@@ -341,7 +347,8 @@ class _GroupCommitWriter:
         except BaseException:
             self._close_fds()
             raise
-        self._queue: queue.SimpleQueue[tuple[str, str] | None] = queue.SimpleQueue()
+        # Lines, a flush barrier (an Event set once everything before it is committed), or None: stop.
+        self._queue: queue.SimpleQueue[tuple[str, str] | threading.Event | None] = queue.SimpleQueue()
         self._error: OutputError | None = None
         self.appended: Counter[str] = Counter()
         self._thread = threading.Thread(target=self._run, name="realrecall-writer", daemon=True)
@@ -352,6 +359,13 @@ class _GroupCommitWriter:
             raise self._error
         self._queue.put((log, json.dumps(record, ensure_ascii=False) + "\n"))
         self.appended[log] += 1
+
+    def flush(self) -> None:
+        done = threading.Event()
+        self._queue.put(done)
+        done.wait()
+        if self._error is not None:
+            raise self._error
 
     def close(self) -> None:
         self._queue.put(None)
@@ -372,17 +386,25 @@ class _GroupCommitWriter:
             first = self._queue.get()
             if first is None:
                 return
-            batch = [first]
+            batch: list[tuple[str, str]] = []
+            barriers: list[threading.Event] = []
+            item: tuple[str, str] | threading.Event | None = first
             while True:
+                if item is None:
+                    stopping = True
+                    break
+                if isinstance(item, threading.Event):
+                    barriers.append(item)
+                else:
+                    batch.append(item)
                 try:
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-                if item is None:
-                    stopping = True
-                    break
-                batch.append(item)
-            self._commit(batch)
+            if batch:
+                self._commit(batch)
+            for barrier in barriers:
+                barrier.set()
 
     def _commit(self, batch: list[tuple[str, str]]) -> None:
         if self._error is not None:
