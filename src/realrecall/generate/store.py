@@ -85,8 +85,8 @@ def _read_records(path: Path, what: str, *, repair: bool) -> list[tuple[int, dic
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = body[: exc.start].count(b"\n") + 1
-        raise InputError("not valid UTF-8", path=path, line=line, hint="delete or restore the file") from exc
+        bad = body[: exc.start].count(b"\n") + 1
+        raise InputError("not valid UTF-8", path=path, line=bad, hint="delete or restore the file") from exc
     records = []
     lines = text.split("\n")
     for number, line in enumerate(lines[:-1], start=1):
