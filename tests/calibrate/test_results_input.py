@@ -211,3 +211,41 @@ def test_by_given_as_one_string_is_one_field() -> None:
         results_document([("r", ranks_set("real", 2, 1, prefix="r", type="lookup"))]), by="type"
     )
     assert report.slice_fields == ("type",)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\x80\x81{}", "results.json:1: not valid UTF-8 (byte 0x80"),
+        ('{"gold_sets": "é"}'.encode("latin-1"), "byte 0xe9"),
+    ],
+)
+def test_a_results_file_that_is_not_utf8_is_one_line_naming_the_line(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=re.escape(expected)):
+        load_results(path)
+
+
+@pytest.mark.parametrize("value", ["high", True, [0.5], float("nan")])
+def test_a_metric_value_that_is_not_a_number_is_named_not_dropped(value: object) -> None:
+    document = results_document([("r", ranks_set("real", 2, 1, prefix="r"))])
+    document["gold_sets"][0]["per_query"][0]["metrics"]["recall@10"] = value
+    with pytest.raises(InputError, match=r"recall@10 of query 'r0' of gold set 'r' is .*, not a number"):
+        load_results(document)
+
+
+def test_a_null_metric_value_is_left_out_of_that_metric() -> None:
+    document = results_document([("r", ranks_set("real", 2, 1, prefix="r"))])
+    document["gold_sets"][0]["per_query"][0]["metrics"]["recall@10"] = None
+    assert "recall@10" not in load_results(document).queries[0].metrics
+
+
+def test_a_corpus_the_user_names_must_exist_while_one_named_in_the_results_may_not(tmp_path: Path) -> None:
+    document = results_document([("r", ranks_set("real", 2, 1, prefix="r"))], corpus_path="gone.jsonl")
+    with pytest.raises(InputError, match=r"nothere\.jsonl: file not found"):
+        calibrate(document, corpus=tmp_path / "nothere.jsonl")
+    report = calibrate(document)
+    assert any("corpus gone.jsonl (named in the results) not found" in w for w in report.warnings)

@@ -106,3 +106,10 @@ def test_on_the_sample_questions_rules_and_detection_agree_with_the_written_labe
     languages = sum(detector.detect(q["query"])[0] == q["language"] for q in questions)
     assert types / len(questions) >= 0.8
     assert languages >= len(questions) - 2
+
+
+def test_a_rules_file_that_is_not_utf8_is_one_line_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "rules.toml"
+    path.write_bytes(b'default = "lookup"\n\x80\x81\n')
+    with pytest.raises(InputError, match=r"rules\.toml:2: not valid UTF-8 \(byte 0x80"):
+        load_type_rules(path)

@@ -284,8 +284,10 @@ def _passage_text(
 ) -> tuple[Callable[[str], str | None] | None, str | None]:
     if isinstance(corpus, Corpus):
         loaded = corpus
+    elif corpus is not None:
+        loaded = load_corpus(corpus)  # named by the user: a missing file is an error, not a skip
     else:
-        path = Path(corpus) if corpus is not None else _corpus_path(results)
+        path = _corpus_path(results)
         if path is None:
             return None, "the results name no corpus file"
         if not path.exists():

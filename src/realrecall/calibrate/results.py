@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from realrecall.errors import InputError
+from realrecall.files import read_text_lines
 from realrecall.gold import ORIGINS
 
 __all__ = [
@@ -114,8 +116,10 @@ def load_results(
     path = Path(source)
     if not path.is_file():
         raise InputError("results file not found", path=path, hint="run `realrecall evaluate` first")
+    # Read line by line: a byte that is not UTF-8 (a binary or Latin-1 file) is named by its line.
+    text = "\n".join(line for _, line in read_text_lines(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
             f"malformed JSON ({exc.msg})", path=path, line=exc.lineno, hint="give evaluate's results.json"
@@ -323,10 +327,16 @@ def _query(
         raise InputError(f"query {query_id!r} of gold set {gold_set!r} has no metrics object", path=path)
     values: dict[str, float] = {}
     for name, value in raw_metrics.items():
-        if value is None or isinstance(value, bool) or not isinstance(value, int | float):
-            continue
-        if math.isfinite(value):
-            values[str(name)] = float(value)
+        if value is None:
+            continue  # not measured for this query: left out of that metric's figures
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+            # Dropping it would quietly shrink n and move the figure; say which value is wrong.
+            raise InputError(
+                f"{name} of query {query_id!r} of gold set {gold_set!r} is {_shown(value)}, not a number",
+                path=path,
+                hint="metric values are numbers (null when not measured); rerun evaluate",
+            )
+        values[str(name)] = float(value)
     rank = record.get("first_relevant_rank")
     gold = record.get("gold") or ()
     gold_ids: Sequence[Any] = list(gold) if isinstance(gold, Mapping | list | tuple) else ()
@@ -359,3 +369,11 @@ def _rank(value: Any, query_id: str, gold_set: str, path: str | None) -> int | N
             hint=_RESULTS_HINT,
         )
     return int(value)
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON writes it (NaN, "high", true); repr for one that came from Python, not JSON."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)

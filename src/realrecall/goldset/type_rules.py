@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.errors import InputError
+from realrecall.files import read_text_lines
 
 __all__ = ["TypeRule", "TypeRules", "default_type_rules", "load_type_rules"]
 
@@ -60,7 +61,7 @@ def load_type_rules(path: str | Path | None = None) -> TypeRules:
     p = Path(path)
     if not p.is_file():
         raise InputError("type rules file not found", path=p, hint="give a .toml or .json rules file")
-    text = p.read_text(encoding="utf-8-sig")
+    text = "\n".join(line for _, line in read_text_lines(p))  # names the line of a byte that is not UTF-8
     try:
         data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
