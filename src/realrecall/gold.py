@@ -27,7 +27,7 @@ from typing import Any
 
 from realrecall.corpus import parse_id
 from realrecall.errors import InputError
-from realrecall.files import iter_jsonl, read_text_lines, write_jsonl_atomic
+from realrecall.files import iter_jsonl, parse_jsonl_line, read_text_lines, write_jsonl_atomic
 
 __all__ = ["MAX_GRADE", "ORIGINS", "GoldQuery", "GoldSet", "check_grade", "load_gold", "write_gold"]
 
@@ -254,7 +254,7 @@ def _gold_from_record(record: Mapping[str, Any], path: Path, line: int) -> dict[
 def _load_jsonl(path: Path, origin: str | None) -> list[GoldQuery]:
     queries: list[GoldQuery] = []
     first_line: dict[str, int] = {}
-    for number, record in iter_jsonl(path, what="query"):
+    for number, record in _unique_key_records(path):
         if "query_id" not in record:
             raise InputError(
                 'query has no "query_id"', path=path, line=number, hint='add a unique "query_id"'
@@ -296,6 +296,49 @@ def _load_jsonl(path: Path, origin: str | None) -> list[GoldQuery]:
             )
         )
     return queries
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise _RepeatedKey(key)
+        value[key] = item
+    return value
+
+
+def _unique_key_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``iter_jsonl`` that also refuses a key given twice in one object.
+
+    JSON keeps the last of two equal keys, so ``"gold": {"p1": 1, "p1": 0}`` would silently judge p1
+    not relevant; a gold set is hand-edited often enough for this to happen.
+    """
+    seen_any = False
+    for number, line in read_text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line, object_pairs_hook=_refuse_repeated_keys)
+        except _RepeatedKey as repeated:
+            raise InputError(
+                f"key {repeated.key!r} appears twice in one object",
+                path=path,
+                line=number,
+                hint="JSON keeps only the last one: give each passage (and field) once",
+            ) from None
+        except ValueError:
+            record = None  # parse_jsonl_line below raises the usual one-line error
+        if not isinstance(record, dict):
+            record = parse_jsonl_line(line, path, number, what="query")
+        seen_any = True
+        yield number, record
+    if not seen_any:
+        raise InputError("empty file: no query found", path=path, hint="add at least one query")
 
 
 def _load_beir(qrels_path: Path, queries_path: Path, origin: str | None) -> list[GoldQuery]:

@@ -327,3 +327,20 @@ def test_a_json_object_corpus_is_checked_like_json_lines(tmp_path, content, expe
         load_corpus(path)
     assert str(info.value).startswith(f"{path}: ")
     assert expected in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ('{"query_id": "q2", "query": "x", "gold": {"p1": 1, "p1": 0}}', "p1"),
+        ('{"query_id": "q2", "query": "x", "query": "y", "gold": {"p1": 1}}', "query"),
+    ],
+)
+def test_a_key_given_twice_in_a_gold_line_is_refused_not_last_one_wins(tmp_path, line, key):
+    path = write(tmp_path / "gold.jsonl", jsonl(GOOD_QUERY) + line + "\n")
+    with pytest.raises(InputError) as info:
+        load_gold(path)
+    assert str(info.value) == (
+        f"{path}:2: key {key!r} appears twice in one object; JSON keeps only the last one: give each passage "
+        "(and field) once"
+    )
