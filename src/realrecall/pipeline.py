@@ -78,10 +78,15 @@ def run_pipeline(
         fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
     }
     _check_outputs(config, [results_path, per_query_path, *report_paths.values()])
+    # Every input is read and the retriever built before generation, which may take long and cost
+    # requests: a bad line in the real set or a broken retriever file must not wait for it.
     corpus = load_corpus(config.corpus)
+    real = load_gold(config.real, origin="real") if config.real is not None else None
+    generate_config = _generate_config(config)
+    options = RetrieverOptions(embed_model=config.embed_model, query_timeout=config.query_timeout)
+    retriever = build_retriever(config.retriever, corpus, options=options)
 
     say("generating synthetic questions (only new or changed chunks are sent)")
-    generate_config = _generate_config(config)
     if client is None and generate_config.backend == "llm":
         from realrecall.llm import OpenAIChatClient
 
@@ -90,10 +95,8 @@ def run_pipeline(
 
     say("evaluating on the synthetic and real sets")
     gold_sets = [load_gold(config.synthetic, origin="synthetic")]
-    if config.real is not None:
-        gold_sets.insert(0, load_gold(config.real, origin="real"))
-    options = RetrieverOptions(embed_model=config.embed_model, query_timeout=config.query_timeout)
-    retriever = build_retriever(config.retriever, corpus, options=options)
+    if real is not None:
+        gold_sets.insert(0, real)
     result = evaluate(gold_sets, corpus=corpus, retriever=retriever, k=config.k, by=config.by)
     write_results(result, results_path)
     write_per_query(result, per_query_path)

@@ -167,7 +167,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
             hint='e.g. model = "gpt-4o-mini"',
         )
     options = dict(generate.get("options", {}))
-    check.generate_options(options)
+    check.generate_options(options, backend, generate.get("model"))
     return PipelineConfig(
         path=p,
         corpus=resolve(section["corpus"]["path"]),
@@ -300,8 +300,8 @@ class _Checker:
                     hint=f"choose from {', '.join(computed)}, or add its cutoff to [evaluate] k",
                 )
 
-    def generate_options(self, options: Mapping[str, Any]) -> None:
-        """Keys of ``[generate] options`` are GenerateConfig's fields (values are checked as it is built)."""
+    def generate_options(self, options: Mapping[str, Any], backend: str, model: str | None) -> None:
+        """Keys of ``[generate] options`` are GenerateConfig's fields, and its values what they take."""
         from realrecall.generate.config import GenerateConfig
 
         valid = [item.name for item in fields(GenerateConfig) if item.name not in _SECTION_LEVEL]
@@ -317,6 +317,20 @@ class _Checker:
                 self.fail(
                     "generate", key, f"unknown key {key!r} in [generate] options", hint=_suggest(key, valid)
                 )
+        # Values too, by building the config the run will use (it reads no file): a value of the wrong
+        # kind is found now, before any input is read or any question generated.
+        section_level = {"backend": backend, **({"model": model} if model else {})}
+        try:
+            GenerateConfig.from_options(
+                {**section_level, **options}, source=self.path, label="[generate] option"
+            )
+        except InputError as exc:
+            bad = next(
+                (key for key in options if re.search(rf"\b{re.escape(key)}\b", exc.message)), "options"
+            )
+            raise InputError(
+                exc.message, path=self.path, line=self.line_of("generate", bad), hint=exc.hint
+            ) from None
 
 
 # Given as keys of [generate] itself, so not in its options table.

@@ -333,12 +333,31 @@ def test_defaults_flag_a_calibration_older_than_90_days_and_paths_are_relative_t
         ("types = 'lookup=x'", "bad weight 'x'"),
     ],
 )
-def test_a_bad_option_value_is_one_line_naming_the_config_file_before_any_work(tmp_path, options, expected):
+def test_a_bad_option_value_is_one_line_naming_the_config_file_and_line_on_loading(
+    tmp_path, options, expected
+):
     config_path = write_job(tmp_path, backend="extractive")
-    config_path.write_text(config_path.read_text().replace("per_chunk = 1, concurrency = 2", options))
+    text = config_path.read_text().replace("per_chunk = 1, concurrency = 2", options)
+    config_path.write_text(text)
+    line = text.splitlines().index(f"options = {{ {options} }}") + 1
     with pytest.raises(InputError) as info:
-        run_pipeline(load_pipeline_config(config_path))
-    assert str(info.value).startswith(f"{config_path}: [generate] options: {expected}")
+        load_pipeline_config(config_path)
+    assert str(info.value).startswith(f"{config_path}:{line}: [generate] options: {expected}")
+
+
+def test_inputs_and_the_retriever_are_checked_before_any_question_is_generated(tmp_path):
+    config_path = write_job(tmp_path, backend="extractive")
+    (tmp_path / "real.jsonl").write_text('{"query_id": "r1", "query": "x", "gold": {"c1": NaN}}\n')
+    config = load_pipeline_config(config_path)
+    said: list[str] = []
+    with pytest.raises(InputError, match=r"real\.jsonl:1: grade of passage 'c1' must be an integer, got NaN"):
+        run_pipeline(config, progress=said.append)
+    (tmp_path / "real.jsonl").unlink()
+    (tmp_path / "mine.py").write_text("def search(query, k)\n    return []\n")
+    broken = dataclasses.replace(config, real=None, retriever=f"{tmp_path / 'mine.py'}:search")
+    with pytest.raises(InputError, match=r"mine\.py:1: custom retriever .*syntax error"):
+        run_pipeline(broken, progress=said.append)
+    assert said == []
     assert not (tmp_path / "synthetic.jsonl").exists()
 
 
@@ -405,3 +424,28 @@ def test_a_history_row_that_is_not_figures_is_one_line_naming_it(tmp_path, row, 
     done = cli("history", str(path), cwd=tmp_path)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_demo_refuses_a_file_or_a_projects_folder_and_reruns_in_its_own(tmp_path):
+    from realrecall.demo import check_demo_folder, demo_config_text, sample_data_dir
+
+    not_a_folder = tmp_path / "gold.jsonl"
+    not_a_folder.write_text("{}\n")
+    with pytest.raises(InputError, match=r"gold\.jsonl: is a file, not a folder; give --dir a folder"):
+        run_demo(not_a_folder)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pipeline.toml").write_text("[corpus]\npath = 'mine.jsonl'\n")
+    (project / "history.jsonl").write_text('{"time": "2026-01-01", "figures": {}}\n')
+    before = {p.name: p.read_bytes() for p in project.iterdir()}
+    with pytest.raises(
+        InputError, match=r"pipeline\.toml: the folder holds a pipeline\.toml that is not the demo's"
+    ):
+        run_demo(project)
+    assert {p.name: p.read_bytes() for p in project.iterdir()} == before
+    # A demo folder of an earlier version (its config without the marker line) is still the demo's.
+    earlier = tmp_path / "earlier-demo"
+    earlier.mkdir()
+    lines = demo_config_text(sample_data_dir()).splitlines(keepends=True)
+    (earlier / "pipeline.toml").write_text(lines[0] + "".join(lines[2:]))
+    check_demo_folder(earlier)
