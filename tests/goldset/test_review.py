@@ -11,7 +11,15 @@ import pytest
 
 from realrecall.errors import InputError
 from realrecall.gold import load_gold
-from realrecall.goldset import Judgement, JudgementLog, add_judgements, find_misses, pending, read_judgements
+from realrecall.goldset import (
+    Judgement,
+    JudgementLog,
+    add_judgements,
+    find_misses,
+    pending,
+    read_judgements,
+    write_judgement_template,
+)
 
 NOW = datetime(2026, 12, 2, 18, 40, tzinfo=UTC)
 
@@ -221,6 +229,25 @@ def test_review_template_filled_in_and_added_round_trips(
         ("en-release-034", "ana", "same text as the gold passage"),
         ("en-sync-002", "ana", None),
     ]
+
+
+def test_a_template_never_replaces_recorded_judgements_but_replaces_an_unfilled_template(
+    results_file: Path, per_query_file: Path, tmp_path: Path
+) -> None:
+    review = find_misses(results_file, per_query_file)
+    template = tmp_path / "judgements.jsonl"
+    assert write_judgement_template(template, review) > 0
+    assert write_judgement_template(template, review) > 0  # an unfilled template: rewritten
+    filled = '{"query_id": "q1", "passage_id": "en-sync-002", "grade": 1, "by": "ana"}\n'
+    template.write_text(template.read_text() + filled)
+    with pytest.raises(InputError, match=r"judgements\.jsonl: holds 1 judgement\(s\) already"):
+        write_judgement_template(template, review)
+    assert template.read_text().endswith(filled)
+    other = tmp_path / "notes.jsonl"
+    other.write_text("my own notes, not JSON\n")
+    with pytest.raises(InputError, match=r"notes\.jsonl: exists and is not a judgement template"):
+        write_judgement_template(other, review)
+    assert other.read_text() == "my own notes, not JSON\n"
 
 
 def test_review_against_the_current_gold_set_counts_passages_added_since(

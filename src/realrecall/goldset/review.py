@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus, load_corpus
-from realrecall.errors import InputError
-from realrecall.files import file_sha256, write_jsonl_atomic
+from realrecall.errors import InputError, OutputError
+from realrecall.files import file_sha256, iter_jsonl, write_jsonl_atomic
 from realrecall.gold import GoldSet, load_gold
 from realrecall.goldset.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results
@@ -151,9 +151,28 @@ def pending(
 def write_judgement_template(path: str | Path, review: ReviewList, *, by: str | None = None) -> int:
     """Write one JSONL line per (miss, retrieved passage) with ``grade: null`` for a person to fill in.
 
-    ``gold add --judgements`` skips lines still null, so a half-filled template is safe to apply.
+    ``gold add --judgements`` skips lines still null, so a half-filled template is safe to apply. An
+    existing file is only replaced when it is an unfilled template: one holding judgements (or
+    anything else) is refused, since they would be lost.
     """
+    _check_replaceable_template(Path(path))
     return write_jsonl_atomic(path, _template_records(review.misses, by))
+
+
+def _check_replaceable_template(path: Path) -> None:
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return
+    hint = "apply them first (gold add GOLD_FILE --judgements FILE), or write the template elsewhere"
+    try:
+        judged = sum(
+            1 for _, record in iter_jsonl(path, what="judgement") if record.get("grade", 0) is not None
+        )
+    except InputError:
+        raise OutputError("exists and is not a judgement template", path=path, hint=hint) from None
+    if judged:
+        raise OutputError(
+            f"holds {judged} judgement(s) already; the template would replace them", path=path, hint=hint
+        )
 
 
 def _template_records(misses: Sequence[Miss], by: str | None) -> list[dict[str, Any]]:
