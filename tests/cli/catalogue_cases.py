@@ -683,39 +683,14 @@ SMOKE: dict[str, str] = {
 }
 """One case per command run as a real process (``python -m realrecall``): the process behaves the same."""
 
-_TRACEBACK_UTF8 = "exit 1 with a traceback: UnicodeDecodeError: 'utf-8' codec can't decode byte"
-_AFTER_PROGRESS = (
-    "exit 2 with the right error line, but after the progress line(s) 'generating synthetic questions"
-)
-
 KNOWN_FAILURES: dict[str, str] = {
-    # evaluate input
-    "gold-passage-twice-in-one-query": "exit 0: the later grade silently wins (JSON's last key); the only "
-    "warning is 'gold: 1 queries have no relevant passage at this threshold'",
-    # calibrate / compare: results files are read as text without a decoding check
-    "calibrate-results-binary": _TRACEBACK_UTF8 + " 0x80'",
-    "calibrate-results-latin1": _TRACEBACK_UTF8 + " 0xe9'",
-    "calibrate-on-binary": _TRACEBACK_UTF8 + " 0x80'",
-    "compare-b-binary": _TRACEBACK_UTF8 + " 0x80'",
-    "calibrate-corpus-missing": "exit 0: 'warning: overlap and exact-match diagnostics skipped: corpus "
-    "nothere.jsonl (named in the results) not found' (the user named it with --corpus)",
-    "results-metric-value-string": "exit 0, silent: q0 is dropped from the real figure (n=7 instead of 8)",
     # gold tools
-    "import-type-rules-binary": _TRACEBACK_UTF8 + " 0x80'",
-    "output-review-template-over-judgements": "exit 0: the judgements already recorded in judgements.jsonl are "
-    "replaced by an empty template ('wrote 0 judgement line(s) to fill in')",
     "expand-in-place": "exit 2: 'error: --output gold.jsonl is the same file as GOLD_FILE gold.jsonl' - the "
     "issue treats in-place expand as supported (a rewritten file keeps its mode); refuse or allow, decide",
-    # pipeline (run): checked only after work has started
-    "config-options-bad-value": _AFTER_PROGRESS + " (only new or changed chunks are sent)'",
-    "config-real-missing-file": _AFTER_PROGRESS + "' and 'evaluating ...'; generation already ran and "
-    "rewrote pipeline_synth.summary.json",
-    "config-real-bad-line": _AFTER_PROGRESS + "' and 'evaluating ...'; generation already ran and "
-    "rewrote pipeline_synth.summary.json",
-    # demo
+    # demo: the library refuses both (realrecall.demo.check_demo_folder), but after the CLI's banner
     "output-demo-dir-is-file": "exit 2, but after the banner 'realrecall demo: sample corpus and real "
-    "questions -> gold.jsonl/'; the error reads 'gold.jsonl/pipeline.toml: gold.jsonl is a file, not a folder'",
-    "output-demo-dir-holds-a-project": "exit 0: the demo overwrites the folder's own pipeline.toml with its "
-    "own and appends a demo row to the folder's history.jsonl",
+    "questions -> gold.jsonl/'",
+    "output-demo-dir-holds-a-project": "exit 2, but after the banner 'realrecall demo: sample corpus and real "
+    "questions -> ./'",
 }
 """Cases that fail today (marked xfail strict): what the command does instead."""
