@@ -137,13 +137,25 @@ def output_error(exc: OSError, path: str | Path) -> OutputError:
 def check_output_path(path: str | Path) -> None:
     """Refuse, before any work, an output path that names a folder or sits under a file."""
     target = Path(path)
-    if target.is_dir():
-        raise OutputError("is a folder, not a file", path=target, hint="name a file inside it")
+    try:
+        # os.stat, not Path.is_dir: is_dir swallows most errors but not ENAMETOOLONG.
+        if stat.S_ISDIR(os.stat(target).st_mode):
+            raise OutputError("is a folder, not a file", path=target, hint="name a file inside it")
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.errno != errno.ENOTDIR:
+            raise output_error(exc, target) from exc
     for parent in target.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise OutputError(f"{parent} is a file, not a folder", path=target, hint="fix the path")
-            break
+        try:
+            mode = os.stat(parent).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise output_error(exc, target) from exc
+        if not stat.S_ISDIR(mode):
+            raise OutputError(f"{parent} is a file, not a folder", path=target, hint="fix the path")
+        break
 
 
 def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str, str | Path | None]) -> None:

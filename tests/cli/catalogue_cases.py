@@ -683,14 +683,5 @@ SMOKE: dict[str, str] = {
 }
 """One case per command run as a real process (``python -m realrecall``): the process behaves the same."""
 
-KNOWN_FAILURES: dict[str, str] = {
-    # gold tools
-    "expand-in-place": "exit 2: 'error: --output gold.jsonl is the same file as GOLD_FILE gold.jsonl' - the "
-    "issue treats in-place expand as supported (a rewritten file keeps its mode); refuse or allow, decide",
-    # demo: the library refuses both (realrecall.demo.check_demo_folder), but after the CLI's banner
-    "output-demo-dir-is-file": "exit 2, but after the banner 'realrecall demo: sample corpus and real "
-    "questions -> gold.jsonl/'",
-    "output-demo-dir-holds-a-project": "exit 2, but after the banner 'realrecall demo: sample corpus and real "
-    "questions -> ./'",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 """Cases that fail today (marked xfail strict): what the command does instead."""

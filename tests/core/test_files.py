@@ -212,3 +212,8 @@ def test_disk_full_append_log_keeps_whole_records(small_disk):
         with pytest.raises(OutputError, match="the disk is full"):
             log.append({"n": 2, "text": "y" * 1_000_000})
     assert path.read_text() == '{"n": 1}\n'
+
+
+def test_an_output_name_too_long_is_one_error(tmp_path):
+    with pytest.raises(OutputError, match="the file name is too long"):
+        check_output_path(tmp_path / ("x" * 300))

@@ -378,9 +378,8 @@ def expand_command(
 ) -> None:
     """Add each gold passage's near-duplicates to its gold ids."""
     with user_errors():
-        check_distinct(
-            {"GOLD_FILE": gold_file, "--corpus": corpus, "--per-query": per_query}, {"--output": output}
-        )
+        # --output GOLD_FILE expands in place (read whole, then replaced atomically, mode kept).
+        check_distinct({"--corpus": corpus, "--per-query": per_query}, {"--output": output})
         result = expand_gold(
             gold_file,
             corpus,

@@ -25,7 +25,7 @@ def run_command(
         from realrecall.pipeline_config import load_pipeline_config
 
         loaded = load_pipeline_config(config)
-        _show(run_pipeline(loaded, progress=note), loaded.history)
+        _show(run_pipeline(loaded, progress=note, on_warning=warn), loaded.history)
 
 
 @app.command("demo")
@@ -36,10 +36,11 @@ def demo_command(
 ) -> None:
     """Run the whole pipeline offline on the bundled sample data and show the gap report."""
     with user_errors():
-        from realrecall.demo import run_demo
+        from realrecall.demo import check_demo_folder, run_demo
 
+        check_demo_folder(folder)  # before the banner: a refusal is the only line printed
         note(f"realrecall demo: sample corpus and real questions -> {folder}/", style="")
-        result = run_demo(folder, progress=note)
+        result = run_demo(folder, progress=note, on_warning=warn)
         _show(result, folder / "history.jsonl")
 
 
