@@ -1,6 +1,9 @@
 """realrecall: how good is your retrieval really?
 
 The public API is imported lazily, so ``import realrecall`` stays cheap (no numpy until it is used).
+The three stages are subpackages, never functions of the same name (``realrecall.evaluate`` is always
+the package; its function is ``realrecall.evaluate.evaluate``), so no import order changes what a
+name means.
 """
 
 from __future__ import annotations
@@ -20,12 +23,8 @@ _LAZY = {
     "load_run": "realrecall.runs",
     "score": "realrecall.evaluate.scoring",
     "score_queries": "realrecall.evaluate.scoring",
-    "evaluate": "realrecall.evaluate",
     "build_retriever": "realrecall.evaluate.retrievers",
-    "generate": "realrecall.generate",
     "GenerateConfig": "realrecall.generate",
-    "calibrate": "realrecall.calibrate",
-    "compare": "realrecall.calibrate",
     "run_pipeline": "realrecall.pipeline",
     "load_pipeline_config": "realrecall.pipeline_config",
     "RealrecallError": "realrecall.errors",
@@ -43,10 +42,6 @@ __all__ = [
     "Run",
     "__version__",
     "build_retriever",
-    "calibrate",
-    "compare",
-    "evaluate",
-    "generate",
     "load_corpus",
     "load_gold",
     "load_pipeline_config",
@@ -57,25 +52,29 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from realrecall.calibrate import calibrate, compare
     from realrecall.corpus import Chunk, Corpus, load_corpus
     from realrecall.errors import InputError, RealrecallError
-    from realrecall.evaluate import evaluate
     from realrecall.evaluate.retrievers import build_retriever
     from realrecall.evaluate.scoring import score, score_queries
-    from realrecall.generate import GenerateConfig, generate
+    from realrecall.generate import GenerateConfig
     from realrecall.gold import GoldQuery, GoldSet, load_gold
     from realrecall.pipeline import run_pipeline
     from realrecall.pipeline_config import load_pipeline_config
     from realrecall.runs import Run, load_run
 
 
+# Subpackages reachable as attributes without an explicit import (``realrecall.evaluate.evaluate(...)``).
+_SUBPACKAGES = frozenset({"calibrate", "evaluate", "generate", "goldset", "llm"})
+
+
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"realrecall.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'realrecall' has no attribute {name!r}")
-    import importlib
-
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -6,7 +6,7 @@ from realrecall.calibrate.agreement import RankAgreement, SystemScore, rank_agre
 from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated import CalibratedEstimate, Stratum
 from realrecall.calibrate.calibration import CalibrationReport, GateResult, calibrate, parse_gate
-from realrecall.calibrate.compare import ComparisonReport, PairedComparison, compare
+from realrecall.calibrate.comparison import ComparisonReport, PairedComparison, compare
 from realrecall.calibrate.diagnostics import Diagnostics, SetDiagnostics, Summary
 from realrecall.calibrate.gap import Headline, SliceGap
 from realrecall.calibrate.intervals import Estimate, Interval

@@ -12,7 +12,7 @@ from realrecall.cli import evaluate as _evaluate  # noqa: F401
 from realrecall.cli import generate as _generate  # noqa: F401
 from realrecall.cli import gold as _gold  # noqa: F401
 from realrecall.cli import pipeline as _pipeline  # noqa: F401
-from realrecall.cli.app import app, run_cli
+from realrecall.cli.application import app, run_cli
 
 __all__ = ["app", "main"]
 

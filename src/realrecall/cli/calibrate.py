@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.text import Text
 
-from realrecall.cli.app import app, note, out, split_list, user_errors, warn, write_stdout
+from realrecall.cli.application import app, note, out, split_list, user_errors, warn, write_stdout
 from realrecall.errors import InputError
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from realrecall.cli.app import app, err, note, out, split_list, user_errors, warn
+from realrecall.cli.application import app, err, note, out, split_list, user_errors, warn
 from realrecall.errors import InputError
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """`realrecall generate`: synthetic questions from a corpus, written as a gold set.
 
-Every line printed here is plain text (``rich.text.Text`` or the helpers of ``cli.app``): chunk ids,
+Every line printed here is plain text (``rich.text.Text`` or the helpers of ``cli.application``): chunk ids,
 paths and the endpoint's words are data, never markup.
 """
 
@@ -17,14 +17,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from realrecall.cli.app import app, err, is_interactive, note, out, user_errors, warn
+from realrecall.cli.application import app, err, is_interactive, note, out, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
 from realrecall.files import check_distinct, output_error
 from realrecall.generate import (
     QUESTION_TYPES,
     BatchOptions,
-    Estimate,
+    CostEstimate,
     GenerateConfig,
     GenerateSummary,
     estimate,
@@ -223,7 +223,7 @@ def _line(text: str) -> None:
     out.print(Text(text))
 
 
-def render_estimate(result: Estimate) -> None:
+def render_estimate(result: CostEstimate) -> None:
     _line(f"questions planned: {result.slots}, still to write: {result.pending}")
     _line(f"requests: {result.requests} (at most {result.max_requests} if every answer is rejected)")
     _line(f"tokens: ~{result.tokens_in:,} in, ~{result.tokens_out:,} out ({result.token_method})")

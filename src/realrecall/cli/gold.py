@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from realrecall.cli.app import app, err, out, split_list, user_errors, warn
+from realrecall.cli.application import app, err, out, split_list, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
 from realrecall.files import check_distinct, write_jsonl_atomic

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from realrecall.cli.app import app, note, out, user_errors, warn
+from realrecall.cli.application import app, note, out, user_errors, warn
 
 if TYPE_CHECKING:
     from realrecall.pipeline import PipelineResult

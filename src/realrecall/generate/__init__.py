@@ -18,7 +18,7 @@ from realrecall.generate.config import (
     parse_shard,
     parse_weights,
 )
-from realrecall.generate.estimate import Estimate, estimate
+from realrecall.generate.dry_run import CostEstimate, estimate
 from realrecall.generate.overlap import lexical_overlap
 from realrecall.generate.run import agenerate, generate
 from realrecall.generate.style import style_leak_warning
@@ -28,7 +28,7 @@ __all__ = [
     "BACKENDS",
     "QUESTION_TYPES",
     "BatchOptions",
-    "Estimate",
+    "CostEstimate",
     "GenerateConfig",
     "GenerateSummary",
     "Progress",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport
-from realrecall.calibrate.compare import ComparisonReport
+from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.report.html import render_html
 from realrecall.calibrate.report.json import (
     comparison_to_dict,

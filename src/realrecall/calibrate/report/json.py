@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport
-from realrecall.calibrate.compare import ComparisonReport
+from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.diagnostics import SetDiagnostics, Summary
 from realrecall.calibrate.gap import SliceGap
 from realrecall.calibrate.intervals import Interval

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from realrecall.calibrate.calibration import CalibrationReport
-from realrecall.calibrate.compare import ComparisonReport
+from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows, signed
 
 __all__ = ["render_comparison_markdown", "render_markdown"]

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from realrecall.calibrate.calibration import CalibrationReport
-from realrecall.calibrate.compare import ComparisonReport
+from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows, signed
 
 __all__ = ["comparison_table", "report_table"]

@@ -27,14 +27,14 @@ from realrecall.generate.sources import question_messages
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import cost
 
-__all__ = ["ANSWER_TOKENS", "Estimate", "estimate", "token_counter"]
+__all__ = ["ANSWER_TOKENS", "CostEstimate", "estimate", "token_counter"]
 
 ANSWER_TOKENS = 40
 _JUDGE_EXTRA_TOKENS = 250  # the judge prompt's own words, beside the passage and the question
 
 
 @dataclass(frozen=True)
-class Estimate:
+class CostEstimate:
     """What ``generate`` would send, before sending anything."""
 
     slots: int
@@ -85,7 +85,7 @@ def _encoding_cached(name: str) -> bool:
     )
 
 
-def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> Estimate:
+def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> CostEstimate:
     """The requests, tokens and cost a ``generate`` run with these arguments would need."""
     check_paths(corpus, output_path, config)  # what the run would refuse, a dry run refuses too
     setup = prepare(corpus, config)
@@ -107,7 +107,7 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
             tokens_in += count(slot.chunk.text) + _JUDGE_EXTRA_TOKENS
         requests += len(pending)
     tokens_out = requests * ANSWER_TOKENS
-    return Estimate(
+    return CostEstimate(
         slots=len(setup.slots),
         pending=len(pending),
         requests=requests,
