@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from realrecall.cli import app
-from realrecall.cli.app import error_line, note, warn
+from realrecall.cli.application import error_line, note, warn
 
 MARKUP = ("[/]", "[bold]", "[local]")
 runner = CliRunner()

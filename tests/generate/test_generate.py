@@ -459,7 +459,7 @@ def test_dry_run_beside_a_run_reads_without_repairing(corpus, output, fake_clien
 def test_token_count_falls_back_to_the_documented_estimate_when_tiktoken_has_no_cached_encoding(
     tmp_path, monkeypatch
 ):
-    from realrecall.generate.estimate import token_counter
+    from realrecall.generate.dry_run import token_counter
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # empty: tiktoken would have to download
     count, method = token_counter("gpt-4o-mini")
