@@ -8,17 +8,16 @@ from pathlib import Path
 import pytest
 
 from fake_openai import FakeOpenAI
-
-ROOT = Path(__file__).resolve().parents[1]
-REFERENCE_DATA = ROOT.parent / "shared" / "reference-data"
+from support.reference import find_reference_data
 
 
 @pytest.fixture(scope="session")
 def reference_data() -> Path:
     """The shared IR reference data (research licences: read by path, never copied into the repo)."""
-    if not REFERENCE_DATA.is_dir():
-        pytest.skip(f"shared reference data not found at {REFERENCE_DATA} (it sits beside the project root)")
-    return REFERENCE_DATA
+    found = find_reference_data()
+    if found is None:
+        pytest.skip("shared reference data not found beside the project root or any folder above it")
+    return found
 
 
 @pytest.fixture

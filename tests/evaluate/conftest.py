@@ -8,21 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="session")
-def reference_data() -> Path:
-    """The shared reference data beside the project root, or beside a folder above it.
-
-    Git worktrees sit one level deeper than the main checkout (``wt/<name>``), so the search climbs.
-    """
-    for folder in ROOT.parents:
-        candidate = folder / "shared" / "reference-data"
-        if candidate.is_dir():
-            return candidate
-    pytest.skip(f"shared reference data not found beside {ROOT} or any folder above it")
-
 
 @pytest.fixture(scope="session")
 def trec_eval_data(reference_data: Path) -> Path:

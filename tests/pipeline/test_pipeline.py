@@ -5,10 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +16,7 @@ from realrecall.errors import GateFailed, InputError
 from realrecall.history import history_trend, load_history
 from realrecall.pipeline import run_pipeline
 from realrecall.pipeline_config import load_pipeline_config
-
-ROOT = Path(__file__).resolve().parents[2]
+from support.process import cli
 
 CHUNKS = [
     ("c1", "To reset your password open Settings, choose Account and press Reset password."),
@@ -212,18 +208,6 @@ def test_bad_config_names_the_file_and_key(tmp_path, text, expected):
         load_pipeline_config(path)
     assert str(info.value).startswith(str(path))
     assert expected in str(info.value)
-
-
-def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run(
-        [sys.executable, "-m", "realrecall", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
 
 
 def test_run_and_history_commands(tmp_path):
