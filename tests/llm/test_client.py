@@ -66,17 +66,27 @@ def test_request_without_schema_sends_no_response_format(fake_openai: FakeOpenAI
     assert result.response_format_used == "none"
 
 
+class RecordedSleep:
+    """Stands in for asyncio.sleep: records each wait the retry policy asks for and returns at once."""
+
+    def __init__(self) -> None:
+        self.waits: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.waits.append(seconds)
+
+
 def test_429_waits_at_least_retry_after_then_succeeds(
     fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
 ) -> None:
     fake_openai.inject_fault("429", retry_after=1)
-    client = OpenAIChatClient(config)
+    sleep = RecordedSleep()
+    client = OpenAIChatClient(config, sleep=sleep)
 
-    started = time.monotonic()
     result = complete(client, question_request)
-    elapsed = time.monotonic() - started
 
-    assert elapsed >= 1.0
+    assert len(sleep.waits) == 1
+    assert 1.0 <= sleep.waits[0] <= config.max_wait
     assert result.attempts == 2
     assert fake_openai.count("chat") == 2
     assert client.stats.retries == {"rate_limited": 1}
@@ -86,10 +96,10 @@ def test_retry_after_longer_than_max_wait_is_capped(
     fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
 ) -> None:
     fake_openai.inject_fault("429", retry_after=30)
-    started = time.monotonic()
-    result = complete(OpenAIChatClient(replace(config, max_wait=0.2)), question_request)
+    sleep = RecordedSleep()
+    result = complete(OpenAIChatClient(replace(config, max_wait=0.2), sleep=sleep), question_request)
 
-    assert time.monotonic() - started < 5
+    assert sleep.waits == [0.2]
     assert result.attempts == 2
 
 

@@ -19,6 +19,7 @@ from realrecall.llm.retry import (
     EmptyResponse,
     GaveUp,
     MalformedResponse,
+    Sleep,
     StatsRecorder,
     call_with_retries,
     gave_up_error,
@@ -44,8 +45,9 @@ class OpenAIChatClient:
     more than once with the same instance.
     """
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMConfig, *, sleep: Sleep = asyncio.sleep) -> None:
         self.config = config
+        self._sleep = sleep  # between retries; injectable so tests never wait real seconds
         self._endpoint = resolve_endpoint(config)
         self._stats = StatsRecorder()
         self._response_format: ResponseFormat = "json_schema"
@@ -76,7 +78,10 @@ class OpenAIChatClient:
             body = request.to_body(response_format=mode)
             try:
                 completion, used = await call_with_retries(
-                    lambda body=body: self._send(body), config=self.config, stats=self._stats
+                    lambda body=body: self._send(body),
+                    config=self.config,
+                    stats=self._stats,
+                    sleep=self._sleep,
                 )
             except GaveUp as gave_up:
                 attempts += gave_up.attempts

@@ -14,7 +14,14 @@ import openai
 
 from realrecall.errors import InputError, LLMError
 from realrecall.llm.endpoint import open_sdk_client, resolve_endpoint
-from realrecall.llm.retry import GaveUp, MalformedResponse, StatsRecorder, call_with_retries, gave_up_error
+from realrecall.llm.retry import (
+    GaveUp,
+    MalformedResponse,
+    Sleep,
+    StatsRecorder,
+    call_with_retries,
+    gave_up_error,
+)
 from realrecall.llm.types import LLMConfig, LLMStats
 
 __all__ = ["OpenAIEmbedder"]
@@ -30,7 +37,15 @@ class OpenAIEmbedder:
     ``aembed`` is the same for async callers.
     """
 
-    def __init__(self, model: str, config: LLMConfig, *, batch_size: int = 128, concurrency: int = 4) -> None:
+    def __init__(
+        self,
+        model: str,
+        config: LLMConfig,
+        *,
+        batch_size: int = 128,
+        concurrency: int = 4,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         if not model:
             raise InputError("an embedder needs a model name")
         if batch_size < 1 or concurrency < 1:
@@ -43,6 +58,7 @@ class OpenAIEmbedder:
         self.batch_size = batch_size
         self.concurrency = concurrency
         self._endpoint = resolve_endpoint(config)
+        self._sleep = sleep  # between retries; injectable so tests never wait real seconds
         self._stats = StatsRecorder()
         # base64 moves a quarter of the bytes and skips parsing a float list per vector (several times
         # faster on large runs); a server that rejects it switches this embedder to "float".
@@ -96,6 +112,7 @@ class OpenAIEmbedder:
                     lambda encoding=encoding: self._send(sdk, batch, encoding),
                     config=self.config,
                     stats=self._stats,
+                    sleep=self._sleep,
                 )
             except GaveUp as gave_up:
                 fault = gave_up.fault

@@ -9,6 +9,7 @@ exceeds ``max_wait``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections import Counter
@@ -31,6 +32,7 @@ __all__ = [
     "Fault",
     "GaveUp",
     "MalformedResponse",
+    "Sleep",
     "StatsRecorder",
     "call_with_retries",
     "classify",
@@ -163,6 +165,10 @@ def parse_retry_after(headers: object) -> float | None:
     return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+# Waits between attempts: asyncio.sleep, or in tests a recorder that returns at once.
+Sleep = Callable[[float], Awaitable[None]]
+
+
 class _RetryAfterWait(wait_base):
     """Exponential backoff with jitter, raised to the server's Retry-After, capped at ``max_wait``."""
 
@@ -252,8 +258,11 @@ async def call_with_retries(
     *,
     config: LLMConfig,
     stats: StatsRecorder,
+    sleep: Sleep = asyncio.sleep,
 ) -> tuple[T, int]:
     """Await ``send()`` until it succeeds or the budget is spent; returns the result and the attempts made.
+
+    ``sleep`` waits between attempts; tests pass one that records the waits instead of taking them.
 
     Each attempt is one HTTP request (the SDK's own retries are off). Raises GaveUp on a
     non-retryable fault or after ``config.max_attempts`` attempts; anything that is not an endpoint
@@ -279,6 +288,7 @@ async def call_with_retries(
         retry=retry_if_exception(_is_retryable),
         before_sleep=before_sleep,
         reraise=True,
+        sleep=sleep,
     )
     try:
         result = await retrying(attempt)
