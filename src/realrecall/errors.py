@@ -5,7 +5,8 @@
      │    ├── OutputError      an output cannot be written (disk full, a folder, one of the inputs): exit 2
      │    └── UserCodeError    the user's own code (a custom retriever) failed; its traceback with --debug
      ├── LLMError              an OpenAI-compatible endpoint kept failing after retries: exit code 1
-     │    └── LLMCallError     one call gave up: carries the reason, the HTTP status and the attempts
+     │    ├── LLMCallError     one call gave up: carries the reason, the HTTP status and the attempts
+     │    └── BatchUnanswered  a request the Batch API rounds never answered
      └── GateFailed            a quality gate (--fail-under, --max-gap) was crossed: exit code 1
 
 Anything else escaping the library is a bug and shows its traceback.
@@ -16,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "BatchUnanswered",
     "GateFailed",
     "InputError",
     "LLMCallError",
@@ -97,6 +99,12 @@ class LLMCallError(LLMError):
         self.attempts = attempts
         self.status = status
         super().__init__(message)
+
+
+class BatchUnanswered(LLMError):
+    """A request the batches did not answer (each item failed in every round)."""
+
+    reason = "batch_unanswered"
 
 
 class GateFailed(RealrecallError):

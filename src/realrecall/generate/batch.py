@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from realrecall import llm
-from realrecall.errors import InputError, LLMError
+from realrecall.errors import BatchUnanswered, InputError, LLMError
 from realrecall.files import atomic_write_text
 from realrecall.generate.sources import RequestCollector, cache_entry
 from realrecall.generate.store import GenerationStore
@@ -41,7 +41,6 @@ from realrecall.llm import (
 __all__ = [
     "BatchOptions",
     "BatchTotals",
-    "BatchUnanswered",
     "LeftoverClient",
     "answer_in_batches",
     "batch_state_path",
@@ -69,12 +68,6 @@ class BatchOptions:
             )
         if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout >= 0):
             raise InputError(f"batch timeout must be a number of seconds >= 0, got {self.timeout}")
-
-
-class BatchUnanswered(LLMError):
-    """A request the batches did not answer (each item failed in every round)."""
-
-    reason = "batch_unanswered"
 
 
 class LeftoverClient:
