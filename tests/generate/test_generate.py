@@ -11,7 +11,14 @@ import pytest
 from generate.fakes import FakeChatClient, FakeLLMError, make_corpus, passage_of
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError, RealrecallError
-from realrecall.generate import GenerateConfig, Progress, Shard, estimate, generate, style_leak_warning
+from realrecall.generate import (
+    GenerateConfig,
+    GenerateProgress,
+    Shard,
+    estimate,
+    generate,
+    style_leak_warning,
+)
 from realrecall.generate.planner import shard_chunks
 from realrecall.generate.store import GenerationStore
 from realrecall.gold import GoldQuery, GoldSet, load_gold
@@ -311,7 +318,7 @@ def test_prompt_injection_chunk_still_yields_a_record(output, fake_client):
 
 
 def test_progress_reports_every_slot(corpus, output, fake_client):
-    events: list[Progress] = []
+    events: list[GenerateProgress] = []
     generate(corpus, output, GenerateConfig(per_chunk=2), client=fake_client, progress=events.append)
     assert len(events) == 12
     assert events[-1].done == events[-1].total == 12

@@ -26,13 +26,13 @@ from realrecall.generate import (
     BatchOptions,
     CostEstimate,
     GenerateConfig,
+    GenerateProgress,
     GenerateSummary,
     estimate,
     generate,
     parse_shard,
     parse_weights,
 )
-from realrecall.generate import Progress as GenerateProgress
 from realrecall.llm import BatchStatus, ChatClient
 
 TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(

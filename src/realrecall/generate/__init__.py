@@ -22,7 +22,7 @@ from realrecall.generate.dry_run import CostEstimate, estimate
 from realrecall.generate.overlap import lexical_overlap
 from realrecall.generate.run import agenerate, generate
 from realrecall.generate.style import style_leak_warning
-from realrecall.generate.summary import GenerateSummary, Progress, StageSummary
+from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageSummary
 
 __all__ = [
     "BACKENDS",
@@ -30,8 +30,8 @@ __all__ = [
     "BatchOptions",
     "CostEstimate",
     "GenerateConfig",
+    "GenerateProgress",
     "GenerateSummary",
-    "Progress",
     "Shard",
     "StageSummary",
     "agenerate",

@@ -41,13 +41,13 @@ from realrecall.generate.sources import (
 )
 from realrecall.generate.store import GenerationStore, sidecar_paths
 from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
-from realrecall.generate.summary import GenerateSummary, Progress, StageCounter
+from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
 from realrecall.llm.types import ChatClient
 
 __all__ = ["Setup", "agenerate", "check_paths", "generate", "prepare", "still_valid"]
 
-ProgressCallback = Callable[[Progress], None]
+ProgressCallback = Callable[[GenerateProgress], None]
 
 
 @dataclass(frozen=True)
@@ -384,7 +384,7 @@ class _Run:
         if self.progress is None:
             return
         self.progress(
-            Progress(
+            GenerateProgress(
                 done=self.done,
                 total=len(self.setup.slots),
                 kept=len(self.store.records),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GenerateSummary", "Progress", "StageCounter", "StageSummary", "cost"]
+__all__ = ["GenerateProgress", "GenerateSummary", "StageCounter", "StageSummary", "cost"]
 
 
 def cost(tokens_in: int, tokens_out: int, price_in: float | None, price_out: float | None) -> float | None:
@@ -78,7 +78,7 @@ class StageCounter:
 
 
 @dataclass(frozen=True)
-class Progress:
+class GenerateProgress:
     """Handed to the progress callback after each question slot is settled."""
 
     done: int
