@@ -19,6 +19,8 @@ retriever = "bm25"               # or dense, local-dense, hybrid, module:functio
 k = [1, 5, 10, 50]
 by = ["type", "language"]
 query_timeout = 30               # seconds a custom retriever may take per query (default: no limit)
+# With options, the retriever is a table instead: [evaluate.retriever] with name = "bm25", k1 = 1.2 ...
+# (any option of the retriever, as docs/retrievers.md lists them).
 
 [calibrate]
 metric = "recall@10"             # one of the metrics k gives: recall@K, mrr@<largest K>, ndcg@<K nearest 10>
@@ -48,17 +50,24 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import UnionType
 from typing import Any, NoReturn
 
 from realrecall.errors import InputError
 
 __all__ = ["PipelineConfig", "load_pipeline_config"]
 
-_SECTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
+_SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "corpus": {"path": str},
     "real": {"path": str, "date": (str, dt.date)},
     "generate": {"output": str, "backend": str, "model": str, "options": dict},
-    "evaluate": {"retriever": str, "k": list, "by": list, "embed_model": str, "query_timeout": float | int},
+    "evaluate": {
+        "retriever": (str, dict),
+        "k": list,
+        "by": list,
+        "embed_model": str,
+        "query_timeout": float | int,
+    },
     "calibrate": {
         "metric": str,
         "max_age_days": float | int,
@@ -84,6 +93,7 @@ class PipelineConfig:
     model: str | None = None
     generate_options: Mapping[str, Any] = field(default_factory=dict)
     retriever: str = "bm25"
+    retriever_options: Any = None  # the retriever's options dataclass ([evaluate.retriever] table)
     embed_model: str | None = None
     query_timeout: float | None = None
     k: tuple[int, ...] = (1, 5, 10, 50)
@@ -133,8 +143,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     by = section["evaluate"].get("by", ["type", "language"])
     if not all(isinstance(name, str) and name.strip() for name in by):
         check.fail("evaluate", "by", "[evaluate] by must be a list of field names", hint='e.g. by = ["type"]')
-    retriever = section["evaluate"].get("retriever", "bm25")
-    check.retriever(retriever, section["evaluate"].get("embed_model"))
+    retriever, retriever_options = check.retriever(section["evaluate"], base)
     query_timeout = section["evaluate"].get("query_timeout")
     if query_timeout is not None:
         check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
@@ -178,6 +187,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         model=generate.get("model"),
         generate_options=options,
         retriever=_resolve_retriever(retriever, base),
+        retriever_options=retriever_options,
         embed_model=section["evaluate"].get("embed_model"),
         query_timeout=float(query_timeout) if query_timeout is not None else None,
         k=tuple(k),
@@ -268,23 +278,39 @@ class _Checker:
                 "real", "date", f"[real] date {text!r} is not an ISO date", hint='write it as "2026-11-30"'
             )
 
-    def retriever(self, spec: str, embed_model: str | None) -> None:
-        from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices
+    def retriever(self, evaluate: Mapping[str, Any], base: Path) -> tuple[str, Any]:
+        """The retriever's name and options: ``retriever = "bm25"`` or an ``[evaluate.retriever]`` table."""
+        from realrecall.evaluate.retrievers.options import make_options
+        from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices, find_spec
 
-        if spec not in RETRIEVERS and ":" not in spec:
+        value = evaluate.get("retriever", "bm25")
+        table = dict(value) if isinstance(value, dict) else {"name": value}
+        spec = table.pop("name", "bm25")
+        if not isinstance(spec, str) or (spec not in RETRIEVERS and ":" not in spec):
             self.fail(
                 "evaluate",
                 "retriever",
                 f"[evaluate] retriever {spec!r} is unknown",
                 hint=f"choose from {choices()}",
             )
-        if spec == "dense" and not embed_model:
+        try:
+            options = make_options(
+                find_spec(spec), table, defaults={"embed_model": evaluate.get("embed_model")}, base=base
+            )
+        except InputError as exc:
+            bad = next((key for key in table if re.search(rf"\b{re.escape(key)}\b", exc.message)), None)
+            line = self.line_of("evaluate.retriever", bad) or self.line_of("evaluate", "retriever")
+            raise InputError(
+                f"[evaluate.retriever] {exc.message}", path=self.path, line=line, hint=exc.hint
+            ) from None
+        if spec == "dense" and not getattr(options, "embed_model", None):
             self.fail(
                 "evaluate",
                 "retriever",
                 "[evaluate] retriever dense needs embed_model",
                 hint='e.g. embed_model = "text-embedding-3-small", or retriever = "local-dense"',
             )
+        return spec, options
 
     def metrics(self, metric: str, gates: list[str], k: tuple[int, ...]) -> None:
         """The headline metric and the gates must be among the metrics evaluate computes for ``k``."""

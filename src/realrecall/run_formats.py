@@ -58,7 +58,7 @@ _BOM = b"\xef\xbb\xbf"
 _CHUNK_BYTES = 1 << 15
 
 
-def read_trec_fast(path: Path) -> tuple[dict[str, dict[str, int]], np.ndarray] | None:
+def read_trec_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] | None:
     """Read a plain TREC run in chunks with C-level passes; None for anything that needs a closer look.
 
     Returns per query ``{passage id: position}`` and the flat float64 scores, in file order. Each line
@@ -66,7 +66,7 @@ def read_trec_fast(path: Path) -> tuple[dict[str, dict[str, int]], np.ndarray] |
     or less shows up as a misplaced NUL. No list or float object is kept per line. Declines (returns
     None) comments, extra fields, blank lines, bad scores, duplicates and queries split across the file.
     """
-    docs: dict[str, dict[str, int]] = {}
+    docs: dict[str, dict[str, float]] = {}  # int positions, typed as the run's scores dicts
     chunks: list[np.ndarray] = []
     last = ""
     with path.open("rb") as handle:

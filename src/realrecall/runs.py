@@ -37,9 +37,10 @@ class Run:
     name: str
     ordered: bool
     """True when the run came from ranked lists: the given order is the ranking."""
-    _docs: Mapping[str, Mapping[str, float]] = field(repr=False)
+    _docs: dict[str, dict[str, float]] = field(repr=False)
     """Per query, passage id -> score, or -> position in the query's slice of ``_scores`` when
-    ``_positional`` (positions are small cached ints: no float object per passage)."""
+    ``_positional`` (positions are small cached ints: no float object per passage). Plain dicts:
+    ``rank_judgments`` looks passages up with ``dict.get`` mapped in C."""
     _row: Mapping[str, int] = field(repr=False)
     _scores: np.ndarray = field(repr=False)
     """float64 scores of all queries end to end (in ``_docs`` order), then NaN padding as long as the
@@ -68,7 +69,7 @@ class Run:
     @classmethod
     def from_lists(cls, ranked: Mapping[str, Sequence[str]], *, name: str = "run") -> Run:
         """A run from ``{query_id: [passage_id, ...]}``, best first; each list keeps its order."""
-        docs: dict[str, dict[str, int]] = {}
+        docs: dict[str, dict[str, float]] = {}  # positions, as ints (see ``_docs``)
         for qid, ids in ranked.items():
             if isinstance(ids, str):
                 raise InputError(
@@ -76,7 +77,7 @@ class Run:
                     hint="give a list such as ['p1', 'p2']",
                 )
             n = len(ids)
-            per_query = dict(zip(ids, range(n), strict=True))
+            per_query: dict[str, float] = dict(zip(ids, range(n), strict=True))
             if len(per_query) != n:
                 raise InputError(
                     f"query {qid!r} lists passage {_first_duplicate(ids)!r} twice",
@@ -115,7 +116,7 @@ class Run:
 
     @classmethod
     def _build_positional(
-        cls, docs: dict[str, dict[str, int]], flat: np.ndarray, *, name: str, ordered: bool
+        cls, docs: dict[str, dict[str, float]], flat: np.ndarray, *, name: str, ordered: bool
     ) -> Run:
         """A run whose dicts map ids to positions 0..n-1 of their query's scores in ``flat``."""
         offsets, padded = _layout(docs)
@@ -124,7 +125,7 @@ class Run:
         return cls(
             name=name,
             ordered=ordered,
-            _docs=docs,  # type: ignore[arg-type]
+            _docs=docs,
             _row=row_of,
             _scores=padded,
             _offsets=offsets,
@@ -167,7 +168,8 @@ class Run:
         row = self._row.get(query_id)
         if row is None:
             return []
-        return self._scores[self._offsets[row] : self._offsets[row + 1]].tolist()
+        scores: list[float] = self._scores[self._offsets[row] : self._offsets[row + 1]].tolist()
+        return scores
 
     def top(self, k: int) -> Run:
         """The run cut to its first ``k`` passages per query (trec_eval ``-M k``)."""

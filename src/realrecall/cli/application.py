@@ -34,11 +34,30 @@ class _OneLineErrors(TyperGroup):
     ``error:`` line naming the fix and exit code 2, like every other input error, instead of the
     multi-line usage box typer prints."""
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        # click's own standalone mode prints the usage box: run it non-standalone and map errors here.
+        def run() -> Any:
+            return super(_OneLineErrors, self).main(
+                args=args,
+                prog_name=prog_name,
+                complete_var=complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
+
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return run()
         try:
-            code = super().main(*args, standalone_mode=False, **kwargs)
+            code = run()
         except typer.Exit as exc:
             sys.exit(exc.exit_code)
         except typer.Abort:

@@ -106,10 +106,10 @@ def rank_judgments(
     relevant = (grade >= threshold) & (grade >= 0)
     num_relevant = np.bincount(query[relevant], minlength=n)
     first = np.zeros(n, dtype=np.int64)
-    found = relevant & (rank > 0)
+    relevant_found = relevant & (rank > 0)
     # Entries are sorted by rank within a query, so the first hit of each query is its best rank.
-    hit_queries, first_index = np.unique(query[found], return_index=True)
-    first[hit_queries] = rank[found][first_index]
+    hit_queries, first_index = np.unique(query[relevant_found], return_index=True)
+    first[hit_queries] = rank[relevant_found][first_index]
     return RankedJudgments(
         query_ids=tuple(query_ids),
         query=query,

@@ -43,7 +43,7 @@ JUDGE_SCHEMA: dict[str, Any] = {
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
-def _json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
+def _json_object(text: str) -> tuple[dict[str, Any], None] | tuple[None, str]:
     stripped = text.strip()
     fenced = _FENCE.match(stripped)
     if fenced:
@@ -88,11 +88,12 @@ class Verdict:
     reason: str
 
 
-def parse_verdict(text: str) -> tuple[Verdict | None, str | None]:
+def parse_verdict(text: str) -> tuple[Verdict, None] | tuple[None, str]:
     """``(verdict, None)`` for a valid judge answer, ``(None, reason)`` otherwise."""
-    value, reason = _json_object(text)
-    if value is None:
-        return None, reason
+    parsed = _json_object(text)
+    if parsed[0] is None:
+        return parsed
+    value = parsed[0]
     if set(value) != {"answerable", "reason"} or not isinstance(value.get("answerable"), bool):
         return None, "schema_mismatch"
     if not isinstance(value.get("reason"), str):

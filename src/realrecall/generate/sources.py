@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, NoReturn, Protocol
 
 from realrecall.errors import LLMError
 from realrecall.generate.answers import JUDGE_SCHEMA, QUESTION_SCHEMA, Verdict, parse_question, parse_verdict
@@ -136,7 +136,7 @@ class RequestCollector:
     def __init__(self) -> None:
         self.pending: dict[str, tuple[str, str, ChatRequest]] = {}
 
-    def defer(self, key: str, slot_key: str, stage: str, request: ChatRequest) -> None:
+    def defer(self, key: str, slot_key: str, stage: str, request: ChatRequest) -> NoReturn:
         self.pending[key] = (slot_key, stage, request)
         raise Deferred(key)
 
@@ -307,9 +307,10 @@ class AnswerabilityJudge:
             )
             total = total + usage
             if failure is None:
-                verdict, failure = parse_verdict(text)
-                if verdict is not None:
-                    return verdict, None, total
+                parsed = parse_verdict(text)
+                if parsed[0] is not None:
+                    return parsed[0], None, total
+                failure = parsed[1]
             self.counter.failures[failure] += 1
             if attempt + 1 < self.config.max_attempts:
                 self.counter.regenerations += 1

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import openai
 from openai.types import Batch
@@ -47,7 +48,7 @@ __all__ = [
     "write_batch_input",
 ]
 
-BATCH_URL = "/v1/chat/completions"
+BATCH_URL: Final = "/v1/chat/completions"
 
 T = TypeVar("T")
 
@@ -133,9 +134,7 @@ async def download_batch_results(
         for file_id in (batch.output_file_id, batch.error_file_id):
             if file_id is None:
                 continue
-            content = await call(
-                "download batch results", lambda sdk, file_id=file_id: sdk.files.content(file_id)
-            )
+            content = await call("download batch results", functools.partial(_file_content, file_id))
             results.update(_parse_results(file_id, content.content, requests, call.secret))
     if requests is not None:
         for custom_id in requests:
@@ -166,6 +165,10 @@ class _Caller:
         except GaveUp as gave_up:
             raise gave_up_error(gave_up, secret=self.secret, what=f"{what}: ") from None
         return result
+
+
+async def _file_content(file_id: str, sdk: openai.AsyncOpenAI) -> openai.HttpxBinaryResponseContent:
+    return await sdk.files.content(file_id)
 
 
 @contextlib.asynccontextmanager

@@ -9,6 +9,7 @@ weakest format that worked, so later calls do not pay for the rejected ones agai
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import openai
@@ -78,7 +79,7 @@ class OpenAIChatClient:
             body = request.to_body(response_format=mode)
             try:
                 completion, used = await call_with_retries(
-                    lambda body=body: self._send(body),
+                    functools.partial(self._send, body),
                     config=self.config,
                     stats=self._stats,
                     sleep=self._sleep,

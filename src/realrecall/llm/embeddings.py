@@ -6,6 +6,7 @@ import asyncio
 import base64
 import binascii
 import concurrent.futures
+import functools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -109,7 +110,7 @@ class OpenAIEmbedder:
             encoding = self._encoding
             try:
                 rows, _ = await call_with_retries(
-                    lambda encoding=encoding: self._send(sdk, batch, encoding),
+                    functools.partial(self._send, sdk, batch, encoding),
                     config=self.config,
                     stats=self._stats,
                     sleep=self._sleep,

@@ -128,8 +128,9 @@ def _server_message(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):
         error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
+        message = error.get("message") if isinstance(error, dict) else None
+        if isinstance(message, str):
+            return message
     return exc.message
 
 
@@ -291,7 +292,7 @@ async def call_with_retries(
         sleep=sleep,
     )
     try:
-        result = await retrying(attempt)
+        result: T = await retrying(attempt)
     except Exception as exc:
         fault = classify(exc)
         if fault is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -9,6 +11,7 @@ from rich.text import Text
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
+from realrecall.calibrate.gap import SliceGap
 from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows, signed
 
 __all__ = ["comparison_table", "report_table"]
@@ -81,7 +84,7 @@ def comparison_table(report: ComparisonReport) -> RenderableType:
     return Group(Text(report.headline, style="bold"), table)
 
 
-def _gap_table(title: str, first: str, gaps: list, skip: int) -> Table:
+def _gap_table(title: str, first: str, gaps: Sequence[SliceGap], skip: int) -> Table:
     table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column(first)
     for column, width in _GAP_COLUMNS:
