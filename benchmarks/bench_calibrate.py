@@ -1,7 +1,7 @@
 """Calibrate speed: one shared resampling per slice against one resampling per metric, and scipy.
 
-    /work/venv/bin/python benchmarks/bench_calibrate.py                  # 5,000 real + 5,000 synthetic
-    /work/venv/bin/python benchmarks/bench_calibrate.py --queries 20000
+    .venv/bin/python benchmarks/bench_calibrate.py                  # 5,000 real + 5,000 synthetic
+    .venv/bin/python benchmarks/bench_calibrate.py --queries 20000
 
 The results hold evaluate's default metrics for k = 1, 5, 10, 50 (13 metrics, 9 of them graded) and
 two slice fields (8 types, 3 languages). "per metric" times the gap intervals computed one metric at a

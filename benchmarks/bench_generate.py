@@ -1,6 +1,6 @@
 """Throughput of `generate` against the fake OpenAI server answering after 200 ms, and a cached rerun.
 
-    PYTHONPATH=src /work/venv/bin/python benchmarks/bench_generate.py [--chunks 2000] [--concurrency 32]
+    .venv/bin/python benchmarks/bench_generate.py [--chunks 2000] [--concurrency 32]
 
 Targets (issue 3): 2,000 chunks at concurrency 32 reach at least 80% of the bound
 concurrency / delay = 32 / 0.2 s = 160 requests/s; a fully cached rerun of the same job takes < 2 s.

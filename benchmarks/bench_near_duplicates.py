@@ -1,7 +1,7 @@
 """Near-duplicate search speed: realrecall's LSH + exact confirmation against all-pairs exact Jaccard.
 
-    /work/venv/bin/python benchmarks/bench_near_duplicates.py                 # 2,000 and 10,000 chunks
-    /work/venv/bin/python benchmarks/bench_near_duplicates.py --sizes 50000
+    .venv/bin/python benchmarks/bench_near_duplicates.py                 # 2,000 and 10,000 chunks
+    .venv/bin/python benchmarks/bench_near_duplicates.py --sizes 50000
 
 Chunks are 70 random words from a 5,000-word vocabulary; one chunk in 50 gets a copy with one extra
 word (Jaccard about 0.97). Both methods must find exactly the planted pairs. All-pairs is skipped

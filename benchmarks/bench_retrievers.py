@@ -1,7 +1,7 @@
 """Retriever speed: realrecall's BM25 beside bm25s used directly, and exact dense top-k beside a full sort.
 
-    /work/venv/bin/python benchmarks/bench_retrievers.py                 # SciFact if present, else synthetic
-    /work/venv/bin/python benchmarks/bench_retrievers.py --docs 200000   # synthetic corpus of that size
+    .venv/bin/python benchmarks/bench_retrievers.py                 # SciFact if present, else synthetic
+    .venv/bin/python benchmarks/bench_retrievers.py --docs 200000   # synthetic corpus of that size
 
 BM25: both sides tokenise the same texts with the same stemmer and stopwords and index with the same
 parameters. bm25s' own ``retrieve`` ranks every document, even those that share no term with the query,

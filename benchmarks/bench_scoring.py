@@ -1,7 +1,7 @@
 """Scoring speed, side by side with ranx, pytrec_eval and (when installed) the trec_eval binary.
 
-    /work/venv/bin/python benchmarks/bench_scoring.py            # 100,000 queries x 100 ids
-    /work/venv/bin/python benchmarks/bench_scoring.py --queries 10000
+    .venv/bin/python benchmarks/bench_scoring.py            # 100,000 queries x 100 ids
+    .venv/bin/python benchmarks/bench_scoring.py --queries 10000
 
 Every contender starts from the same in-memory Python dicts (qrels ``{qid: {pid: grade}}`` and run
 ``{qid: {pid: score}}``), so conversion into each library's own structures is part of its time.
