@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import typer
 from rich.text import Text
@@ -17,6 +17,26 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from realrecall.calibrate import CalibrationReport
+
+
+class _CalibrateOptions(TypedDict):
+    """The keyword options of ``realrecall.calibrate.calibrate`` this command sets, in both modes."""
+
+    metric: str | None
+    confidence: float
+    calibrate_by: str
+    calibrate_on: Path | None
+    real_date: str | None
+    max_age_days: float
+    answers: Path | None
+    answer_k: int | None
+    fail_under: dict[str, float]
+    max_gap: float | None
+    origins: dict[str, str]
+    seed: int
+    n_resamples: int
+    bootstrap: str
+
 
 _SUFFIX_FORMATS = {
     ".md": "markdown",
@@ -83,7 +103,7 @@ def calibrate(
         )  # fmt: skip
         chosen_format = _format(output_format, output)
         gates = dict(_parse_gates(fail_under or []))
-        options = dict(
+        options = _CalibrateOptions(
             metric=metric, confidence=confidence, calibrate_by=calibrate_by, calibrate_on=calibrate_on,
             real_date=real_date, max_age_days=max_age, answers=answers, answer_k=answer_k,
             fail_under=gates, max_gap=max_gap, origins=_parse_origins(origin or []), seed=seed,
@@ -159,7 +179,7 @@ def _one_call(
     run: Path | None,
     k: str,
     by: list[str],
-    options: dict[str, object],
+    options: _CalibrateOptions,
 ) -> CalibrationReport:
     from realrecall.calibrate.one_call import evaluate_and_calibrate
     from realrecall.cli.evaluate import _parse_cutoffs
