@@ -93,7 +93,7 @@ class PipelineConfig:
     model: str | None = None
     generate_options: Mapping[str, Any] = field(default_factory=dict)
     retriever: str = "bm25"
-    retriever_options: Any = None  # the retriever's options dataclass ([evaluate.retriever] table)
+    retriever_options: Mapping[str, Any] = field(default_factory=dict)  # [evaluate.retriever], checked
     embed_model: str | None = None
     query_timeout: float | None = None
     k: tuple[int, ...] = (1, 5, 10, 50)
@@ -278,39 +278,40 @@ class _Checker:
                 "real", "date", f"[real] date {text!r} is not an ISO date", hint='write it as "2026-11-30"'
             )
 
-    def retriever(self, evaluate: Mapping[str, Any], base: Path) -> tuple[str, Any]:
-        """The retriever's name and options: ``retriever = "bm25"`` or an ``[evaluate.retriever]`` table."""
+    def retriever(self, evaluate: Mapping[str, Any], base: Path) -> tuple[str, dict[str, Any]]:
+        """The retriever's name and the options given: ``retriever = "bm25"`` or ``[evaluate.retriever]``.
+
+        The options are checked by building them now; the values kept are the converted ones (relative
+        paths resolved), and only those the table gives, so the run builds the same options again.
+        """
         from realrecall.evaluate.retrievers.options import make_options
         from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices, find_spec
 
         value = evaluate.get("retriever", "bm25")
         table = dict(value) if isinstance(value, dict) else {"name": value}
         spec = table.pop("name", "bm25")
+
+        def fail(key: str | None, message: str, hint: str | None) -> NoReturn:
+            # The key's line in an [evaluate.retriever] table, else the retriever line of [evaluate].
+            line = self.line_of("evaluate.retriever", key) or self.line_of("evaluate", "retriever")
+            raise InputError(message, path=self.path, line=line, hint=hint)
+
         if not isinstance(spec, str) or (spec not in RETRIEVERS and ":" not in spec):
-            self.fail(
-                "evaluate",
-                "retriever",
-                f"[evaluate] retriever {spec!r} is unknown",
-                hint=f"choose from {choices()}",
-            )
+            fail("name", f"[evaluate] retriever {spec!r} is unknown", f"choose from {choices()}")
         try:
             options = make_options(
                 find_spec(spec), table, defaults={"embed_model": evaluate.get("embed_model")}, base=base
             )
         except InputError as exc:
             bad = next((key for key in table if re.search(rf"\b{re.escape(key)}\b", exc.message)), None)
-            line = self.line_of("evaluate.retriever", bad) or self.line_of("evaluate", "retriever")
-            raise InputError(
-                f"[evaluate.retriever] {exc.message}", path=self.path, line=line, hint=exc.hint
-            ) from None
+            fail(bad, f"[evaluate.retriever] {exc.message}", exc.hint)
         if spec == "dense" and not getattr(options, "embed_model", None):
-            self.fail(
-                "evaluate",
-                "retriever",
+            fail(
+                "name",
                 "[evaluate] retriever dense needs embed_model",
-                hint='e.g. embed_model = "text-embedding-3-small", or retriever = "local-dense"',
+                'e.g. embed_model = "text-embedding-3-small", or retriever = "local-dense"',
             )
-        return spec, options
+        return spec, {key: getattr(options, key) for key in table}
 
     def metrics(self, metric: str, gates: list[str], k: tuple[int, ...]) -> None:
         """The headline metric and the gates must be among the metrics evaluate computes for ``k``."""
