@@ -103,7 +103,7 @@ def run_pipeline(
 
     say("calibrating")
     report = calibrate(
-        [result.to_dict()],
+        [result],
         metric=config.metric,
         confidence=config.confidence,
         real_date=config.real_date,

@@ -176,7 +176,7 @@ def test_an_unknown_calibrate_by_field_is_warned_not_silently_one_stratum() -> N
     assert report.calibrated.by is None
     assert (
         "--calibrate-by 'tpye': no query in the results has this field, so the calibrated estimate uses one "
-        "stratum (fields: type, language); evaluate with --by tpye to record it"
+        "stratum (fields: type, language)"
     ) in report.warnings
     assert not any("calibrate-by" in w for w in calibrate(hand_document(), now=NOW).warnings)
 

@@ -10,8 +10,8 @@ from scipy.stats import kendalltau
 
 from calibrate.results_builder import per_query, ranks_set, results_document
 from realrecall.calibrate import answer_grid, calibrate, load_answers
-from realrecall.calibrate.results import load_results
 from realrecall.errors import InputError
+from realrecall.evaluate.results import load_results
 
 
 @pytest.fixture

@@ -64,20 +64,20 @@ def test_gap_interval_equals_scipy_two_sample_bootstrap() -> None:
 
 def test_estimate_uses_wilson_for_zero_one_values_and_bootstrap_otherwise() -> None:
     rng = np.random.default_rng(0)
-    proportion = estimate_mean([1, 0, 1, 1], rng=rng)
+    proportion = estimate_mean([1, 0, 1, 1], binary=True, rng=rng)
     assert proportion.interval.method == "wilson"
     assert proportion.value == 0.75
-    reciprocal_ranks = estimate_mean([1.0, 0.5, 0.0, 1 / 3], rng=rng)
+    reciprocal_ranks = estimate_mean([1.0, 0.5, 0.0, 1 / 3], binary=False, rng=rng)
     assert reciprocal_ranks.interval.method == "bootstrap"
     assert reciprocal_ranks.interval.low <= reciprocal_ranks.value <= reciprocal_ranks.interval.high
 
 
 def test_empty_and_single_value_estimates_do_not_crash() -> None:
     rng = np.random.default_rng(0)
-    empty = estimate_mean([], rng=rng)
+    empty = estimate_mean([], binary=False, rng=rng)
     assert empty.n == 0
     assert math.isnan(empty.value)
-    single = estimate_mean([0.5], rng=rng)
+    single = estimate_mean([0.5], binary=False, rng=rng)
     assert single.value == 0.5
     assert not single.interval.defined
     assert not gap_interval([1.0], [], rng=rng).defined
@@ -85,7 +85,7 @@ def test_empty_and_single_value_estimates_do_not_crash() -> None:
 
 def test_queries_needed_is_the_smallest_n_whose_wilson_interval_is_narrow_enough() -> None:
     values = [1.0] * 68 + [0.0] * 32
-    needed = queries_needed(values, width=0.2)
+    needed = queries_needed(values, binary=True, width=0.2)
     assert wilson_interval(round(0.68 * needed), needed).width <= 0.2
     assert wilson_interval(round(0.68 * (needed - 1)), needed - 1).width > 0.2
 
@@ -94,7 +94,7 @@ def test_queries_needed_for_graded_values_follows_the_normal_width_formula() -> 
     values = np.array([0.0, 0.25, 0.5, 1.0, 1.0, 0.2])
     z = stats.norm.ppf(0.975)
     expected = math.ceil((2 * z * values.std(ddof=1) / 0.1) ** 2)
-    assert queries_needed(values, width=0.1) == expected
+    assert queries_needed(values, binary=False, width=0.1) == expected
 
 
 def test_bca_interval_equals_scipy_bca() -> None:

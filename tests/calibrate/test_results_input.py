@@ -45,7 +45,7 @@ def test_results_without_per_query_values_say_to_rerun_evaluate() -> None:
     document = results_document([("r", [per_query("q1", "real", rank=1)])])
     del document["gold_sets"][0]["per_query"]
     with pytest.raises(InputError, match="calibrate needs per-query values"):
-        load_results(document)
+        calibrate(document)
 
 
 def test_malformed_results_file_names_the_line(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_slicing_by_a_field_no_query_has_gives_one_missing_slice() -> None:
 
 
 def test_retrievers_of_one_name_are_labelled_by_what_differs_in_their_descriptions() -> None:
-    from realrecall.calibrate.results import distinct_labels
+    from realrecall.evaluate.results import distinct_labels
 
     def described(description: str):
         document = results_document([("r", [per_query("q1", "real", rank=1)])], retriever="bm25")
@@ -192,7 +192,7 @@ def test_the_same_results_file_twice_is_refused_instead_of_counting_every_query_
 @pytest.mark.parametrize(
     ("results", "options", "message"),
     [
-        (5, {}, "results must be results.json paths, parsed results.json mappings or Results, got int"),
+        (5, {}, "results.json paths, parsed results.json mappings or EvaluationResult, got int"),
         ([5], {}, "got int"),
         (None, {"confidence": "0.9"}, "confidence must be between 0 and 1"),
         (None, {"n_resamples": 1000.5}, "the number of resamples must be a whole number"),

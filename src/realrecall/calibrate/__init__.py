@@ -10,7 +10,7 @@ from realrecall.calibrate.comparison import ComparisonReport, PairedComparison, 
 from realrecall.calibrate.diagnostics import Diagnostics, SetDiagnostics, Summary
 from realrecall.calibrate.gap import Headline, SliceGap
 from realrecall.calibrate.intervals import Estimate, Interval
-from realrecall.calibrate.results import QueryRecord, Results, load_results
+from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results
 
 __all__ = [
     "AnswerGrid",
@@ -19,13 +19,13 @@ __all__ = [
     "ComparisonReport",
     "Diagnostics",
     "Estimate",
+    "EvaluationResult",
     "GateResult",
     "Headline",
     "Interval",
     "PairedComparison",
-    "QueryRecord",
+    "QueryResult",
     "RankAgreement",
-    "Results",
     "SetDiagnostics",
     "SliceGap",
     "Stratum",

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from realrecall.calibrate.gap import metric_values
-from realrecall.calibrate.results import Results, distinct_labels
+from realrecall.evaluate.results import EvaluationResult, distinct_labels
 
 __all__ = ["RankAgreement", "SystemScore", "rank_agreement"]
 
@@ -46,7 +46,7 @@ class RankAgreement:
     advice: str
 
 
-def rank_agreement(results: Sequence[Results], metric: str) -> RankAgreement | None:
+def rank_agreement(results: Sequence[EvaluationResult], metric: str) -> RankAgreement | None:
     """Agreement over the retrievers evaluated on both sets; None when fewer than two are."""
     systems: list[SystemScore] = []
     errors: dict[str, list[float]] = {"synthetic": [], "real": []}

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from realrecall.calibrate.results import QueryRecord
 from realrecall.errors import InputError
+from realrecall.evaluate.results import QueryResult
 from realrecall.files import iter_jsonl, read_text_lines
 
 __all__ = ["CELLS", "AnswerGrid", "answer_grid", "load_answers"]
@@ -63,7 +63,7 @@ def load_answers(path: str | Path) -> dict[str, bool]:
     return labels
 
 
-def answer_grid(records: Sequence[QueryRecord], answers: Mapping[str, bool], *, k: int) -> AnswerGrid:
+def answer_grid(records: Sequence[QueryResult], answers: Mapping[str, bool], *, k: int) -> AnswerGrid:
     """The grid over the queries that have an answer label (matched by query id)."""
     counts = dict.fromkeys(CELLS, 0)
     cells: dict[str, str] = {}

@@ -30,8 +30,8 @@ import numpy as np
 
 from realrecall.calibrate.gap import metric_values, slice_values
 from realrecall.calibrate.intervals import Interval, bootstrap_means
-from realrecall.calibrate.results import QueryRecord
 from realrecall.errors import InputError
+from realrecall.evaluate.results import QueryResult
 
 __all__ = ["CalibratedEstimate", "Stratum", "calibrated_estimate", "parse_date"]
 
@@ -71,9 +71,9 @@ class CalibratedEstimate:
 
 def calibrated_estimate(
     metric: str,
-    synthetic: Sequence[QueryRecord],
-    calibration_real: Sequence[QueryRecord],
-    calibration_synthetic: Sequence[QueryRecord],
+    synthetic: Sequence[QueryResult],
+    calibration_real: Sequence[QueryResult],
+    calibration_synthetic: Sequence[QueryResult],
     *,
     by: str | None,
     same_synthetic: bool,
@@ -164,7 +164,7 @@ def _age_text(days: int | None) -> str:
     return f"{days} day ago" if days == 1 else f"{days} days ago"
 
 
-def _member(records: Sequence[QueryRecord], by: str | None, value: Any) -> list[QueryRecord]:
+def _member(records: Sequence[QueryResult], by: str | None, value: Any) -> list[QueryResult]:
     if by is None:
         return list(records)
     return [q for q in records if q.field(by) == value]

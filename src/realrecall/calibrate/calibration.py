@@ -17,13 +17,19 @@ from realrecall.calibrate.calibrated import CalibratedEstimate, calibrated_estim
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
 from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, check_settings
-from realrecall.calibrate.results import Results, default_slice_fields, load_results, merge_by_retriever
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
+from realrecall.evaluate.results import (
+    EvaluationResult,
+    ResultsSource,
+    default_slice_fields,
+    load_results,
+    merge_by_retriever,
+)
 
 __all__ = ["CalibrationReport", "GateResult", "calibrate", "parse_gate"]
 
-ResultsSource = Mapping[str, Any] | str | Path | Results
+_SOURCE_TYPES = (EvaluationResult, Mapping, str, Path)
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,8 @@ def calibrate(
 ) -> CalibrationReport:
     """Report the real figure, the synthetic figure and their gap, overall and per slice.
 
-    ``results``: evaluate's results.json (paths or parsed mappings). Files of the same retriever merge;
+    ``results``: what ``evaluate`` returned, or its results.json (paths or parsed mappings). Results of
+    the same retriever merge;
     the first retriever is the one reported, and all retrievers evaluated on both sets feed the rank
     agreement. ``bootstrap``: ``percentile`` or ``bca`` intervals for non-proportions and gaps.
     ``calibrate_on``: earlier results holding the real set, whose per-slice gaps correct
@@ -116,7 +123,7 @@ def calibrate(
         raise InputError(
             f"unknown bootstrap {bootstrap!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
         )
-    sources = [results] if isinstance(results, Mapping | str | Path | Results) else _sources(results)
+    sources = [results] if isinstance(results, _SOURCE_TYPES) else _sources(results)
     if not sources:
         raise InputError("no results given", hint="pass at least one results.json")
     if isinstance(by, str):
@@ -124,9 +131,7 @@ def calibrate(
     for name, origin in (origins or {}).items():
         if origin not in ("real", "synthetic"):
             raise InputError(f"origin of {name!r} must be real or synthetic, got {origin!r}")
-    retrievers = merge_by_retriever(
-        s if isinstance(s, Results) else load_results(s, origins=origins) for s in sources
-    )
+    retrievers = merge_by_retriever(_with_origins(load_results(s, origins=origins)) for s in sources)
     primary = retrievers[0]
     if not primary.metrics:
         raise InputError("the results hold no metric", path=primary.source, hint="rerun evaluate")
@@ -175,7 +180,7 @@ def calibrate(
     report_gates = _gates(fail_under or {}, max_gap, gaps, chosen, calibrated)
     return CalibrationReport(
         headline=head,
-        retriever=primary.description or primary.retriever,
+        retriever=primary.description or primary.name,
         metric=chosen,
         metrics=primary.metrics,
         confidence=confidence,
@@ -230,23 +235,41 @@ def parse_gate(text: str) -> tuple[str, float]:
 
 def _sources(results: Any) -> list[ResultsSource]:
     """A sequence of results sources; anything else (a number, a list of numbers) is an InputError."""
-    what = "results must be results.json paths, parsed results.json mappings or Results"
+    what = "results must be results.json paths, parsed results.json mappings or EvaluationResult"
     if isinstance(results, bytes) or not isinstance(results, Iterable):
         raise InputError(f"{what}, got {type(results).__name__}")
     sources = list(results)
     for source in sources:
-        if not isinstance(source, Mapping | str | Path | Results):
+        if not isinstance(source, _SOURCE_TYPES):
             raise InputError(f"{what}, got {type(source).__name__}")
     return sources
 
 
-def _as_results(source: ResultsSource, origins: Mapping[str, str] | None) -> Results:
-    if isinstance(source, Results):
-        return source
-    return merge_by_retriever([load_results(source, origins=origins)])[0]
+def _as_results(source: ResultsSource, origins: Mapping[str, str] | None) -> EvaluationResult:
+    return merge_by_retriever([_with_origins(load_results(source, origins=origins))])[0]
 
 
-def _choose_metric(metric: str | None, results: Results) -> str:
+def _with_origins(result: EvaluationResult) -> EvaluationResult:
+    """``result``, once every query is real or synthetic: calibrate splits on nothing else."""
+    for gold_set in result.gold_sets:
+        if not gold_set.queries and gold_set.n_queries:
+            # A results.json read for its settings alone may omit them; calibrate cannot.
+            raise InputError(
+                f'gold set {gold_set.name!r} has no "per_query" records',
+                path=result.source,
+                hint="rerun evaluate; calibrate needs per-query values for its intervals",
+            )
+        for query in gold_set.queries:
+            if query.origin is None:
+                raise InputError(
+                    f"query {query.query_id!r} of gold set {gold_set.name!r} has no origin",
+                    path=result.source,
+                    hint=f"name it: --origin {gold_set.name}=real (or synthetic), or evaluate with --origin",
+                )
+    return result
+
+
+def _choose_metric(metric: str | None, results: EvaluationResult) -> str:
     if metric is None:
         return "recall@10" if "recall@10" in results.metrics else results.metrics[0]
     if metric not in results.metrics:
@@ -280,7 +303,7 @@ def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Head
 
 
 def _passage_text(
-    corpus: Corpus | str | Path | None, results: Results
+    corpus: Corpus | str | Path | None, results: EvaluationResult
 ) -> tuple[Callable[[str], str | None] | None, str | None]:
     if isinstance(corpus, Corpus):
         loaded = corpus
@@ -301,7 +324,7 @@ def _passage_text(
     return text_of, None
 
 
-def _corpus_path(results: Results) -> Path | None:
+def _corpus_path(results: EvaluationResult) -> Path | None:
     if not results.corpus_path:
         return None
     path = Path(results.corpus_path)
@@ -354,26 +377,29 @@ def _gates(
 
 def _unknown_fields(
     by: Sequence[str],
-    results: Results,
+    results: EvaluationResult,
     calibrate_by: str | None,
     by_field: str | None,
-    calibration: Results,
+    calibration: EvaluationResult,
 ) -> tuple[str, ...]:
-    """A slice or stratum field no query has would silently mean one ``(none)`` slice or one stratum."""
+    """A slice or stratum field no query has would silently mean one ``(none)`` slice or one stratum.
+
+    Every field of the gold sets is in the results, so such a field is a typo or one the gold sets
+    lack: the warning names it and the fields there are.
+    """
     warnings = []
-    present = results.slice_fields()
+    present = results.present_fields()
     for name in dict.fromkeys(by):
         if name not in present:
             warnings.append(
                 f"--by {name!r}: no query in the results has this field, so its only slice is (none) "
-                f"(fields: {', '.join(present) or 'none'}); evaluate with --by {name} to record it"
+                f"(fields: {', '.join(present) or 'none'})"
             )
     if calibrate_by is not None and by_field is None:
         known = calibration.slice_fields()
         warnings.append(
             f"--calibrate-by {calibrate_by!r}: no query in the results has this field, so the calibrated "
-            f"estimate uses one stratum (fields: {', '.join(known) or 'none'}); evaluate with --by "
-            f"{calibrate_by} to record it"
+            f"estimate uses one stratum (fields: {', '.join(known) or 'none'})"
         )
     return tuple(warnings)
 

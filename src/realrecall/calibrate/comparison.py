@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,14 +25,15 @@ from scipy.stats import ttest_rel
 
 from realrecall.calibrate.gap import slice_values
 from realrecall.calibrate.intervals import Interval, bootstrap_means, check_settings
-from realrecall.calibrate.results import (
-    QueryRecord,
-    Results,
+from realrecall.errors import InputError
+from realrecall.evaluate.results import (
+    EvaluationResult,
+    QueryResult,
+    ResultsSource,
     default_slice_fields,
     distinct_labels,
     load_results,
 )
-from realrecall.errors import InputError
 
 __all__ = [
     "TESTS",
@@ -134,8 +134,8 @@ TESTS: Mapping[str, Callable[..., float]] = {
 
 
 def compare(
-    a: Mapping[str, Any] | str | Path | Results,
-    b: Mapping[str, Any] | str | Path | Results,
+    a: ResultsSource,
+    b: ResultsSource,
     *,
     metric: str | None = None,
     by: Sequence[str] | None = None,
@@ -147,13 +147,14 @@ def compare(
 ) -> ComparisonReport:
     """Compare retriever b against retriever a on the queries both were evaluated on.
 
-    ``by``: slice fields (None: every field present). Significance: ``p_value <= alpha``.
+    ``a``, ``b``: what ``evaluate`` returned, or its results.json (a path or the parsed mapping).
+    ``by``: slice fields, any field of the gold sets (None: every field present, origin aside).
+    Significance: ``p_value <= alpha``.
     """
     check_settings(confidence=confidence, n_resamples=n_resamples, alpha=alpha, seed=seed)
     if test not in TESTS:
         raise InputError(f"unknown test {test!r}", hint=f"choose from {', '.join(TESTS)}")
-    first = a if isinstance(a, Results) else load_results(a)
-    second = b if isinstance(b, Results) else load_results(b)
+    first, second = load_results(a), load_results(b)
     chosen = metric or _default_metric(first, second)
     pairs = _pairs(first, second, chosen)
     if not pairs:
@@ -162,7 +163,10 @@ def compare(
             path=second.source,
             hint="compare two evaluations of the same gold set",
         )
+    if isinstance(by, str):
+        by = [by]  # one field named as a string, not its letters
     fields, unsliced = (tuple(by), ()) if by is not None else default_slice_fields(first)
+    unsliced += _absent_fields(fields if by is not None else (), first)
     rng = np.random.default_rng(seed)
     rows = [_row(chosen, None, None, pairs, test, alpha, confidence, n_resamples, rng)]
     records = [qa for qa, _ in pairs]
@@ -189,7 +193,7 @@ def _row(
     metric: str,
     field: str | None,
     value: Any,
-    pairs: Sequence[tuple[QueryRecord, QueryRecord]],
+    pairs: Sequence[tuple[QueryResult, QueryResult]],
     test: str,
     alpha: float,
     confidence: float,
@@ -216,7 +220,20 @@ def _row(
     )  # fmt: skip
 
 
-def _pairs(first: Results, second: Results, metric: str) -> list[tuple[QueryRecord, QueryRecord]]:
+def _absent_fields(by: Sequence[str], result: EvaluationResult) -> tuple[str, ...]:
+    """A ``--by`` field no query has (a typo, or one the gold sets lack) gives one ``(missing)`` row."""
+    present = result.present_fields()
+    return tuple(
+        f"--by {name!r}: no query in the results has this field, so its only slice is (missing) "
+        f"(fields: {', '.join(present) or 'none'})"
+        for name in dict.fromkeys(by)
+        if name not in present
+    )
+
+
+def _pairs(
+    first: EvaluationResult, second: EvaluationResult, metric: str
+) -> list[tuple[QueryResult, QueryResult]]:
     index = {(q.gold_set, q.query_id): q for q in second.queries if metric in q.metrics}
     return [
         (q, index[(q.gold_set, q.query_id)])
@@ -225,7 +242,7 @@ def _pairs(first: Results, second: Results, metric: str) -> list[tuple[QueryReco
     ]
 
 
-def _default_metric(first: Results, second: Results) -> str:
+def _default_metric(first: EvaluationResult, second: EvaluationResult) -> str:
     shared = [m for m in first.metrics if m in second.metrics]
     if not shared:
         raise InputError("the two results share no metric", path=second.source, hint="evaluate both alike")

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from realrecall.calibrate.results import QueryRecord
+from realrecall.evaluate.results import QueryResult
 
 __all__ = ["Diagnostics", "SetDiagnostics", "Summary", "diagnose"]
 
@@ -75,8 +75,8 @@ class Diagnostics:
 
 
 def diagnose(
-    real: Sequence[QueryRecord],
-    synthetic: Sequence[QueryRecord],
+    real: Sequence[QueryResult],
+    synthetic: Sequence[QueryResult],
     passage_text: Callable[[str], str | None] | None,
     *,
     skipped_reason: str | None = None,
@@ -101,7 +101,7 @@ def _overlap_function() -> tuple[Callable[[str, str, str | None], float], str]:
 
 def _diagnose_set(
     origin: str,
-    records: Sequence[QueryRecord],
+    records: Sequence[QueryResult],
     passage_text: Callable[[str], str | None] | None,
     overlap_fn: Callable[[str, str, str | None], float],
 ) -> SetDiagnostics:

@@ -24,11 +24,11 @@ from realrecall.calibrate.intervals import (
     gap_interval,
     gap_interval_from_draws,
     interval_from_draws,
-    is_proportion,
     queries_needed,
     wilson_interval,
 )
-from realrecall.calibrate.results import QueryRecord
+from realrecall.evaluate.metrics import is_binary
+from realrecall.evaluate.results import QueryResult
 
 __all__ = ["Headline", "SliceGap", "headline", "measure_gaps", "metric_values", "slice_values"]
 
@@ -72,14 +72,14 @@ class Headline:
     text: str
 
 
-def metric_values(records: Sequence[QueryRecord], metric: str) -> np.ndarray:
+def metric_values(records: Sequence[QueryResult], metric: str) -> np.ndarray:
     """The per-query values of ``metric`` (queries without it are left out)."""
     return np.fromiter(
         (q.metrics[metric] for q in records if metric in q.metrics), dtype=np.float64, count=-1
     )
 
 
-def slice_values(records: Sequence[QueryRecord], field: str) -> list[Any]:
+def slice_values(records: Sequence[QueryResult], field: str) -> list[Any]:
     """The distinct values of ``field`` among ``records``, sorted, missing (None) last."""
     values = {q.field(field) for q in records}
     present = sorted((v for v in values if v is not None), key=lambda v: (type(v).__name__, str(v)))
@@ -87,8 +87,8 @@ def slice_values(records: Sequence[QueryRecord], field: str) -> list[Any]:
 
 
 def measure_gaps(
-    real: Sequence[QueryRecord],
-    synthetic: Sequence[QueryRecord],
+    real: Sequence[QueryResult],
+    synthetic: Sequence[QueryResult],
     metrics: Sequence[str],
     fields: Sequence[str],
     *,
@@ -159,8 +159,8 @@ def _slice_gaps(
     metrics: Sequence[str],
     field: str | None,
     value: Any,
-    real: Sequence[QueryRecord],
-    synthetic: Sequence[QueryRecord],
+    real: Sequence[QueryResult],
+    synthetic: Sequence[QueryResult],
     settings: _Settings,
 ) -> list[SliceGap]:
     """Every metric on one slice, from one resampling of each set shared by all metrics."""
@@ -174,8 +174,9 @@ def _slice_gaps(
         if np.isnan(r).any() or np.isnan(s).any():
             rows.append(_slice_gap_apart(metric, field, value, real, synthetic, settings))
             continue
-        real_estimate = _estimate(r, None if r_draws is None else r_draws[:, j], settings)
-        synthetic_estimate = _estimate(s, None if s_draws is None else s_draws[:, j], settings)
+        binary = is_binary(metric)
+        real_estimate = _estimate(r, None if r_draws is None else r_draws[:, j], binary, settings)
+        synthetic_estimate = _estimate(s, None if s_draws is None else s_draws[:, j], binary, settings)
         if r_draws is None or s_draws is None or r.size + s.size < 3:
             interval = Interval.undefined(settings.confidence, "bootstrap")
         else:
@@ -188,7 +189,7 @@ def _slice_gaps(
     return rows
 
 
-def _matrix(records: Sequence[QueryRecord], metrics: Sequence[str]) -> np.ndarray:
+def _matrix(records: Sequence[QueryResult], metrics: Sequence[str]) -> np.ndarray:
     return np.array(
         [[q.metrics.get(m, math.nan) for m in metrics] for q in records], dtype=np.float64
     ).reshape(len(records), len(metrics))
@@ -200,11 +201,11 @@ def _draws(values: np.ndarray, settings: _Settings) -> np.ndarray | None:
     return bootstrap_mean_matrix(np.nan_to_num(values), settings.n_resamples, settings.rng)
 
 
-def _estimate(values: np.ndarray, draws: np.ndarray | None, settings: _Settings) -> Estimate:
+def _estimate(values: np.ndarray, draws: np.ndarray | None, binary: bool, settings: _Settings) -> Estimate:
     confidence = settings.confidence
     if values.size == 0 or draws is None:
         return Estimate(math.nan, Interval.undefined(confidence), 0)
-    if is_proportion(values):
+    if binary:
         interval = wilson_interval(int(values.sum()), int(values.size), confidence)
     elif values.size < 2:
         interval = Interval.undefined(confidence, "bootstrap")
@@ -217,16 +218,26 @@ def _slice_gap_apart(
     metric: str,
     field: str | None,
     value: Any,
-    real: Sequence[QueryRecord],
-    synthetic: Sequence[QueryRecord],
+    real: Sequence[QueryResult],
+    synthetic: Sequence[QueryResult],
     settings: _Settings,
 ) -> SliceGap:
     # Some queries lack this metric: resample only those that have it, for this metric alone.
-    draw = {"confidence": settings.confidence, "n_resamples": settings.n_resamples, "rng": settings.rng}
+    confidence, n_resamples, rng, method = (
+        settings.confidence,
+        settings.n_resamples,
+        settings.rng,
+        settings.method,
+    )
     r, s = metric_values(real, metric), metric_values(synthetic, metric)
-    real_estimate = estimate_mean(r, method=settings.method, **draw)
-    synthetic_estimate = estimate_mean(s, method=settings.method, **draw)
-    interval = gap_interval(s, r, method=settings.method, **draw)
+    binary = is_binary(metric)
+    real_estimate, synthetic_estimate = (
+        estimate_mean(
+            values, binary=binary, confidence=confidence, n_resamples=n_resamples, rng=rng, method=method
+        )
+        for values in (r, s)
+    )
+    interval = gap_interval(s, r, confidence=confidence, n_resamples=n_resamples, rng=rng, method=method)
     return _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
 
 
@@ -249,7 +260,9 @@ def _slice_gap(
         notes.append("no real queries in this slice: no real figure and no gap")
     else:
         width = real_estimate.interval.width
-        needed = max(min_queries, queries_needed(r, width=max_width, confidence=confidence))
+        needed = max(
+            min_queries, queries_needed(r, binary=is_binary(metric), width=max_width, confidence=confidence)
+        )
         if r.size < min_queries or not width <= max_width:
             more = max(0, needed - int(r.size))
             reason = (

@@ -1,6 +1,7 @@
 """Confidence intervals for a mean over queries, and for the gap between two sets of queries.
 
-- Proportions (a per-query value that is 0 or 1, such as ``recall@k``): the Wilson score interval,
+- Proportions (a metric the registry declares binary, 0 or 1 per query, such as ``recall@k``): the
+  Wilson score interval,
   ``(p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)``; equals statsmodels
   ``proportion_confint(count, nobs, alpha, method="wilson")``.
 - Any other mean (MRR, nDCG, precision): the percentile bootstrap, resampling queries with
@@ -38,7 +39,6 @@ __all__ = [
     "gap_interval",
     "gap_interval_from_draws",
     "interval_from_draws",
-    "is_proportion",
     "queries_needed",
     "wilson_interval",
     "z_value",
@@ -207,26 +207,23 @@ def gap_interval(
     return gap_interval_from_draws(gaps, s, r, confidence=confidence, method=method)
 
 
-def is_proportion(values: Sequence[float] | np.ndarray) -> bool:
-    """Whether every value is 0 or 1, so the mean is a proportion and Wilson applies."""
-    array = np.asarray(values, dtype=np.float64)
-    return bool(np.all((array == 0.0) | (array == 1.0)))
-
-
 def estimate_mean(
     values: Sequence[float] | np.ndarray,
     *,
+    binary: bool,
     confidence: float = 0.95,
     n_resamples: int = 2000,
     rng: np.random.Generator,
     method: str = "percentile",
 ) -> Estimate:
-    """The mean with its interval: Wilson for 0/1 values, the bootstrap (``method``) otherwise."""
+    """The mean with its interval: Wilson for a ``binary`` metric (a proportion), else the bootstrap
+    (``method``). Whether a metric is binary is the metric registry's word (``is_binary``), never
+    read off the values: MRR values that happen to be all 0 or 1 are still not a proportion."""
     array = np.asarray(values, dtype=np.float64)
     if array.size == 0:
         return Estimate(math.nan, Interval.undefined(confidence), 0)
     value = float(array.mean())
-    if is_proportion(array):
+    if binary:
         interval = wilson_interval(int(array.sum()), int(array.size), confidence)
     else:
         interval = bootstrap_interval(
@@ -235,11 +232,13 @@ def estimate_mean(
     return Estimate(value, interval, int(array.size))
 
 
-def queries_needed(values: Sequence[float] | np.ndarray, *, width: float, confidence: float = 0.95) -> int:
+def queries_needed(
+    values: Sequence[float] | np.ndarray, *, binary: bool, width: float, confidence: float = 0.95
+) -> int:
     """How many queries like these give an interval no wider than ``width``.
 
-    For 0/1 values: the smallest n whose Wilson interval at the observed proportion is that narrow. For
-    other values: the normal-approximation ``n = ceil((2·z·s / width)²)`` with the sample standard
+    For a ``binary`` metric: the smallest n whose Wilson interval at the observed proportion is that
+    narrow. For any other: the normal-approximation ``n = ceil((2·z·s / width)²)`` with the sample standard
     deviation ``s``. At least 1.
     """
     array = np.asarray(values, dtype=np.float64)
@@ -247,7 +246,7 @@ def queries_needed(values: Sequence[float] | np.ndarray, *, width: float, confid
     if array.size == 0:
         # Nothing observed: plan for the worst case, p = 0.5.
         return max(1, math.ceil((z / width) ** 2))
-    if is_proportion(array):
+    if binary:
         p = float(array.mean())
         return _wilson_n_for_width(p, width, confidence)
     spread = float(array.std(ddof=1)) if array.size > 1 else 0.5

@@ -42,4 +42,4 @@ def evaluate_and_calibrate(
         by=by,
         relevance_threshold=relevance_threshold,
     )
-    return calibrate([result.to_dict()], corpus=corpus, by=by or None, **options)
+    return calibrate([result], corpus=corpus, by=by or None, **options)

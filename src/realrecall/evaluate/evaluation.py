@@ -8,10 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
-from realrecall.evaluate.results import EvaluationResult, GoldSetResult, QueryResult, SliceResult
+from realrecall.evaluate.results import (
+    RESERVED_FIELDS,
+    EvaluationResult,
+    GoldSetResult,
+    QueryResult,
+    SliceResult,
+)
 from realrecall.evaluate.slicing import group_by_field, slice_sort_key
 from realrecall.files import file_sha256
-from realrecall.gold import GoldSet
+from realrecall.gold import GoldQuery, GoldSet
 
 if TYPE_CHECKING:
     from realrecall.corpus import Corpus
@@ -73,19 +79,20 @@ def evaluate(
     results = []
     warnings.extend(_unknown_field_warnings(gold_sets, by))
     for gold in gold_sets:
-        gold_run = run if run is not None else _retrieve(retriever, gold, depth, progress)
+        gold_run = _run_for(gold, run, retriever, depth, progress)
         scores = score_queries(gold, gold_run, metric_names, relevance_threshold=relevance_threshold)
         missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
         warnings.extend(_warnings_for(gold, scores, missing_passages))
+        warnings.extend(_reserved_field_warnings(gold))
         if corpus is not None:
             warnings.extend(
                 _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
             )
         results.append(_gold_set_result(gold, gold_run, scores, metric_names, by, depth, missing_passages))
     description = (
-        {"name": "run", "description": f"run file {run.name}"}
-        if run is not None
-        else {"name": retriever_name(retriever), "description": retriever.description}
+        {"name": retriever_name(retriever), "description": retriever.description}
+        if retriever is not None
+        else {"name": "run", "description": f"run file {run.name if run is not None else ''}"}
     )
     return EvaluationResult(
         retriever=description,
@@ -165,6 +172,21 @@ def _deepest_cutoff(metrics: Sequence[str], *, default: int) -> int:
 
 def retriever_name(retriever: Any) -> str:
     return str(getattr(retriever, "name", type(retriever).__name__))
+
+
+def _run_for(
+    gold: GoldSet,
+    run: Run | None,
+    retriever: Retriever | None,
+    depth: int,
+    progress: Callable[[int, int], None] | None,
+) -> Run:
+    """The given run, or the retriever's ranking of this gold set's queries."""
+    if run is not None:
+        return run
+    if retriever is None:
+        raise InputError("give either a retriever or a run, not both and not neither")
+    return _retrieve(retriever, gold, depth, progress)
 
 
 def _retrieve(
@@ -273,25 +295,26 @@ def _gold_set_result(
                 first_relevant_rank=rank or None,
                 top=tuple(run.ranked(query.query_id)[:depth]) if query.query_id in run else (),
                 metrics={m: float(scores.values[m][i]) for m in metrics},
-                fields={f: _jsonable(query.field(f)) for f in by},
+                fields=_fields(query, by),
+                gold_set=gold.name,
             )
         )
     origins: dict[str, int] = {}
     for query in gold:
         origins[query.origin or "unknown"] = origins.get(query.origin or "unknown", 0) + 1
     path = Path(gold.path) if gold.path else None
-    is_file = path is not None and path.is_file()
+    file = path if path is not None and path.is_file() else None
     return GoldSetResult(
         name=gold.name,
         path=gold.path,
-        sha256=file_sha256(path) if is_file else None,
-        modified=_mtime(path) if is_file else None,
+        sha256=file_sha256(file) if file is not None else None,
+        modified=_mtime(file) if file is not None else None,
         origins=origins,
         overall=overall,
         slices=tuple(slices),
         queries=tuple(queries),
-        missing_run=tuple(scores.missing_run),
-        no_relevant=tuple(scores.no_relevant),
+        missing_run=len(scores.missing_run),
+        no_relevant=len(scores.no_relevant),
         missing_passages=missing_passages,
     )
 
@@ -311,5 +334,32 @@ def _mtime(path: Path) -> str:
     return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC).isoformat(timespec="seconds")
 
 
+def _fields(query: GoldQuery, by: Sequence[str]) -> dict[str, Any]:
+    """Every field of the query's gold-set record (not only those sliced here), so that calibrate and
+    compare can slice the results by any of them; a ``by`` field the query lacks is recorded as None."""
+    fields = {name: _jsonable(value) for name, value in query.metadata.items()}
+    for name in by:
+        if name not in RESERVED_FIELDS:
+            fields.setdefault(name, _jsonable(query.field(name)))
+    return fields
+
+
+def _reserved_field_warnings(gold: GoldSet) -> list[str]:
+    """A gold-set field named like a per-query key (``top``, ``metrics``...) cannot be recorded."""
+    taken = sorted({name for query in gold for name in query.metadata if name in RESERVED_FIELDS})
+    return [
+        f"{gold.name}: field {name!r} is not carried into the results: the name is taken by the "
+        "per-query record; rename it in the gold set to slice by it"
+        for name in taken
+    ]
+
+
 def _jsonable(value: Any) -> Any:
-    return value if value is None or isinstance(value, str | int | float | bool) else str(value)
+    """A gold-set value as JSON holds it: JSON values as they are, anything else as its text."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(item) for item in value]
+    return str(value)

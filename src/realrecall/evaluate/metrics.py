@@ -26,7 +26,7 @@ import numpy as np
 from realrecall.errors import InputError
 from realrecall.evaluate.judged import RankedJudgments, discounts, sequential_segment_sum
 
-__all__ = ["METRICS", "Metric", "MetricKind", "parse_metric"]
+__all__ = ["METRICS", "Metric", "MetricKind", "is_binary", "parse_metric"]
 
 
 def recall_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
@@ -122,16 +122,22 @@ def _position_in_segment(segment: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MetricKind:
-    """One family of metrics: its kernel, whether it takes ``@k``, and the trec_eval measure it equals."""
+    """One family of metrics: its kernel, whether it takes ``@k``, and the trec_eval measure it equals.
+
+    ``binary``: every per-query value is 0 or 1, so a mean over queries is a proportion (calibrate gives
+    it a Wilson interval); any other metric's mean gets a bootstrap interval. Declared here, not read
+    off the values: an MRR whose queries all happen to score 0 or 1 is still not a proportion.
+    """
 
     compute: Callable[[RankedJudgments, int | None], np.ndarray]
     cutoff: str
     """``"required"`` or ``"optional"``."""
     trec_eval: str
+    binary: bool = False
 
 
 METRICS: dict[str, MetricKind] = {
-    "recall": MetricKind(recall_at, "required", "success_k"),
+    "recall": MetricKind(recall_at, "required", "success_k", binary=True),
     "passage_recall": MetricKind(passage_recall_at, "required", "recall_k"),
     "mrr": MetricKind(mrr_at, "optional", "recip_rank (with -M k)"),
     "ndcg": MetricKind(ndcg_at, "optional", "ndcg_cut_k (ndcg without k)"),
@@ -150,6 +156,11 @@ class Metric:
     def compute(self, judged: RankedJudgments) -> np.ndarray:
         """Per-query values (float64, aligned with ``judged.query_ids``)."""
         return METRICS[self.kind].compute(judged, self.k)
+
+    @property
+    def binary(self) -> bool:
+        """Whether every per-query value is 0 or 1 (see :class:`MetricKind`)."""
+        return METRICS[self.kind].binary
 
 
 def _choices() -> str:
@@ -179,3 +190,15 @@ def parse_metric(name: str) -> Metric:
         )
     k = int(raw_k)
     return Metric(f"{kind_name}@{k}", kind_name, k)
+
+
+def is_binary(name: str) -> bool:
+    """Whether the metric named ``name`` takes only the values 0 and 1 per query.
+
+    A name outside the registry (a results.json edited by hand) is not binary: its mean gets the
+    bootstrap interval, which holds for any values.
+    """
+    try:
+        return parse_metric(name).binary
+    except InputError:
+        return False

@@ -1,27 +1,57 @@
-"""What an evaluation produced, and its two files: ``results.json`` and the per-query JSON Lines.
+"""What an evaluation produced, and the only reader and writer of its two files.
 
-``results.json`` holds every figure with the number of queries behind it, the retriever's description
-and the input files' hashes; calibrate, compare, review and the scheduled pipeline read it back.
+``results.json`` (:func:`write_results`, :func:`load_results`) holds every figure with the number of
+queries behind it, the retriever's description, the input files' hashes and one record per query
+(its metric values and every field its gold set gave it). The per-query JSON Lines
+(:func:`write_per_query`, :func:`read_per_query`) repeats those records with the ids retrieved, for
+miss analysis. calibrate, compare, review and the scheduled pipeline all read these types: an
+:class:`EvaluationResult` from ``evaluate`` or one read back from its file are the same thing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import math
+import numbers
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from realrecall.files import atomic_write_text, write_jsonl_atomic
+from realrecall.errors import InputError
+from realrecall.evaluate.metrics import is_binary
+from realrecall.files import atomic_write_text, iter_jsonl, read_text_lines, write_jsonl_atomic
+from realrecall.gold import ORIGINS
 
 __all__ = [
+    "MAX_SLICE_VALUES",
+    "RESERVED_FIELDS",
     "EvaluationResult",
     "GoldSetResult",
     "QueryResult",
+    "ResultsSource",
     "SliceResult",
+    "default_slice_fields",
+    "distinct_labels",
+    "load_results",
+    "merge_by_retriever",
+    "read_per_query",
+    "records_for",
     "write_per_query",
     "write_results",
 ]
+
+# A field with more distinct values than this (a per-query id, free text) is not a slice anyone reads.
+MAX_SLICE_VALUES = 50
+
+# Keys of a per-query record that are not gold-set fields: identity, judgments, outcome. A gold-set
+# field of one of these names cannot travel into the results (it would overwrite the outcome).
+RESERVED_FIELDS = frozenset(
+    {"query_id", "query", "gold", "gold_ids", "origin", "type", "language", "gold_set",
+     "first_relevant_rank", "top", "metrics"}
+)  # fmt: skip
+_CORE_FIELDS = ("query_id", "query", "origin", "type", "language")
+_RESULTS_HINT = "give evaluate's results.json (or rerun evaluate)"
 
 
 @dataclass(frozen=True)
@@ -39,7 +69,13 @@ class SliceResult:
 
 @dataclass(frozen=True)
 class QueryResult:
-    """One query's outcome: where its first gold passage ranked, what came first, each metric."""
+    """One query's outcome: where its first gold passage ranked, what came first, each metric.
+
+    ``gold``: the relevant gold ids (as evaluate writes them); ``grades``: every judged passage with
+    its grade, when known (a per-query file written with grades, or a gold set given to review).
+    ``fields``: every other field of the gold-set record (``source``, ``product``, ``provenance``...).
+    ``gold_set``: the name of the gold set the query belongs to.
+    """
 
     query_id: str
     query: str
@@ -51,6 +87,24 @@ class QueryResult:
     top: tuple[str, ...]
     metrics: Mapping[str, float]
     fields: Mapping[str, Any] = field(default_factory=dict)
+    gold_set: str | None = None
+    grades: Mapping[str, int] = field(default_factory=dict)
+
+    def field(self, name: str) -> Any:
+        """The value a slice of ``name`` groups by: a core field or any gold-set field.
+
+        A nested value (a list, an object) is given as its JSON text, so that it can be grouped.
+        """
+        value = getattr(self, name) if name in _CORE_FIELDS else self.fields.get(name)
+        if value is None or isinstance(value, str | int | float | bool):
+            return value
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+    def relevant(self, threshold: int = 1) -> frozenset[str]:
+        """The relevant gold ids: by grade when the grades are known, else every id of ``gold``."""
+        if self.grades:
+            return frozenset(pid for pid, grade in self.grades.items() if grade >= threshold)
+        return frozenset(self.gold)
 
     def to_dict(self, *, with_top: bool) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -60,11 +114,7 @@ class QueryResult:
             "origin": self.origin,
             "type": self.type,
             "language": self.language,
-            **{
-                name: value
-                for name, value in self.fields.items()
-                if name not in ("origin", "type", "language")
-            },
+            **{name: value for name, value in self.fields.items() if name not in RESERVED_FIELDS},
             "first_relevant_rank": self.first_relevant_rank,
         }
         if with_top:
@@ -75,7 +125,11 @@ class QueryResult:
 
 @dataclass(frozen=True)
 class GoldSetResult:
-    """Every figure for one gold set: overall, per slice and per query, with what was wrong with it."""
+    """Every figure for one gold set: overall, per slice and per query, with what was wrong with it.
+
+    ``missing_run``, ``no_relevant``: how many queries the run had no entry for, and how many had no
+    relevant passage at the threshold (both score 0); ``missing_passages``: gold ids not in the corpus.
+    """
 
     name: str
     path: str | None
@@ -85,8 +139,8 @@ class GoldSetResult:
     overall: SliceResult
     slices: tuple[SliceResult, ...]
     queries: tuple[QueryResult, ...]
-    missing_run: tuple[str, ...]
-    no_relevant: tuple[str, ...]
+    missing_run: int
+    no_relevant: int
     missing_passages: int
 
     @property
@@ -101,8 +155,8 @@ class GoldSetResult:
             "modified": self.modified,
             "n_queries": self.n_queries,
             "origins": dict(self.origins),
-            "missing_run": len(self.missing_run),
-            "no_relevant": len(self.no_relevant),
+            "missing_run": self.missing_run,
+            "no_relevant": self.no_relevant,
             "missing_passages": self.missing_passages,
             "overall": {"n": self.overall.n, "metrics": dict(self.overall.metrics)},
             "slices": [s.to_dict() for s in self.slices],
@@ -112,7 +166,11 @@ class GoldSetResult:
 
 @dataclass(frozen=True)
 class EvaluationResult:
-    """The outcome of ``evaluate``: one ``GoldSetResult`` per gold set, and how it was obtained."""
+    """The outcome of ``evaluate``: one ``GoldSetResult`` per gold set, and how it was obtained.
+
+    ``source``: the file it was read from (None when evaluate made it, or it came from a mapping);
+    it is not written.
+    """
 
     retriever: Mapping[str, str]
     corpus: Mapping[str, Any] | None
@@ -122,6 +180,73 @@ class EvaluationResult:
     created: str
     warnings: tuple[str, ...] = ()
     version: str = ""
+    source: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The retriever's name (``bm25``, ``run``...)."""
+        return self.retriever.get("name") or "retriever"
+
+    @property
+    def description(self) -> str:
+        """The retriever's description, with its parameters."""
+        return self.retriever.get("description") or ""
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        """Results of one identity are of one retriever (they merge)."""
+        return (self.name, self.description)
+
+    @property
+    def corpus_path(self) -> str | None:
+        return None if self.corpus is None else self.corpus.get("path")
+
+    @property
+    def corpus_sha256(self) -> str | None:
+        return None if self.corpus is None else self.corpus.get("sha256")
+
+    @property
+    def queries(self) -> tuple[QueryResult, ...]:
+        """The queries of every gold set, in order."""
+        return tuple(query for gold_set in self.gold_sets for query in gold_set.queries)
+
+    def of_origin(self, origin: str) -> tuple[QueryResult, ...]:
+        """The queries of one origin (``real`` or ``synthetic``)."""
+        return tuple(q for q in self.queries if q.origin == origin)
+
+    def slice_fields(self) -> tuple[str, ...]:
+        """Every field a query has a plain value for (origin aside), type and language first."""
+        names: dict[str, None] = {}
+        for query in self.queries:
+            names.update(
+                (name, None)
+                for name, value in (("type", query.type), ("language", query.language), *query.fields.items())
+                if value is None or isinstance(value, str | int | float | bool)
+            )
+        preferred = [name for name in ("type", "language") if name in names]
+        return tuple(preferred + sorted(name for name in names if name not in preferred))
+
+    def present_fields(self) -> tuple[str, ...]:
+        """Every field some query gives a value for (origin included): what ``--by`` can name."""
+        names: dict[str, None] = {}
+        for query in self.queries:
+            core = (name for name in ("origin", "type", "language") if getattr(query, name) is not None)
+            names.update(dict.fromkeys(core))
+            names.update((name, None) for name, value in query.fields.items() if value is not None)
+        return tuple(names)
+
+    def real_set_dates(self) -> tuple[str, ...]:
+        """``modified`` stamps of the gold sets that hold real queries."""
+        return tuple(g.modified for g in self.gold_sets if g.modified and g.origins.get("real"))
+
+    def recall_cutoffs(self) -> tuple[int, ...]:
+        """The cut-offs of the ``recall@k`` metrics evaluated, ascending."""
+        cutoffs = set()
+        for name in self.metrics:
+            kind, _, k = name.partition("@")
+            if kind == "recall" and k.isascii() and k.isdigit():
+                cutoffs.add(int(k))
+        return tuple(sorted(cutoffs))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,6 +261,9 @@ class EvaluationResult:
         }
 
 
+ResultsSource = EvaluationResult | Mapping[str, Any] | str | Path
+
+
 def write_results(result: EvaluationResult, path: str | Path) -> None:
     """Write ``results.json`` atomically."""
     atomic_write_text(path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -148,3 +276,402 @@ def write_per_query(result: EvaluationResult, path: str | Path) -> int:
         for query in gold_set.queries:
             records.append({"gold_set": gold_set.name, **query.to_dict(with_top=True)})
     return write_jsonl_atomic(path, records)
+
+
+def load_results(source: ResultsSource, *, origins: Mapping[str, str] | None = None) -> EvaluationResult:
+    """Read results.json (a path, or the already-parsed mapping) into an :class:`EvaluationResult`.
+
+    Every value is checked: a file that is not what evaluate writes is an InputError naming it.
+    ``origins`` (gold set name -> ``real`` | ``synthetic``) sets the origin of every query of the
+    named gold sets, for sets evaluated without one (a BEIR or TREC real set, say). A record without
+    an origin takes its gold set's, when the set has one origin. An :class:`EvaluationResult` is
+    returned as it is, with ``origins`` applied.
+    """
+    forced = dict(origins or {})
+    if isinstance(source, EvaluationResult):
+        return _with_origins(source, forced) if forced else source
+    if isinstance(source, Mapping):
+        return _parse(source, None, forced)
+    path = Path(source)
+    if not path.is_file():
+        raise InputError("results file not found", path=path, hint="run `realrecall evaluate` first")
+    # Read line by line: a byte that is not UTF-8 (a binary or Latin-1 file) is named by its line.
+    text = "\n".join(line for _, line in read_text_lines(path))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON ({exc.msg})", path=path, line=exc.lineno, hint="give evaluate's results.json"
+        ) from exc
+    if not isinstance(data, Mapping):
+        raise InputError("expected a JSON object", path=path, hint="give evaluate's results.json")
+    return _parse(data, str(path), forced)
+
+
+def read_per_query(path: str | Path) -> tuple[QueryResult, ...]:
+    """Every record of a per-query file (``evaluate --per-query``), in file order.
+
+    Only ``query_id`` and ``top`` are required; ``gold`` may list the relevant ids or grade every
+    judged one (``{id: grade}``); ``gold_set`` tells apart the queries of several gold sets.
+    """
+    records = []
+    for number, record in iter_jsonl(path, what="per-query record"):
+        where = _Where(str(path), number)
+        query_id = record.get("query_id")
+        if not isinstance(query_id, str | int) or isinstance(query_id, bool) or query_id == "":
+            raise InputError('record has no "query_id"', path=path, line=number)
+        if not isinstance(record.get("top"), list):
+            raise InputError(
+                'record has no "top" list of retrieved ids',
+                path=path,
+                line=number,
+                hint="write the per-query file with realrecall evaluate --per-query",
+            )
+        gold_set = _optional_text(record.get("gold_set"), "gold_set", where)
+        records.append(_query(record, gold_set, None, None, where, metrics_required=False))
+    return tuple(records)
+
+
+def records_for(records: Sequence[QueryResult], gold_set: str | None) -> tuple[QueryResult, ...]:
+    """The records of one gold set (by ``gold_set``); all records when none of them names a gold set."""
+    if gold_set is None:
+        return tuple(records)
+    chosen = tuple(r for r in records if r.gold_set == gold_set)
+    return chosen if chosen or any(r.gold_set is not None for r in records) else tuple(records)
+
+
+def merge_by_retriever(results: Iterable[EvaluationResult]) -> tuple[EvaluationResult, ...]:
+    """Merge results of the same retriever (name and description), keeping first-seen order."""
+    merged: dict[tuple[str, str], EvaluationResult] = {}
+    for item in results:
+        previous = merged.get(item.identity)
+        if previous is None:
+            merged[item.identity] = item
+            continue
+        _check_no_overlap(previous, item)
+        merged[item.identity] = replace(
+            previous,
+            metrics=previous.metrics + tuple(m for m in item.metrics if m not in previous.metrics),
+            gold_sets=previous.gold_sets + item.gold_sets,
+            corpus=previous.corpus if previous.corpus_path else item.corpus,
+            warnings=tuple(dict.fromkeys(previous.warnings + item.warnings)),
+        )
+    return tuple(merged.values())
+
+
+def default_slice_fields(result: EvaluationResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Every slice field except those with too many values to read as slices (ids, free text)."""
+    fields, skipped = [], []
+    for name in result.slice_fields():
+        count = len({q.field(name) for q in result.queries})
+        if count > MAX_SLICE_VALUES:
+            skipped.append(
+                f"field {name!r} has {count} values: not sliced (give --by {name} to slice it anyway)"
+            )
+        else:
+            fields.append(name)
+    return tuple(fields), tuple(skipped)
+
+
+def distinct_labels(results: Sequence[EvaluationResult]) -> list[str]:
+    """Short labels that tell the retrievers apart: the name, plus what differs in the descriptions.
+
+    ``bm25`` and ``bm25`` described as ``... k1=0.9 b=0.4 ...`` and ``... k1=1.5 b=0.75 ...`` become
+    ``bm25 k1=0.9 b=0.4`` and ``bm25 k1=1.5 b=0.75``.
+    """
+    names = [r.name for r in results]
+    if len(set(names)) == len(names):
+        return names
+    words = [r.description.split() for r in results]
+    shared = set.intersection(*(set(w) for w in words)) if words else set()
+    labels = [
+        " ".join([name, *(w for w in description if w not in shared)])
+        for name, description in zip(names, words, strict=True)
+    ]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    return labels
+
+
+def _check_no_overlap(first: EvaluationResult, second: EvaluationResult) -> None:
+    """The same query in two results files of one retriever would count twice in every figure."""
+    known = {(q.gold_set, q.query_id) for q in first.queries}
+    for query in second.queries:
+        if (query.gold_set, query.query_id) in known:
+            raise InputError(
+                f"query {query.query_id!r} of gold set {query.gold_set!r} is in two results files of the "
+                f"same retriever ({first.source or 'the first'} and {second.source or 'the second'})",
+                path=second.source,
+                hint="give each results file once; files of one retriever must hold different gold sets",
+            )
+
+
+def _with_origins(result: EvaluationResult, forced: Mapping[str, str]) -> EvaluationResult:
+    """``result`` with every query of the gold sets named in ``forced`` given that origin."""
+    gold_sets = tuple(
+        replace(g, queries=tuple(replace(q, origin=forced[g.name]) for q in g.queries))
+        if g.name in forced
+        else g
+        for g in result.gold_sets
+    )
+    return replace(result, gold_sets=gold_sets)
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a record was read: the file and, for JSON Lines, the line (errors name both)."""
+
+    path: str | None
+    line: int | None = None
+
+    def error(self, message: str, hint: str | None = _RESULTS_HINT) -> InputError:
+        return InputError(message, path=self.path, line=self.line, hint=hint)
+
+
+def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str]) -> EvaluationResult:
+    where = _Where(path)
+    gold_sets = data.get("gold_sets")
+    if not isinstance(gold_sets, list) or not gold_sets:
+        raise where.error("not a realrecall results.json (no gold_sets)", "give the file evaluate wrote")
+    retriever = data.get("retriever") or {}
+    if not isinstance(retriever, Mapping):
+        retriever = {"name": _text(retriever, '"retriever"', where)}
+    corpus = data.get("corpus")
+    if corpus is not None and not isinstance(corpus, Mapping):
+        raise where.error('"corpus" must be an object')
+    raw_metrics = data.get("metrics") or []
+    if not isinstance(raw_metrics, list) or not all(isinstance(m, str) for m in raw_metrics):
+        raise where.error('"metrics" must be a list of metric names')
+    threshold = data.get("relevance_threshold", 1)
+    if isinstance(threshold, bool) or not isinstance(threshold, int):
+        raise where.error(f"relevance_threshold must be an integer, got {threshold!r}")
+    sets = tuple(_gold_set(raw, position, forced, where) for position, raw in enumerate(gold_sets))
+    metrics = tuple(raw_metrics) or tuple(
+        dict.fromkeys(m for g in sets for q in g.queries for m in q.metrics)
+    )
+    return EvaluationResult(
+        retriever={
+            "name": _text(retriever.get("name") or "retriever", "retriever name", where),
+            "description": _text(retriever.get("description") or "", "retriever description", where),
+        },
+        corpus=None if corpus is None else _corpus(corpus, where),
+        metrics=metrics,
+        relevance_threshold=threshold,
+        gold_sets=sets,
+        created=str(data.get("created") or ""),
+        warnings=_warnings(data.get("warnings"), where),
+        version=str(data.get("realrecall_version") or ""),
+        source=path,
+    )
+
+
+def _corpus(corpus: Mapping[str, Any], where: _Where) -> dict[str, Any]:
+    return {
+        **corpus,
+        "path": _optional_text(corpus.get("path"), "corpus path", where),
+        "sha256": _optional_text(corpus.get("sha256"), "corpus sha256", where),
+    }
+
+
+def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where) -> GoldSetResult:
+    if not isinstance(raw, Mapping):
+        raise where.error(f"gold set {position + 1} is not an object")
+    name = _text(raw.get("name") or f"gold_set_{position}", f"name of gold set {position + 1}", where)
+    # A results.json read only for its settings (review takes the queries from the per-query
+    # file) may hold no per-query records; calibrate and compare refuse such a set.
+    per_query = raw.get("per_query", [])
+    if not isinstance(per_query, list) or not all(isinstance(r, Mapping) for r in per_query):
+        raise where.error(
+            f'gold set {name!r} has no "per_query" records',
+            "rerun evaluate; calibrate needs per-query values for its intervals",
+        )
+    origins = _counts(raw.get("origins") or {}, f"origins of gold set {name!r}", where)
+    n_queries = raw.get("n_queries", len(per_query))
+    if not _is_count(n_queries):
+        raise where.error(f"n_queries of gold set {name!r} must be a count")
+    only = next(iter(origins)) if len(origins) == 1 else None
+    default_origin = only if only in ORIGINS else None
+    queries: list[QueryResult] = []
+    seen: set[str] = set()
+    for record in per_query:
+        query = _query(record, name, default_origin, forced.get(name), where, metrics_required=True)
+        if query.query_id in seen:
+            raise where.error(f"query {query.query_id!r} of gold set {name!r} appears twice")
+        seen.add(query.query_id)
+        queries.append(query)
+    counts = {key: raw.get(key, 0) for key in ("missing_run", "no_relevant", "missing_passages")}
+    for key, value in counts.items():
+        if not _is_count(value):
+            raise where.error(f"{key} of gold set {name!r} must be a count")
+    return GoldSetResult(
+        name=name,
+        path=_optional_text(raw.get("path"), f"path of gold set {name!r}", where),
+        sha256=_optional_text(raw.get("sha256"), f"sha256 of gold set {name!r}", where),
+        modified=_optional_text(raw.get("modified"), f"modified of gold set {name!r}", where),
+        origins=origins,
+        overall=_overall(raw.get("overall"), n_queries, queries),
+        slices=_slices(raw.get("slices")),
+        queries=tuple(queries),
+        missing_run=counts["missing_run"],
+        no_relevant=counts["no_relevant"],
+        missing_passages=counts["missing_passages"],
+    )
+
+
+def _overall(raw: Any, n_queries: int, queries: Sequence[QueryResult]) -> SliceResult:
+    """The all-queries figures as written; recomputed from the per-query values when absent."""
+    written = _slice(raw, None)
+    if written is not None:
+        return written
+    names = dict.fromkeys(m for q in queries for m in q.metrics)
+    means = {}
+    for name in names:
+        values = [q.metrics[name] for q in queries if name in q.metrics]
+        means[name] = math.fsum(values) / len(values)
+    return SliceResult(None, None, n_queries, means)
+
+
+def _slices(raw: Any) -> tuple[SliceResult, ...]:
+    if not isinstance(raw, list):
+        return ()
+    slices = (_slice(item, item.get("field") if isinstance(item, Mapping) else None) for item in raw)
+    return tuple(s for s in slices if s is not None)
+
+
+def _slice(raw: Any, field_name: Any) -> SliceResult | None:
+    """A written slice, or None when it is not one (the figures are not read back by any stage)."""
+    if not isinstance(raw, Mapping) or not _is_count(raw.get("n")):
+        return None
+    metrics = raw.get("metrics")
+    if not isinstance(metrics, Mapping) or not all(_is_number(v) for v in metrics.values()):
+        return None
+    name = field_name if isinstance(field_name, str) else None
+    return SliceResult(name, raw.get("value"), raw["n"], {str(k): float(v) for k, v in metrics.items()})
+
+
+def _query(
+    record: Mapping[str, Any],
+    gold_set: str | None,
+    default_origin: str | None,
+    forced_origin: str | None,
+    where: _Where,
+    *,
+    metrics_required: bool,
+) -> QueryResult:
+    raw_id = record.get("query_id")
+    of_set = "" if gold_set is None else f" of gold set {gold_set!r}"
+    if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or not str(raw_id).strip():
+        raise where.error(f"a query{of_set} has no query_id (got {raw_id!r})")
+    query_id = str(raw_id)
+    name = f"query {query_id!r}{of_set}"
+    origin = forced_origin or record.get("origin") or default_origin
+    if origin is not None and origin not in ORIGINS:
+        raise where.error(
+            f"{name} has origin {origin!r}",
+            f"name it: --origin {gold_set}=real (or synthetic), or evaluate with --origin",
+        )
+    gold, grades = _gold(record.get("gold", record.get("gold_ids")), name, where)
+    top = record.get("top") or []
+    if not isinstance(top, list):
+        raise where.error(f'"top" of {name} must be a list of retrieved ids')
+    return QueryResult(
+        query_id=query_id,
+        query=str(record.get("query") or ""),
+        gold=gold,
+        origin=origin,
+        type=_optional_text(record.get("type"), f"type of {name}", where),
+        language=_optional_text(record.get("language"), f"language of {name}", where),
+        first_relevant_rank=_rank(record.get("first_relevant_rank"), name, where),
+        top=tuple(str(pid) for pid in top),
+        metrics=_metric_values(record.get("metrics"), name, where, required=metrics_required),
+        fields={str(k): v for k, v in record.items() if k not in RESERVED_FIELDS},
+        gold_set=gold_set,
+        grades=grades,
+    )
+
+
+def _gold(value: Any, name: str, where: _Where) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The gold ids, and their grades when the record grades them (``{id: grade}``)."""
+    if value is None:
+        return (), {}
+    if isinstance(value, list | tuple):
+        return tuple(str(pid) for pid in value), {}
+    if isinstance(value, Mapping):
+        grades = {}
+        for pid, grade in value.items():
+            if isinstance(grade, bool) or not isinstance(grade, int):
+                raise where.error(f"the grade of {pid!r} in {name} is {grade!r}, not a whole number")
+            grades[str(pid)] = grade
+        return tuple(grades), grades
+    raise where.error(f'"gold" of {name} must be a list of ids or an object {{id: grade}}')
+
+
+def _metric_values(raw: Any, name: str, where: _Where, *, required: bool) -> dict[str, float]:
+    if raw is None and not required:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise where.error(f"{name} has no metrics object", None)
+    values: dict[str, float] = {}
+    for metric, value in raw.items():
+        if value is None:
+            continue  # not measured for this query: left out of that metric's figures
+        if not _is_number(value) or not math.isfinite(value):
+            # Dropping it would quietly shrink n and move the figure; say which value is wrong.
+            raise where.error(
+                f"{metric} of {name} is {_shown(value)}, not a number",
+                "metric values are numbers (null when not measured); rerun evaluate",
+            )
+        if value not in (0, 1) and is_binary(str(metric)):
+            # Its interval is a proportion's (Wilson): any other value would be miscounted.
+            raise where.error(f"{metric} of {name} is {_shown(value)}; {metric} is 0 or 1 per query")
+        values[str(metric)] = float(value)
+    return values
+
+
+def _rank(value: Any, name: str, where: _Where) -> int | None:
+    """The first relevant rank: a whole number from 1, or null when nothing relevant was retrieved."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 1:
+        raise where.error(f"first_relevant_rank of {name} must be a rank from 1 or null, got {value!r}")
+    return int(value)
+
+
+def _text(value: Any, what: str, where: _Where) -> str:
+    if not isinstance(value, str):
+        raise where.error(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _optional_text(value: Any, what: str, where: _Where) -> str | None:
+    return None if value is None else _text(value, what, where)
+
+
+def _counts(value: Any, what: str, where: _Where) -> dict[str, int]:
+    if not isinstance(value, Mapping) or not all(_is_count(n) for n in value.values()):
+        raise where.error(f"{what} must be an object of counts")
+    return {str(k): int(v) for k, v in value.items()}
+
+
+def _warnings(value: Any, where: _Where) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise where.error('"warnings" must be a list of strings', "give evaluate's results.json")
+    return tuple(value)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _shown(value: Any) -> str:
+    """A value as JSON writes it (NaN, "high", true); repr for one that came from Python, not JSON."""
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)

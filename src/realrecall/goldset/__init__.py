@@ -6,6 +6,7 @@ Each CLI command under ``realrecall gold`` is a thin layer over one function her
 
 from __future__ import annotations
 
+from realrecall.evaluate.results import read_per_query, records_for
 from realrecall.goldset.duplicates import DuplicatePair, NearDuplicates, find_near_duplicates, shingles
 from realrecall.goldset.expand import ExpandResult, expand_gold
 from realrecall.goldset.importer import ImportResult, ImportSpec, UnmatchedRow, import_gold
@@ -21,7 +22,6 @@ from realrecall.goldset.judgements import (
 from realrecall.goldset.language import LanguageDetector
 from realrecall.goldset.matching import PassageMatcher
 from realrecall.goldset.normalise import normalise_question, normalise_title, normalise_url, stable_query_id
-from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results, records_for
 from realrecall.goldset.review import (
     Miss,
     Passage,
@@ -48,8 +48,6 @@ __all__ = [
     "NearDuplicates",
     "Passage",
     "PassageMatcher",
-    "PerQuery",
-    "Results",
     "Retrieved",
     "ReviewList",
     "Table",
@@ -69,7 +67,6 @@ __all__ = [
     "pending",
     "read_judgements",
     "read_per_query",
-    "read_results",
     "read_table",
     "record_history",
     "records_for",

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
+from realrecall.evaluate.results import EvaluationResult, read_per_query, records_for
 from realrecall.gold import GoldQuery, GoldSet, load_gold, write_gold
 from realrecall.goldset.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.goldset.judgements import Judgement, record_history
-from realrecall.goldset.per_query import read_per_query, records_for
 
 __all__ = ["ExpandResult", "expand_gold"]
 
@@ -48,7 +48,7 @@ def expand_gold(
     output: str | Path,
     threshold: float = 0.8,
     shingle: int = 3,
-    per_query: str | Path | None = None,
+    per_query: EvaluationResult | str | Path | None = None,
     k: int | None = None,
     relevance_threshold: int = 1,
     gold_set: str | None = None,
@@ -58,8 +58,9 @@ def expand_gold(
 
     A passage the query already judges (any grade, including a reviewer's 0) is left as judged. With
     ``per_query``, a miss is a query with no relevant passage in its top ``k`` (default: the whole
-    retrieved list), counted before and after the expansion. A per-query file of several gold sets
-    is narrowed to the records of ``gold_set`` (default: the gold set's name, its file stem).
+    retrieved list), counted before and after the expansion: the per-query file (``evaluate
+    --per-query``), or the evaluation result itself. Records of several gold sets are narrowed to
+    those of ``gold_set`` (default: the gold set's name, its file stem).
     """
     if Path(output).suffix != ".jsonl":
         raise InputError(
@@ -71,7 +72,7 @@ def expand_gold(
     loaded = load_corpus(corpus) if isinstance(corpus, str | Path) else corpus
     tops = None
     if per_query is not None:
-        every = read_per_query(per_query)
+        every = per_query.queries if isinstance(per_query, EvaluationResult) else read_per_query(per_query)
         records = records_for(every, gold_set or gold.name)
         tops = {r.query_id: r.top for r in records}
         if not any(query_id in gold for query_id in tops):
@@ -80,7 +81,7 @@ def expand_gold(
             raise InputError(
                 f"no per-query record is of gold set {gold_set or gold.name!r} (none names a query of "
                 f"{Path(gold_path).name})",
-                path=per_query,
+                path=None if isinstance(per_query, EvaluationResult) else per_query,
                 hint=f"pass --gold-set with one of: {', '.join(names)}"
                 if names
                 else "give this gold set's file",

@@ -15,10 +15,10 @@ from typing import Any
 
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError, OutputError
+from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results, read_per_query
 from realrecall.files import file_sha256, iter_jsonl, write_jsonl_atomic
 from realrecall.gold import GoldSet, load_gold
 from realrecall.goldset.duplicates import NearDuplicates, find_near_duplicates
-from realrecall.goldset.per_query import PerQuery, Results, read_per_query, read_results
 
 __all__ = [
     "Miss",
@@ -83,8 +83,8 @@ class ReviewList:
 
 
 def find_misses(
-    results: str | Path,
-    per_query: str | Path,
+    results: EvaluationResult | str | Path,
+    per_query: str | Path | None = None,
     *,
     corpus: Corpus | str | Path | None = None,
     k: int | None = None,
@@ -96,9 +96,11 @@ def find_misses(
 ) -> ReviewList:
     """List the queries whose relevant gold passages are all outside the top ``k`` retrieved.
 
-    ``k`` defaults to the largest ``recall@k`` cut-off in results.json (else each query's whole top
-    list); ``show`` is how many retrieved passages each miss carries; ``corpus`` defaults to the one
-    results.json names.
+    ``results``: what ``evaluate`` returned, or its results.json; ``per_query``: the per-query file
+    (``evaluate --per-query``), which holds the retrieved lists a results.json lacks (optional with
+    an evaluation result made here). ``k`` defaults to the largest ``recall@k`` cut-off evaluated
+    (else each query's whole top list); ``show`` is how many retrieved passages each miss carries;
+    ``corpus`` defaults to the one the results name.
     """
     if k is not None and k < 1:
         raise InputError(f"k must be at least 1, got {k}")
@@ -106,18 +108,19 @@ def find_misses(
         raise InputError(f"--limit must be at least 1, got {limit}")
     if show < 1:
         raise InputError(f"--show must be at least 1, got {show}")
-    summary = read_results(results)
-    records = [r for r in read_per_query(per_query) if gold_set is None or r.gold_set == gold_set]
+    summary = load_results(results)
+    every = _records(summary, per_query)
+    records = [r for r in every if gold_set is None or r.gold_set == gold_set]
     if not records:
         raise InputError(f"no per-query record for gold set {gold_set!r}", path=per_query)
     if gold is not None:
         current = load_gold(gold) if isinstance(gold, str | Path) else gold
         records = [
-            replace(r, gold=current[r.query_id].gold, gold_listed=False) if r.query_id in current else r
-            for r in records
+            replace(r, grades=current[r.query_id].gold) if r.query_id in current else r for r in records
         ]
     loaded, warnings = _corpus(corpus, summary)
-    cutoff = k if k is not None else (max(summary.recall_ks) if summary.recall_ks else None)
+    ks = summary.recall_cutoffs()
+    cutoff = k if k is not None else (max(ks) if ks else None)
     threshold = summary.relevance_threshold
     near = find_near_duplicates(loaded, threshold=duplicates) if duplicates is not None else None
     misses = [
@@ -134,6 +137,19 @@ def find_misses(
         corpus_path=loaded.path,
         warnings=tuple(warnings),
     )
+
+
+def _records(summary: EvaluationResult, per_query: str | Path | None) -> tuple[QueryResult, ...]:
+    if per_query is not None:
+        return read_per_query(per_query)
+    if not any(query.top for query in summary.queries):
+        # results.json keeps no retrieved lists: only an evaluation made in this process has them.
+        raise InputError(
+            "the results hold no retrieved lists to review",
+            path=summary.source,
+            hint="give the per-query file: evaluate --per-query FILE, then gold review --per-query FILE",
+        )
+    return summary.queries
 
 
 def pending(
@@ -193,20 +209,20 @@ def _template_records(misses: Sequence[Miss], by: str | None) -> list[dict[str, 
     ]
 
 
-def _corpus(corpus: Corpus | str | Path | None, summary: Results) -> tuple[Corpus, list[str]]:
+def _corpus(corpus: Corpus | str | Path | None, summary: EvaluationResult) -> tuple[Corpus, list[str]]:
     if isinstance(corpus, Corpus):
         return corpus, []
     warnings = []
     if corpus is None:
         if not summary.corpus_path:
-            raise InputError("results.json names no corpus", path=summary.path, hint="pass --corpus")
+            raise InputError("results.json names no corpus", path=summary.source, hint="pass --corpus")
         named = Path(summary.corpus_path)
-        beside = Path(summary.path).parent / named
+        beside = Path(summary.source or ".").parent / named
         path = named if named.exists() or named.is_absolute() else beside
         if not path.exists():
             raise InputError(
                 f"corpus {summary.corpus_path!r} named in results.json not found",
-                path=summary.path,
+                path=summary.source,
                 hint="pass --corpus",
             )
         if summary.corpus_sha256 and path.is_file() and file_sha256(path) != summary.corpus_sha256:
@@ -216,7 +232,7 @@ def _corpus(corpus: Corpus | str | Path | None, summary: Results) -> tuple[Corpu
     return load_corpus(path), warnings
 
 
-def _hit(record: PerQuery, k: int | None, threshold: int) -> bool:
+def _hit(record: QueryResult, k: int | None, threshold: int) -> bool:
     top = record.top if k is None else record.top[:k]
     return not record.relevant(threshold).isdisjoint(top)
 
@@ -228,11 +244,18 @@ def _passage(corpus: Corpus, passage_id: str) -> Passage:
     return Passage(passage_id, chunk.title, chunk.text)
 
 
-def _first_relevant_rank(record: PerQuery, relevant: frozenset[str]) -> int | None:
+def _first_relevant_rank(record: QueryResult, relevant: frozenset[str]) -> int | None:
     # Ranked from the top list when it holds one (right even when --gold added passages since the
     # evaluation); otherwise the rank the evaluation found further down, if any.
     ranks = (rank for rank, pid in enumerate(record.top, start=1) if pid in relevant)
     return next(ranks, record.first_relevant_rank)
+
+
+def _judged(record: QueryResult, passage_id: str) -> int | None:
+    """The grade the gold set gave ``passage_id``; a listed relevant id (no grades written) counts 1."""
+    if record.grades:
+        return record.grades.get(passage_id)
+    return 1 if passage_id in record.gold else None
 
 
 def _duplicate_of(
@@ -246,16 +269,18 @@ def _duplicate_of(
     return (found[0][1], -found[0][0]) if found else None
 
 
-def _miss(record: PerQuery, corpus: Corpus, show: int, threshold: int, near: NearDuplicates | None) -> Miss:
+def _miss(
+    record: QueryResult, corpus: Corpus, show: int, threshold: int, near: NearDuplicates | None
+) -> Miss:
     relevant = record.relevant(threshold)
     retrieved = tuple(
-        Retrieved(rank, _passage(corpus, pid), record.gold.get(pid), _duplicate_of(pid, relevant, near))
+        Retrieved(rank, _passage(corpus, pid), _judged(record, pid), _duplicate_of(pid, relevant, near))
         for rank, pid in enumerate(record.top[:show], start=1)
     )
     return Miss(
         query_id=record.query_id,
         query=record.query,
-        gold=tuple(_passage(corpus, pid) for pid in record.gold if pid in relevant),
+        gold=tuple(_passage(corpus, pid) for pid in (record.grades or record.gold) if pid in relevant),
         retrieved=retrieved,
         first_relevant_rank=_first_relevant_rank(record, relevant),
         gold_set=record.gold_set,
