@@ -8,6 +8,8 @@ from realrecall.evaluate.results import (
     GoldSetResult,
     QueryResult,
     SliceResult,
+    load_results,
+    read_per_query,
     write_per_query,
     write_results,
 )
@@ -20,6 +22,8 @@ __all__ = [
     "SliceResult",
     "default_metrics",
     "evaluate",
+    "load_results",
+    "read_per_query",
     "write_per_query",
     "write_results",
 ]
