@@ -66,7 +66,7 @@ def run_pipeline(
     from realrecall.calibrate.report.html import render_html
     from realrecall.corpus import load_corpus
     from realrecall.evaluate import evaluate, write_per_query, write_results
-    from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
+    from realrecall.evaluate.retrievers import RunSettings, build_retriever
     from realrecall.generate import generate
     from realrecall.gold import load_gold
 
@@ -83,8 +83,14 @@ def run_pipeline(
     corpus = load_corpus(config.corpus)
     real = load_gold(config.real, origin="real") if config.real is not None else None
     generate_config = _generate_config(config)
-    options = RetrieverOptions(embed_model=config.embed_model, query_timeout=config.query_timeout)
-    retriever = build_retriever(config.retriever, corpus, options=options)
+    settings = RunSettings(query_timeout=config.query_timeout)
+    retriever = build_retriever(
+        config.retriever,
+        corpus,
+        options=config.retriever_options,
+        settings=settings,
+        defaults={"embed_model": config.embed_model},
+    )
 
     say("generating synthetic questions (only new or changed chunks are sent)")
     if client is None and generate_config.backend == "llm":

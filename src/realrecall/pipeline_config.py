@@ -19,6 +19,8 @@ retriever = "bm25"               # or dense, local-dense, hybrid, module:functio
 k = [1, 5, 10, 50]
 by = ["type", "language"]
 query_timeout = 30               # seconds a custom retriever may take per query (default: no limit)
+# With options, the retriever is a table instead: [evaluate.retriever] with name = "bm25", k1 = 1.2 ...
+# (any option of the retriever, as docs/retrievers.md lists them).
 
 [calibrate]
 metric = "recall@10"             # one of the metrics k gives: recall@K, mrr@<largest K>, ndcg@<K nearest 10>
@@ -59,7 +61,13 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "corpus": {"path": str},
     "real": {"path": str, "date": (str, dt.date)},
     "generate": {"output": str, "backend": str, "model": str, "options": dict},
-    "evaluate": {"retriever": str, "k": list, "by": list, "embed_model": str, "query_timeout": float | int},
+    "evaluate": {
+        "retriever": (str, dict),
+        "k": list,
+        "by": list,
+        "embed_model": str,
+        "query_timeout": float | int,
+    },
     "calibrate": {
         "metric": str,
         "max_age_days": float | int,
@@ -85,6 +93,7 @@ class PipelineConfig:
     model: str | None = None
     generate_options: Mapping[str, Any] = field(default_factory=dict)
     retriever: str = "bm25"
+    retriever_options: Mapping[str, Any] = field(default_factory=dict)  # [evaluate.retriever], checked
     embed_model: str | None = None
     query_timeout: float | None = None
     k: tuple[int, ...] = (1, 5, 10, 50)
@@ -134,8 +143,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     by = section["evaluate"].get("by", ["type", "language"])
     if not all(isinstance(name, str) and name.strip() for name in by):
         check.fail("evaluate", "by", "[evaluate] by must be a list of field names", hint='e.g. by = ["type"]')
-    retriever = section["evaluate"].get("retriever", "bm25")
-    check.retriever(retriever, section["evaluate"].get("embed_model"))
+    retriever, retriever_options = check.retriever(section["evaluate"], base)
     query_timeout = section["evaluate"].get("query_timeout")
     if query_timeout is not None:
         check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
@@ -179,6 +187,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         model=generate.get("model"),
         generate_options=options,
         retriever=_resolve_retriever(retriever, base),
+        retriever_options=retriever_options,
         embed_model=section["evaluate"].get("embed_model"),
         query_timeout=float(query_timeout) if query_timeout is not None else None,
         k=tuple(k),
@@ -269,23 +278,40 @@ class _Checker:
                 "real", "date", f"[real] date {text!r} is not an ISO date", hint='write it as "2026-11-30"'
             )
 
-    def retriever(self, spec: str, embed_model: str | None) -> None:
-        from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices
+    def retriever(self, evaluate: Mapping[str, Any], base: Path) -> tuple[str, dict[str, Any]]:
+        """The retriever's name and the options given: ``retriever = "bm25"`` or ``[evaluate.retriever]``.
 
-        if spec not in RETRIEVERS and ":" not in spec:
-            self.fail(
-                "evaluate",
-                "retriever",
-                f"[evaluate] retriever {spec!r} is unknown",
-                hint=f"choose from {choices()}",
+        The options are checked by building them now; the values kept are the converted ones (relative
+        paths resolved), and only those the table gives, so the run builds the same options again.
+        """
+        from realrecall.evaluate.retrievers.options import make_options
+        from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices, find_spec
+
+        value = evaluate.get("retriever", "bm25")
+        table = dict(value) if isinstance(value, dict) else {"name": value}
+        spec = table.pop("name", "bm25")
+
+        def fail(key: str | None, message: str, hint: str | None) -> NoReturn:
+            # The key's line in an [evaluate.retriever] table, else the retriever line of [evaluate].
+            line = self.line_of("evaluate.retriever", key) or self.line_of("evaluate", "retriever")
+            raise InputError(message, path=self.path, line=line, hint=hint)
+
+        if not isinstance(spec, str) or (spec not in RETRIEVERS and ":" not in spec):
+            fail("name", f"[evaluate] retriever {spec!r} is unknown", f"choose from {choices()}")
+        try:
+            options = make_options(
+                find_spec(spec), table, defaults={"embed_model": evaluate.get("embed_model")}, base=base
             )
-        if spec == "dense" and not embed_model:
-            self.fail(
-                "evaluate",
-                "retriever",
+        except InputError as exc:
+            bad = next((key for key in table if re.search(rf"\b{re.escape(key)}\b", exc.message)), None)
+            fail(bad, f"[evaluate.retriever] {exc.message}", exc.hint)
+        if spec == "dense" and not getattr(options, "embed_model", None):
+            fail(
+                "name",
                 "[evaluate] retriever dense needs embed_model",
-                hint='e.g. embed_model = "text-embedding-3-small", or retriever = "local-dense"',
+                'e.g. embed_model = "text-embedding-3-small", or retriever = "local-dense"',
             )
+        return spec, {key: getattr(options, key) for key in table}
 
     def metrics(self, metric: str, gates: list[str], k: tuple[int, ...]) -> None:
         """The headline metric and the gates must be among the metrics evaluate computes for ``k``."""

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import RetrieverOptions, default_cache_dir, retrieve, top_k_indices
+from realrecall.evaluate.retrievers import (
+    HybridOptions,
+    LocalDenseOptions,
+    RunSettings,
+    default_cache_dir,
+    retrieve,
+    top_k_indices,
+)
 
 
 class EchoRetriever:
@@ -90,15 +97,22 @@ def test_retrieve_rejects_a_retriever_that_loses_queries() -> None:
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("rrf_k", 0), ("workers", -2), ("batch_size", 0), ("fusion_depth", 1.5)]
+    ("kind", "field", "value"),
+    [
+        (HybridOptions, "rrf_k", 0),
+        (RunSettings, "workers", -2),
+        (LocalDenseOptions, "batch_size", 0),
+        (HybridOptions, "batch_size", 0),
+        (HybridOptions, "fusion_depth", 1.5),
+    ],
 )
-def test_options_reject_non_positive_integers(field: str, value: object) -> None:
+def test_options_reject_non_positive_integers(kind: type, field: str, value: object) -> None:
     with pytest.raises(InputError, match=field):
-        RetrieverOptions(**{field: value})  # type: ignore[arg-type]
+        kind(**{field: value})
 
 
 def test_options_cache_dir_defaults_under_xdg_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert default_cache_dir() == tmp_path / "realrecall" / "embeddings"
-    assert RetrieverOptions().resolved_cache_dir == tmp_path / "realrecall" / "embeddings"
-    assert RetrieverOptions(cache_dir=tmp_path / "x").resolved_cache_dir == tmp_path / "x"
+    assert RunSettings().resolved_cache_dir == tmp_path / "realrecall" / "embeddings"
+    assert RunSettings(cache_dir=tmp_path / "x").resolved_cache_dir == tmp_path / "x"

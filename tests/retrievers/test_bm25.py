@@ -6,7 +6,7 @@ import pytest
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import BM25Retriever, RetrieverOptions, build_retriever
+from realrecall.evaluate.retrievers import BM25Options, BM25Retriever, build_retriever
 
 
 def test_the_chunk_sharing_the_query_terms_ranks_first(pets_corpus: Corpus) -> None:
@@ -50,7 +50,7 @@ def test_empty_query_text_is_an_input_error(pets_corpus: Corpus) -> None:
 
 
 def test_options_reach_the_index_and_the_description(pets_corpus: Corpus) -> None:
-    options = RetrieverOptions(k1=1.2, b=0.75, bm25_method="robertson", stemmer=None, stopwords=None)
+    options = BM25Options(k1=1.2, b=0.75, method="robertson", stemmer=None, stopwords=None)
     retriever = build_retriever("bm25", pets_corpus, options=options)
     assert retriever.name == "bm25"
     assert "k1=1.2 b=0.75 method=robertson stemmer=none stopwords=none" in retriever.description

@@ -11,7 +11,7 @@ import pytest
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError, UserCodeError
-from realrecall.evaluate.retrievers import FunctionRetriever, RetrieverOptions, build_retriever, retrieve
+from realrecall.evaluate.retrievers import FunctionRetriever, RunSettings, build_retriever, retrieve
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def test_a_hung_function_fails_its_query_after_the_timeout() -> None:
             release.wait()  # never set while the test waits: only the timeout ends the call
         return ["a"]
 
-    retriever = build_retriever(search, Corpus(()), options=RetrieverOptions(query_timeout=0.01))
+    retriever = build_retriever(search, Corpus(()), settings=RunSettings(query_timeout=0.01))
     try:
         with pytest.raises(UserCodeError) as caught:
             retrieve(retriever, {"q1": "fast", "q2": "slow"}, 5)
@@ -133,7 +133,7 @@ def test_with_a_timeout_answers_and_errors_come_back_as_without() -> None:
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), True, "30"])
 def test_a_query_timeout_must_be_a_positive_number_of_seconds(timeout: object) -> None:
     with pytest.raises(InputError, match="query timeout must be a positive number of seconds"):
-        RetrieverOptions(query_timeout=timeout)  # type: ignore[arg-type]
+        RunSettings(query_timeout=timeout)  # type: ignore[arg-type]
 
 
 def test_workers_call_in_parallel_and_keep_query_order() -> None:
@@ -156,7 +156,7 @@ def test_build_retriever_accepts_the_callable_itself(pets_corpus: Corpus) -> Non
     def my_search(query: str, k: int) -> list[str]:
         return ["cats", "dogs"][:k]
 
-    retriever = build_retriever(my_search, pets_corpus, options=RetrieverOptions(workers=2))
+    retriever = build_retriever(my_search, pets_corpus, settings=RunSettings(workers=2))
     assert retrieve(retriever, {"q1": "pets"}, 1) == {"q1": ["cats"]}
     assert retriever.name.endswith("my_search")
 

@@ -10,7 +10,7 @@ import pytest
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import DenseRetriever, RetrieverOptions, build_retriever
+from realrecall.evaluate.retrievers import DenseOptions, DenseRetriever, RunSettings, build_retriever
 from realrecall.evaluate.retrievers.dense import normalise_rows
 from retrievers.fakes import HashingEmbedder
 
@@ -45,8 +45,10 @@ def test_zero_vectors_score_zero_instead_of_nan() -> None:
 
 
 def test_the_chunk_sharing_words_with_the_query_ranks_first(pets_corpus: Corpus, tmp_path: Path) -> None:
-    options = RetrieverOptions(embedder=HashingEmbedder(), cache_dir=tmp_path)
-    retriever = build_retriever("dense", pets_corpus, options=options)
+    options = DenseOptions(embedder=HashingEmbedder())
+    retriever = build_retriever(
+        "dense", pets_corpus, options=options, settings=RunSettings(cache_dir=tmp_path)
+    )
     assert retriever.name == "dense"
     ranked = retriever.search(["parrots mimic speech", "goldfish water bowls"], 2)
     assert [ids[0] for ids in ranked] == ["birds", "fish"]
@@ -69,13 +71,9 @@ def test_index_progress_reports_each_embedded_slice(pets_corpus: Corpus, tmp_pat
         pets_corpus, HashingEmbedder(), slice_size=2, progress=lambda done, total: seen.append((done, total))
     )
     assert seen == [(0, 5), (2, 5), (4, 5), (5, 5)]
-    options = RetrieverOptions(
-        embedder=HashingEmbedder(),
-        cache_dir=tmp_path,
-        index_progress=lambda done, total: seen.append((done, total)),
-    )
+    settings = RunSettings(cache_dir=tmp_path, index_progress=lambda done, total: seen.append((done, total)))
     seen.clear()
-    build_retriever("dense", pets_corpus, options=options)
+    build_retriever("dense", pets_corpus, options={"embedder": HashingEmbedder()}, settings=settings)
     assert seen == [(0, 5), (5, 5)]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.corpus import Corpus
-from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
+from realrecall.evaluate.retrievers import RunSettings, build_retriever
 
 fake_openai = pytest.importorskip("fake_openai", reason="tests/fake_openai.py is not in this tree yet")
 llm = pytest.importorskip("realrecall.llm.embeddings", reason="realrecall.llm is not in this tree yet")
@@ -21,10 +21,11 @@ def test_dense_embeds_through_the_endpoint_once_and_then_from_the_cache(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     with fake_openai.FakeOpenAI() as server:
-        options = RetrieverOptions(
-            embed_model="text-embedding-3-small", base_url=server.base_url, cache_dir=tmp_path
+        options = {"embed_model": "text-embedding-3-small", "base_url": server.base_url}
+        settings = RunSettings(cache_dir=tmp_path)
+        first = build_retriever("dense", pets_corpus, options=options, settings=settings).search(
+            ["parrots mimic speech"], 2
         )
-        first = build_retriever("dense", pets_corpus, options=options).search(["parrots mimic speech"], 2)
         assert first[0][0] == "birds"
         sent = server.count("embeddings")
         assert sent >= 1
@@ -34,6 +35,8 @@ def test_dense_embeds_through_the_endpoint_once_and_then_from_the_cache(
             [chunk.searchable_text() for chunk in pets_corpus] + ["parrots mimic speech"]
         )
 
-        again = build_retriever("dense", pets_corpus, options=options).search(["parrots mimic speech"], 2)
+        again = build_retriever("dense", pets_corpus, options=options, settings=settings).search(
+            ["parrots mimic speech"], 2
+        )
         assert again == first
         assert server.count("embeddings") == sent

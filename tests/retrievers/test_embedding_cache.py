@@ -10,20 +10,26 @@ import pytest
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import CachedEmbedder, RetrieverOptions, build_retriever
+from realrecall.evaluate.retrievers import CachedEmbedder, DenseOptions, RunSettings, build_retriever
 from realrecall.evaluate.retrievers.embedding_cache import text_key
 from retrievers.fakes import HashingEmbedder
 
 
 def test_rerun_over_the_same_corpus_and_queries_embeds_nothing(pets_corpus: Corpus, tmp_path: Path) -> None:
     first = HashingEmbedder()
-    options = RetrieverOptions(embedder=first, cache_dir=tmp_path)
-    expected = build_retriever("dense", pets_corpus, options=options).search(["cats purr"], 3)
+    settings = RunSettings(cache_dir=tmp_path)
+    options = DenseOptions(embedder=first)
+    expected = build_retriever("dense", pets_corpus, options=options, settings=settings).search(
+        ["cats purr"], 3
+    )
     assert len(first.texts_seen) == 6  # five chunks and one query
 
     second = HashingEmbedder()
-    options = RetrieverOptions(embedder=second, cache_dir=tmp_path)
-    assert build_retriever("dense", pets_corpus, options=options).search(["cats purr"], 3) == expected
+    options = DenseOptions(embedder=second)
+    assert (
+        build_retriever("dense", pets_corpus, options=options, settings=settings).search(["cats purr"], 3)
+        == expected
+    )
     assert second.calls == 0
 
 
@@ -82,8 +88,10 @@ def test_an_unwritable_cache_folder_falls_back_to_embedding(tmp_path: Path) -> N
 
 
 def test_use_cache_off_writes_nothing(pets_corpus: Corpus, tmp_path: Path) -> None:
-    options = RetrieverOptions(embedder=HashingEmbedder(), cache_dir=tmp_path, use_cache=False)
-    build_retriever("dense", pets_corpus, options=options).search(["cats"], 1)
+    settings = RunSettings(cache_dir=tmp_path, use_cache=False)
+    build_retriever(
+        "dense", pets_corpus, options=DenseOptions(embedder=HashingEmbedder()), settings=settings
+    ).search(["cats"], 1)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -115,7 +123,7 @@ def test_a_cache_folder_the_user_named_that_is_a_file_is_refused_not_silently_un
 ) -> None:
     not_a_folder = tmp_path / "gold.jsonl"
     not_a_folder.write_text("{}\n")
-    options = RetrieverOptions(embedder=HashingEmbedder(), cache_dir=not_a_folder)
+    options = DenseOptions(embedder=HashingEmbedder())
     with pytest.raises(InputError, match=r"gold\.jsonl: the embedding cache folder is a file"):
-        build_retriever("dense", pets_corpus, options=options)
+        build_retriever("dense", pets_corpus, options=options, settings=RunSettings(cache_dir=not_a_folder))
     assert not_a_folder.read_text() == "{}\n"

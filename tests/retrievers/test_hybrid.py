@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import (
+    HybridOptions,
     HybridRetriever,
-    RetrieverOptions,
+    RunSettings,
     build_retriever,
     reciprocal_rank_fusion,
 )
@@ -78,10 +79,10 @@ def test_hybrid_needs_two_components() -> None:
 
 
 def test_hybrid_by_name_fuses_bm25_with_the_dense_component(pets_corpus: Corpus, tmp_path: Path) -> None:
-    options = RetrieverOptions(
-        embedder=HashingEmbedder(), cache_dir=tmp_path, rrf_k=10, dense_component="dense"
+    options = HybridOptions(embedder=HashingEmbedder(), rrf_k=10, dense_component="dense")
+    retriever = build_retriever(
+        "hybrid", pets_corpus, options=options, settings=RunSettings(cache_dir=tmp_path)
     )
-    retriever = build_retriever("hybrid", pets_corpus, options=options)
     assert retriever.name == "hybrid"
     assert retriever.search(["do dogs bark at strangers"], 2)[0][0] == "dogs"
     assert "bm25s" in retriever.description
@@ -93,7 +94,7 @@ def test_hybrid_rejects_an_unknown_dense_component(pets_corpus: Corpus) -> None:
     with pytest.raises(
         InputError, match="unknown dense component 'sparse' for hybrid; choose from local-dense, dense"
     ):
-        build_retriever("hybrid", pets_corpus, options=RetrieverOptions(dense_component="sparse"))
+        build_retriever("hybrid", pets_corpus, options={"dense_component": "sparse"})
 
 
 ids = st.lists(st.sampled_from("abcdefghij"), unique=True, max_size=10)

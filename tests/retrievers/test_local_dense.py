@@ -14,7 +14,7 @@ import pytest
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import Retriever, RetrieverOptions, build_retriever
+from realrecall.evaluate.retrievers import Retriever, RunSettings, build_retriever
 from realrecall.evaluate.retrievers.local_dense import MISSING_EXTRA, SentenceTransformerEmbedder
 
 MEANING_CORPUS = Corpus(
@@ -36,15 +36,15 @@ def needs_extra() -> None:
 @dataclass(frozen=True)
 class Built:
     retriever: Retriever
-    options: RetrieverOptions
+    settings: RunSettings
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """One model load for the module (it takes seconds), its vectors cached in a fresh folder."""
     needs_extra()
-    options = RetrieverOptions(cache_dir=tmp_path_factory.mktemp("cache"))
-    return Built(build_retriever("local-dense", MEANING_CORPUS, options=options), options)
+    settings = RunSettings(cache_dir=tmp_path_factory.mktemp("cache"))
+    return Built(build_retriever("local-dense", MEANING_CORPUS, settings=settings), settings)
 
 
 @pytest.mark.slow
@@ -62,7 +62,7 @@ def test_a_second_run_takes_every_vector_from_the_cache(
     built: Built, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     expected = built.retriever.search(["a sleepy cat"], 3)
-    with sqlite3.connect(built.options.resolved_cache_dir / "embeddings.sqlite3") as connection:
+    with sqlite3.connect(built.settings.resolved_cache_dir / "embeddings.sqlite3") as connection:
         (count,) = connection.execute(
             "SELECT COUNT(*) FROM embeddings WHERE model = 'sentence-transformers:all-MiniLM-L6-v2'"
         ).fetchone()
@@ -72,7 +72,7 @@ def test_a_second_run_takes_every_vector_from_the_cache(
         raise AssertionError(f"embedded {texts!r} although the cache holds it")
 
     monkeypatch.setattr(SentenceTransformerEmbedder, "embed", must_not_embed)
-    rebuilt = build_retriever("local-dense", MEANING_CORPUS, options=built.options)
+    rebuilt = build_retriever("local-dense", MEANING_CORPUS, settings=built.settings)
     assert rebuilt.search(["a sleepy cat"], 3) == expected
 
 
@@ -90,10 +90,10 @@ def test_without_sentence_transformers_the_error_says_how_to_install_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(InputError, match=r"local-dense needs the optional extra"):
-        build_retriever("local-dense", MEANING_CORPUS, options=RetrieverOptions(local_model=str(tmp_path)))
+        build_retriever("local-dense", MEANING_CORPUS, options={"local_model": str(tmp_path)})
 
 
 def test_a_local_model_path_that_is_not_a_folder_is_an_input_error(tmp_path: Path) -> None:
-    options = RetrieverOptions(local_model=str(tmp_path / "nowhere"))
+    options = {"local_model": tmp_path / "nowhere"}
     with pytest.raises(InputError, match="no sentence-transformers model folder here"):
         build_retriever("local-dense", MEANING_CORPUS, options=options)

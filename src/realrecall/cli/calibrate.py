@@ -10,6 +10,7 @@ from rich.text import Text
 
 from realrecall.cli.application import app, note, out, split_list, user_errors, warn, write_stdout
 from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -88,7 +89,12 @@ def calibrate(
     corpus: Annotated[
         Path | None, typer.Option("--corpus", "-c", help="Corpus (overlap diagnostics).")
     ] = None,
-    retriever: Annotated[str | None, typer.Option(help="One-call mode: retriever spec (bm25...).")] = None,
+    retriever: Annotated[
+        str | None, typer.Option(help=f"One-call mode: {retriever_choices()} (default bm25).")
+    ] = None,
+    retriever_option: Annotated[
+        list[str] | None, typer.Option(help="One-call mode: retriever option KEY=VALUE (repeatable).")
+    ] = None,
     run: Annotated[Path | None, typer.Option(help="One-call mode: score this run file instead.")] = None,
     k: Annotated[str, typer.Option("--k", help="One-call mode: cutoffs, comma-separated.")] = "1,5,10,50",
 ) -> None:
@@ -112,7 +118,10 @@ def calibrate(
         if synthetic is not None or real is not None:
             if results:
                 raise InputError("give results files or --synthetic/--real, not both")
-            report = _one_call(synthetic, real, corpus, retriever, run, k, split_list(by), options)
+            report = _one_call(
+                synthetic, real, corpus, retriever, run, k, split_list(by), options,
+                retriever_option=retriever_option or [],
+            )  # fmt: skip
         else:
             if not results:
                 raise InputError("no results given", hint="pass results.json, or --synthetic G1 --real G2")
@@ -180,6 +189,8 @@ def _one_call(
     k: str,
     by: list[str],
     options: _CalibrateOptions,
+    *,
+    retriever_option: list[str] | None = None,
 ) -> CalibrationReport:
     from realrecall.calibrate.one_call import evaluate_and_calibrate
     from realrecall.cli.evaluate import _parse_cutoffs
@@ -188,8 +199,8 @@ def _one_call(
 
     if synthetic is None or real is None:
         raise InputError("one-call mode needs both --synthetic and --real")
-    if run is not None and retriever is not None:
-        raise InputError("give --run or --retriever, not both")
+    if run is not None and (retriever is not None or retriever_option):
+        raise InputError(f"give --run or {'--retriever' if retriever else '--retriever-option'}, not both")
     loaded_corpus = load_corpus(corpus) if corpus is not None else None
     built = run_file = None
     if run is not None:
@@ -199,9 +210,10 @@ def _one_call(
     else:
         if loaded_corpus is None:
             raise InputError("--corpus is needed to retrieve", hint="give --corpus FILE, or a --run FILE")
-        from realrecall.evaluate.retrievers import build_retriever
+        from realrecall.evaluate.retrievers import build_retriever, parse_option_assignments
 
-        built = build_retriever(retriever or "bm25", loaded_corpus)
+        options_given = parse_option_assignments(retriever_option or [])
+        built = build_retriever(retriever or "bm25", loaded_corpus, options=options_given)
     return evaluate_and_calibrate(
         load_gold(synthetic, origin="synthetic"), load_gold(real, origin="real"),
         corpus=loaded_corpus, retriever=built, run=run_file, k=_parse_cutoffs(k), by=by, **options,

@@ -11,6 +11,8 @@ from rich.text import Text
 
 from realrecall.cli.application import app, err, note, out, split_list, user_errors, warn
 from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.registry import choices as retriever_choices
+from realrecall.evaluate.retrievers.registry import options_help as retriever_options_help
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -29,8 +31,10 @@ def evaluate(
     corpus: Annotated[
         Path | None, typer.Option("--corpus", "-c", help="Corpus JSONL (needed to retrieve).")
     ] = None,
-    retriever: Annotated[
-        str | None, typer.Option(help="bm25 (default), dense, local-dense, hybrid, or module:function.")
+    retriever: Annotated[str | None, typer.Option(help=f"{retriever_choices()} (default bm25).")] = None,
+    retriever_option: Annotated[
+        list[str] | None,
+        typer.Option(help=f"Retriever option KEY=VALUE, repeatable ({retriever_options_help()})."),
     ] = None,
     run: Annotated[
         Path | None, typer.Option("--run", help="Score a run made elsewhere (TREC or JSONL).")
@@ -71,6 +75,7 @@ def evaluate(
             gold=gold, corpus=corpus, retriever=retriever, run=run, k=k, metrics=metrics, by=by,
             relevance_threshold=relevance_threshold, origin=origin, embed_model=embed_model,
             hybrid_dense=hybrid_dense, cache_dir=cache_dir, workers=workers, query_timeout=query_timeout,
+            retriever_option=retriever_option or [],
         )  # fmt: skip
         from realrecall.evaluate import write_per_query, write_results
 
@@ -102,14 +107,15 @@ def _evaluate(
     cache_dir: Path | None,
     workers: int,
     query_timeout: float | None = None,
+    retriever_option: list[str] | None = None,
 ) -> EvaluationResult:
     from realrecall.corpus import load_corpus
     from realrecall.evaluate import evaluate
     from realrecall.gold import load_gold
 
     cutoffs = _parse_cutoffs(k)
-    if run is not None and retriever is not None:
-        raise InputError("give --run or --retriever, not both")
+    if run is not None and (retriever is not None or retriever_option):
+        raise InputError(f"give --run or {'--retriever' if retriever else '--retriever-option'}, not both")
     gold_sets = [load_gold(path, origin=origin) for path in gold]
     loaded_corpus = load_corpus(corpus) if corpus is not None else None
     if run is not None:
@@ -128,13 +134,13 @@ def _evaluate(
         raise InputError(
             "--corpus is needed to retrieve", hint="give --corpus FILE, or score a finished --run FILE"
         )
-    from realrecall.evaluate.retrievers import RetrieverOptions, build_retriever
+    from realrecall.evaluate.retrievers import RunSettings, build_retriever, parse_option_assignments
 
-    options = RetrieverOptions(
-        embed_model=embed_model, cache_dir=cache_dir, dense_component=hybrid_dense, workers=workers,
-        query_timeout=query_timeout,
+    settings = RunSettings(cache_dir=cache_dir, workers=workers, query_timeout=query_timeout)
+    built = build_retriever(
+        retriever or "bm25", loaded_corpus, options=parse_option_assignments(retriever_option or []),
+        settings=settings, defaults={"embed_model": embed_model, "dense_component": hybrid_dense},
     )  # fmt: skip
-    built = build_retriever(retriever or "bm25", loaded_corpus, options=options)
     with _RetrievalProgress() as progress:
         return evaluate(
             gold_sets,

@@ -1,18 +1,16 @@
-"""What a retriever is, the options that build one, and the deterministic ranking they share.
+"""What a retriever is, how one is driven over queries, and the deterministic ranking they share.
 
 A retriever answers a batch of queries at once with ranked chunk ids (best first). ``retrieve``
 drives one over a ``{query_id: text}`` mapping in batches and reports progress; the registry in
-``realrecall.evaluate.retrievers.registry`` turns a name such as ``"bm25"`` into one.
+``realrecall.evaluate.retrievers.registry`` turns a name such as ``"bm25"`` into one, and
+``realrecall.evaluate.retrievers.options`` says how a retriever declares its options.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -21,8 +19,6 @@ from realrecall.errors import InputError
 __all__ = [
     "Embedder",
     "Retriever",
-    "RetrieverOptions",
-    "default_cache_dir",
     "retrieve",
     "top_k_indices",
 ]
@@ -57,75 +53,6 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), d)`` float32 array, one row per text, in order."""
         ...
-
-
-def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/realrecall/embeddings``, or ``~/.cache/realrecall/embeddings``."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "realrecall" / "embeddings"
-
-
-@dataclass(frozen=True, kw_only=True)
-class RetrieverOptions:
-    """Everything a named retriever may need; each retriever reads only its own fields.
-
-    BM25 (``bm25``): ``k1``, ``b``, ``bm25_method`` (bm25s' ``lucene``, ``robertson`` or ``atire``),
-    ``stemmer`` (a Snowball language of PyStemmer, or None), ``stopwords`` (a bm25s stopword language,
-    or None). The defaults (k1 0.9, b 0.4, English Snowball stemming and stopwords) are Anserini's
-    BEIR settings.
-
-    Dense (``dense``, ``local-dense``): ``embed_model`` (the OpenAI-compatible embedding model; required
-    by ``dense``), ``llm_config`` (a ``realrecall.llm.LLMConfig``; by default one built from
-    ``base_url``), ``embedder`` (use this embedder instead of building one: the Python API's way to
-    plug in any model), ``local_model`` (a sentence-transformers model folder for ``local-dense``;
-    default the bundled all-MiniLM-L6-v2), ``cache_dir`` and ``use_cache`` for the embedding cache.
-
-    Hybrid (``hybrid``): ``dense_component`` (``local-dense``, the CLI's default too, or ``dense``),
-    ``rrf_k`` and ``fusion_depth`` (how deep each component's list is before fusion).
-
-    Custom (``module:function``): ``workers`` threads call the function concurrently;
-    ``query_timeout`` is how many seconds one call may take before the query fails with an error
-    naming it (default None: no limit, so a function that hangs hangs the evaluation).
-
-    ``index_progress(done, total)``: called as a dense retriever embeds the corpus (the slow part of
-    building one), so a caller can draw a bar.
-
-    ``batch_size``: texts per forward pass of the local model (and what a caller may pass on to
-    ``retrieve`` as the number of queries per ``search`` call).
-    """
-
-    k1: float = 0.9
-    b: float = 0.4
-    bm25_method: str = "lucene"
-    stemmer: str | None = "english"
-    stopwords: str | None = "english"
-    embed_model: str | None = None
-    base_url: str | None = None
-    llm_config: Any = None
-    embedder: Embedder | None = None
-    local_model: str | None = None
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    dense_component: str = "local-dense"
-    rrf_k: int = 60
-    fusion_depth: int = 100
-    workers: int = 1
-    batch_size: int = 64
-    index_progress: Callable[[int, int], None] | None = None
-    query_timeout: float | None = None
-
-    def __post_init__(self) -> None:
-        check_timeout(self.query_timeout)
-        for field_name in ("rrf_k", "fusion_depth", "workers", "batch_size"):
-            value = getattr(self, field_name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{field_name} must be a positive integer, got {value!r}")
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
-
-    @property
-    def resolved_cache_dir(self) -> Path:
-        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
 
 
 def retrieve(

@@ -13,23 +13,36 @@ stopwords alone retrieves nothing rather than an arbitrary list of zero-scored c
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-import bm25s
 import numpy as np
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import (
-    RetrieverOptions,
-    check_k,
-    check_queries,
-    library_version,
-    top_k_indices,
-)
+from realrecall.evaluate.retrievers.base import check_k, check_queries, library_version, top_k_indices
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
-__all__ = ["BM25Retriever"]
+__all__ = ["RETRIEVER", "BM25Options", "BM25Retriever"]
 
 METHODS = ("lucene", "robertson", "atire")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BM25Options:
+    """The options of ``bm25``; the defaults are Anserini's BEIR settings."""
+
+    k1: Annotated[float, "term-frequency saturation (0 or more)"] = 0.9
+    b: Annotated[float, "length normalisation, 0 (none) to 1 (full)"] = 0.4
+    method: Annotated[str, "bm25s variant: lucene, robertson or atire"] = "lucene"
+    stemmer: Annotated[str | None, "a Snowball language of PyStemmer, or none"] = "english"
+    stopwords: Annotated[str | None, "a bm25s stopword language (en, de, fr, es...), or none"] = "english"
+
+    def __post_init__(self) -> None:
+        if self.k1 < 0 or not 0 <= self.b <= 1:
+            raise InputError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={self.k1}, b={self.b}")
+        if self.method not in METHODS:
+            raise InputError(f"unknown BM25 method {self.method!r}; choose from {', '.join(METHODS)}")
 
 
 class BM25Retriever:
@@ -54,6 +67,7 @@ class BM25Retriever:
         self._ids = corpus.ids
         self._stem = _stemmer(stemmer)
         self._stopwords = _stopwords(stopwords)
+        bm25s = _bm25s()
         self._model = bm25s.BM25(k1=k1, b=b, method=method)
         tokens = bm25s.tokenize(
             [chunk.searchable_text() for chunk in corpus],
@@ -76,12 +90,12 @@ class BM25Retriever:
         )
 
     @classmethod
-    def from_options(cls, corpus: Corpus, options: RetrieverOptions) -> BM25Retriever:
+    def from_options(cls, corpus: Corpus, options: BM25Options) -> BM25Retriever:
         return cls(
             corpus,
             k1=options.k1,
             b=options.b,
-            method=options.bm25_method,
+            method=options.method,
             stemmer=options.stemmer,
             stopwords=options.stopwords,
         )
@@ -89,7 +103,7 @@ class BM25Retriever:
     def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
         check_k(k)
         check_queries(queries)
-        tokenized = bm25s.tokenize(
+        tokenized = _bm25s().tokenize(
             list(queries),
             stopwords=self._stopwords,
             stemmer=self._stem,
@@ -101,7 +115,7 @@ class BM25Retriever:
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for one query, in corpus order."""
         check_queries([query])
-        (tokens,) = bm25s.tokenize(
+        (tokens,) = _bm25s().tokenize(
             [query], stopwords=self._stopwords, stemmer=self._stem, return_ids=False, show_progress=False
         )
         return self._scores(tokens)
@@ -114,6 +128,14 @@ class BM25Retriever:
 
     def _rank(self, tokens: list[str], k: int) -> list[str]:
         return [self._ids[i] for i in top_k_indices(self._scores(tokens), k, minimum=0.0)]
+
+
+def _bm25s() -> Any:
+    # Imported when a BM25 retriever is built, not when the registry is read: the CLI's --help lists
+    # the retrievers, and bm25s takes longer to import than the rest of the CLI.
+    import bm25s
+
+    return bm25s
 
 
 def _stemmer(language: str | None) -> Callable[[list[str]], list[str]] | None:
@@ -134,9 +156,21 @@ def _stopwords(language: str | None) -> str | None:
     if language is None:
         return None
     try:
-        bm25s.tokenize([], stopwords=language, show_progress=False)
+        _bm25s().tokenize([], stopwords=language, show_progress=False)
     except ValueError as exc:
         raise InputError(
             f"unknown stopword language {language!r}", hint="use e.g. english, de, fr, or none"
         ) from exc
     return language
+
+
+def build(corpus: Corpus, options: BM25Options, settings: RunSettings) -> BM25Retriever:
+    return BM25Retriever.from_options(corpus, options)
+
+
+RETRIEVER = RetrieverSpec(
+    name="bm25",
+    options=BM25Options,
+    build=build,
+    summary="lexical BM25 in memory (bm25s, Snowball stemming): the default",
+)

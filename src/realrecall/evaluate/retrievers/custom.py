@@ -25,15 +25,32 @@ import threading
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from realrecall.corpus import Corpus
 from realrecall.errors import InputError, UserCodeError
 from realrecall.evaluate.retrievers.base import check_k, check_queries, check_timeout
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
-__all__ = ["FunctionRetriever", "RetrieverQueryError", "load_function"]
+__all__ = ["RETRIEVER", "CustomOptions", "FunctionRetriever", "RetrieverQueryError", "load_function"]
 
 SearchFunction = Callable[[str, int], Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CustomOptions:
+    """The options of a ``module:function`` retriever.
+
+    The function is the one thing to choose: ``build_retriever`` fills it in from the name given
+    (``--retriever path/to/file.py:search``) or the callable itself. How it is called (``workers``,
+    ``query_timeout``) is in ``RunSettings``, as those have their own flags.
+    """
+
+    function: Annotated[
+        str | SearchFunction | None, "module:function or path/to/file.py:function (taken from --retriever)"
+    ] = None
 
 
 class RetrieverQueryError(UserCodeError):
@@ -160,6 +177,27 @@ class FunctionRetriever:
         if "error" in outcome:
             raise outcome["error"]
         return outcome["hits"]
+
+
+def build_custom(corpus: Corpus, options: CustomOptions, settings: RunSettings) -> FunctionRetriever:
+    """The function of ``options`` (a callable, or a ``module:function`` name to import) as a retriever."""
+    target = options.function
+    if target is None:
+        raise InputError("no custom retriever function given", hint="give --retriever module:function")
+    if isinstance(target, str):
+        return FunctionRetriever(
+            load_function(target), name=target, workers=settings.workers, query_timeout=settings.query_timeout
+        )
+    return FunctionRetriever(target, workers=settings.workers, query_timeout=settings.query_timeout)
+
+
+# Not a name in the registry's table: any name with a colon, or a callable, is built by this entry.
+RETRIEVER = RetrieverSpec(
+    name="module:function",
+    options=CustomOptions,
+    build=build_custom,
+    summary="your own function f(query, k) returning ranked ids, imported from a module or a file",
+)
 
 
 class _TimedOut(Exception):

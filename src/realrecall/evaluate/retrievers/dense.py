@@ -5,28 +5,36 @@ top k come from ``top_k_indices`` (linear-time partition, ties in corpus order).
 zero and scores 0 against everything rather than NaN.
 
 ``dense`` embeds with an OpenAI-compatible endpoint (``realrecall.llm.OpenAIEmbedder``), ``--embed-model``
-naming the model; the Python API can pass any ``Embedder`` in ``RetrieverOptions.embedder``. Both go
-through the on-disk embedding cache unless ``use_cache`` is off.
+naming the model; the Python API can pass any ``Embedder`` in ``DenseOptions.embedder``. Both go
+through the on-disk embedding cache unless ``RunSettings.use_cache`` is off.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import numpy as np
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import (
-    Embedder,
-    RetrieverOptions,
-    check_k,
-    check_queries,
-    top_k_indices,
-)
+from realrecall.evaluate.retrievers.base import Embedder, check_k, check_queries, top_k_indices
 from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
-__all__ = ["DenseRetriever", "normalise_rows"]
+__all__ = ["RETRIEVER", "DenseOptions", "DenseRetriever", "normalise_rows"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DenseOptions:
+    """The options of ``dense``: the embedding model, or in Python the embedder itself."""
+
+    embed_model: Annotated[str | None, "the endpoint's embedding model (required unless embedder)"] = None
+    base_url: Annotated[str | None, "the OpenAI-compatible endpoint (default OPENAI_BASE_URL)"] = None
+    llm_config: Annotated[Any, "a realrecall.llm.LLMConfig, instead of base_url"] = None
+    embedder: Annotated[Embedder | None, "any Embedder, instead of the endpoint and embed_model"] = None
+
 
 # The corpus goes to the embedder this many texts at a time: large enough for an API embedder to batch
 # and parallelise within, small enough that an interrupted run keeps (in the cache) what it finished.
@@ -106,29 +114,29 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return normalised
 
 
-def with_cache(embedder: Embedder, options: RetrieverOptions) -> Embedder:
-    """The embedder behind the on-disk cache, unless the options turn caching off.
+def with_cache(embedder: Embedder, settings: RunSettings) -> Embedder:
+    """The embedder behind the on-disk cache, unless the settings turn caching off.
 
     A cache that cannot be used never fails a run, but a cache folder the user named that is a file
     would silently cache nothing, so it is refused.
     """
-    if not options.use_cache:
+    if not settings.use_cache:
         return embedder
-    folder = options.resolved_cache_dir
-    if options.cache_dir is not None and folder.exists() and not folder.is_dir():
+    folder = settings.resolved_cache_dir
+    if settings.cache_dir is not None and folder.exists() and not folder.is_dir():
         raise InputError(
             "the embedding cache folder is a file", path=folder, hint="give a folder for --cache-dir"
         )
     return CachedEmbedder(embedder, folder)
 
 
-def build_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriever:
+def build_dense(corpus: Corpus, options: DenseOptions, settings: RunSettings) -> DenseRetriever:
     """``dense``: the embedder given in the options, else the OpenAI-compatible one for ``embed_model``."""
     embedder = options.embedder if options.embedder is not None else _openai_embedder(options)
-    return DenseRetriever(corpus, with_cache(embedder, options), progress=options.index_progress)
+    return DenseRetriever(corpus, with_cache(embedder, settings), progress=settings.index_progress)
 
 
-def _openai_embedder(options: RetrieverOptions) -> Embedder:
+def _openai_embedder(options: DenseOptions) -> Embedder:
     if not options.embed_model:
         raise InputError(
             "the dense retriever needs an embedding model",
@@ -141,3 +149,11 @@ def _openai_embedder(options: RetrieverOptions) -> Embedder:
     config = options.llm_config if options.llm_config is not None else LLMConfig(base_url=options.base_url)
     embedder: Embedder = OpenAIEmbedder(options.embed_model, config)
     return embedder
+
+
+RETRIEVER = RetrieverSpec(
+    name="dense",
+    options=DenseOptions,
+    build=build_dense,
+    summary="exact cosine search over embeddings from an OpenAI-compatible endpoint",
+)

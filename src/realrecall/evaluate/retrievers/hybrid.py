@@ -12,13 +12,46 @@ so a run is reproducible.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, TypeVar
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import Retriever, RetrieverOptions, check_k, check_queries
+from realrecall.evaluate.retrievers.base import Retriever, check_k, check_queries
+from realrecall.evaluate.retrievers.bm25 import BM25Options, BM25Retriever
+from realrecall.evaluate.retrievers.dense import DenseOptions, build_dense
+from realrecall.evaluate.retrievers.local_dense import LocalDenseOptions, build_local_dense
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
-__all__ = ["HybridRetriever", "reciprocal_rank_fusion"]
+__all__ = ["RETRIEVER", "HybridOptions", "HybridRetriever", "reciprocal_rank_fusion"]
+
+DENSE_COMPONENTS = ("local-dense", "dense")
+
+
+# Hybrid takes its components' options too (k1=1.2, embed_model=...), flat as the command line gives
+# them, so it inherits their fields rather than nesting them; build_hybrid splits them up again.
+@dataclass(frozen=True, kw_only=True)
+class HybridOptions(BM25Options, DenseOptions, LocalDenseOptions):
+    """The options of ``hybrid``: its own three, then every option of bm25, dense and local-dense."""
+
+    dense_component: Annotated[str, "the dense half: local-dense or dense (--hybrid-dense)"] = "local-dense"
+    rrf_k: Annotated[int, "the RRF constant; smaller values favour top ranks more"] = 60
+    fusion_depth: Annotated[int, "each component returns max(k, fusion_depth) ids before fusion"] = 100
+
+    def __post_init__(self) -> None:
+        BM25Options.__post_init__(self)
+        LocalDenseOptions.__post_init__(self)
+        if self.dense_component not in DENSE_COMPONENTS:
+            raise InputError(
+                f"unknown dense component {self.dense_component!r} for hybrid",
+                hint=f"choose from {', '.join(DENSE_COMPONENTS)}",
+            )
+        for name in ("rrf_k", "fusion_depth"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name} must be a positive integer, got {value!r}")
 
 
 def reciprocal_rank_fusion(
@@ -66,20 +99,30 @@ class HybridRetriever:
         return fused
 
 
-DENSE_COMPONENTS = ("local-dense", "dense")
+Part = TypeVar("Part")
 
 
-def build_hybrid(corpus: Corpus, options: RetrieverOptions) -> HybridRetriever:
+def part(options: HybridOptions, kind: type[Part]) -> Part:
+    """The options of one component, taken from the hybrid's."""
+    names = [item.name for item in dataclasses.fields(kind)]  # type: ignore[arg-type]
+    return kind(**{name: getattr(options, name) for name in names})
+
+
+def build_hybrid(corpus: Corpus, options: HybridOptions, settings: RunSettings) -> HybridRetriever:
     """``hybrid``: BM25 fused with ``options.dense_component`` (``local-dense`` or ``dense``)."""
-    from realrecall.evaluate.retrievers.bm25 import BM25Retriever
-    from realrecall.evaluate.retrievers.dense import build_dense
-    from realrecall.evaluate.retrievers.local_dense import build_local_dense
-
-    if options.dense_component not in DENSE_COMPONENTS:
-        raise InputError(
-            f"unknown dense component {options.dense_component!r} for hybrid",
-            hint=f"choose from {', '.join(DENSE_COMPONENTS)}",
-        )
-    dense = build_local_dense if options.dense_component == "local-dense" else build_dense
-    components: list[Retriever] = [BM25Retriever.from_options(corpus, options), dense(corpus, options)]
+    bm25 = BM25Retriever.from_options(corpus, part(options, BM25Options))
+    dense = (
+        build_local_dense(corpus, part(options, LocalDenseOptions), settings)
+        if options.dense_component == "local-dense"
+        else build_dense(corpus, part(options, DenseOptions), settings)
+    )
+    components: list[Retriever] = [bm25, dense]
     return HybridRetriever(corpus, components, rrf_k=options.rrf_k, fusion_depth=options.fusion_depth)
+
+
+RETRIEVER = RetrieverSpec(
+    name="hybrid",
+    options=HybridOptions,
+    build=build_hybrid,
+    summary="bm25 and a dense retriever fused by reciprocal rank fusion",
+)

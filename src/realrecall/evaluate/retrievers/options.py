@@ -1,0 +1,288 @@
+"""How a retriever declares itself: a ``RetrieverSpec`` (name, options type, build function, summary).
+
+Each retriever module defines a frozen dataclass of its own options, one field per knob, each with
+one line of help in its annotation (``k1: Annotated[float, "term-frequency saturation"] = 0.9``),
+and one ``RETRIEVER = RetrieverSpec(...)``; the registry maps the name to it. Everything else is
+derived from the dataclass: ``make_options`` turns ``{"k1": "1.2"}`` (from ``--retriever-option
+k1=1.2``, a pipeline.toml table or a Python dict) into ``BM25Options(k1=1.2)`` by the fields' types,
+and the help text, the error messages and docs/retrievers.md list the fields.
+
+``RunSettings`` holds what is not a retriever's option but a property of the run that calls it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import os
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from realrecall.corpus import Corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.base import Retriever, check_timeout
+
+__all__ = [
+    "RetrieverSpec",
+    "RunSettings",
+    "default_cache_dir",
+    "make_options",
+    "option_rows",
+    "parse_option_assignments",
+]
+
+Options = TypeVar("Options")
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/realrecall/embeddings``, or ``~/.cache/realrecall/embeddings``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "realrecall" / "embeddings"
+
+
+# Why a shared type beside each retriever's options: these settings say how this run calls a
+# retriever (where embeddings are cached, how many threads call a custom function, how long a call may
+# take, who hears about indexing progress). No ranking depends on them, every retriever that embeds or
+# calls user code reads the same ones (hybrid passes them to both halves), and they keep their own
+# flags (--cache-dir, --workers, --query-timeout), so they are not repeated in every options type.
+@dataclass(frozen=True, kw_only=True)
+class RunSettings:
+    """How this run calls the retriever; never changes a ranking.
+
+    ``cache_dir``/``use_cache``: the embedding cache of ``dense``, ``local-dense`` and ``hybrid``
+    (default ``default_cache_dir()``). ``workers``: threads calling a custom function at once.
+    ``query_timeout``: seconds one call of a custom function may take (None: no limit).
+    ``index_progress(done, total)``: called as a dense retriever embeds the corpus.
+    """
+
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    workers: int = 1
+    query_timeout: float | None = None
+    index_progress: Callable[[int, int], None] | None = None
+
+    def __post_init__(self) -> None:
+        check_timeout(self.query_timeout)
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
+            raise InputError(f"workers must be a positive integer, got {self.workers!r}")
+
+    @property
+    def resolved_cache_dir(self) -> Path:
+        return self.cache_dir if self.cache_dir is not None else default_cache_dir()
+
+
+# The flags of the run settings, named when someone gives one of them as a retriever option.
+_SETTING_FLAGS = {"cache_dir": "--cache-dir", "workers": "--workers", "query_timeout": "--query-timeout"}
+
+
+@dataclass(frozen=True)
+class RetrieverSpec(Generic[Options]):
+    """One registry entry: the name, the options dataclass, ``build(corpus, options, settings)``.
+
+    ``summary`` is one line for ``--help`` and the docs.
+    """
+
+    name: str
+    options: type[Options]
+    build: Callable[[Corpus, Options, RunSettings], Retriever]
+    summary: str
+
+    def option_names(self) -> list[str]:
+        return [item.name for item in dataclasses.fields(self.options)]  # type: ignore[arg-type]
+
+
+def make_options(
+    spec: RetrieverSpec[Options],
+    given: Mapping[str, object] | Options | None = None,
+    *,
+    defaults: Mapping[str, object] | None = None,
+    base: Path | None = None,
+) -> Options:
+    """The options of ``spec`` from an instance, or from a mapping of values or of strings to convert.
+
+    ``defaults`` are values from older specific flags (``--embed-model``...): each is used only by a
+    retriever that has such an option, only when not None and not given in ``given``. ``base``: the
+    folder relative paths are read from (a config file's). Unknown keys and bad values are one-line
+    InputErrors naming the retriever, the key and what it takes.
+    """
+    if isinstance(given, spec.options):
+        return given
+    if given is not None and not isinstance(given, Mapping):
+        raise InputError(
+            f"options of retriever {spec.name} must be a {spec.options.__name__} or a mapping, "
+            f"got {type(given).__name__}"
+        )
+    values: dict[str, object] = dict(given or {})
+    names = spec.option_names()
+    for key in values:
+        if key not in names:
+            raise _unknown(spec, key, names)
+    for key, value in (defaults or {}).items():
+        if value is not None and key in names and key not in values:
+            values[key] = value
+    hints = typing.get_type_hints(spec.options)
+    converted = {key: _convert(spec, key, value, hints[key], base) for key, value in values.items()}
+    return spec.options(**converted)
+
+
+def parse_option_assignments(values: Iterable[str], *, flag: str = "--retriever-option") -> dict[str, str]:
+    """``["k1=1.2", "stemmer=none"]`` -> ``{"k1": "1.2", "stemmer": "none"}``; no key given twice."""
+    parsed: dict[str, str] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError(f"{flag} {value!r} is not KEY=VALUE", hint=f"write e.g. {flag} k1=1.2")
+        if key in parsed:
+            raise InputError(f"{flag} {key} is given twice", hint="give each option once")
+        parsed[key] = text.strip()
+    return parsed
+
+
+def option_rows(spec: RetrieverSpec[Any]) -> list[tuple[str, str, str, str]]:
+    """``(name, type, default, help)`` of each option, as the docs and ``--help`` show them.
+
+    The options type's own fields come first, then those it inherits (hybrid's from its components).
+    """
+    hints = typing.get_type_hints(spec.options, include_extras=True)
+    own = set(vars(spec.options).get("__annotations__", {}))
+    rows = []
+    for item in sorted(dataclasses.fields(spec.options), key=lambda item: item.name not in own):
+        hint = hints[item.name]
+        extras = getattr(hint, "__metadata__", ())
+        help_text = next((extra for extra in extras if isinstance(extra, str)), "")
+        default = "(required)" if item.default is dataclasses.MISSING else _show(item.default)
+        rows.append((item.name, _type_name(typing.get_args(hint)[0] if extras else hint), default, help_text))
+    return rows
+
+
+def _unknown(spec: RetrieverSpec[Any], key: str, names: list[str]) -> InputError:
+    valid = ", ".join(names) if names else "none"
+    hint: str | None
+    if key in _SETTING_FLAGS:
+        hint = f"{key} is a setting of the run, not a retriever option: use {_SETTING_FLAGS[key]}"
+    else:
+        close = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}?" if close else None
+    return InputError(f"retriever {spec.name} has no option {key!r} (its options: {valid})", hint=hint)
+
+
+def _convert(spec: RetrieverSpec[Any], key: str, value: object, hint: object, base: Path | None) -> object:
+    """``value`` as the field's type wants it: a string is parsed, a typed value is checked."""
+    members = _members(hint)
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("none", "null")):
+        if type(None) in members:
+            return None
+        if value is None:
+            raise _bad(spec, key, value, hint)
+    for member in members:
+        converted = _as(member, value)
+        if converted is not _NO:
+            if isinstance(converted, Path) and base is not None and not converted.is_absolute():
+                return base / converted.expanduser()
+            return converted
+    raise _bad(spec, key, value, hint)
+
+
+class _Missing:
+    pass
+
+
+_NO = _Missing()
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+
+
+def _as(member: object, value: object) -> object:
+    """``value`` as ``member`` (int, float, bool, str, Path, or a Python-only type), else ``_NO``."""
+    text = value.strip() if isinstance(value, str) else None
+    if member is bool:
+        if isinstance(value, bool):
+            return value
+        if text is not None and text.lower() in (*_TRUE, *_FALSE):
+            return text.lower() in _TRUE
+        return _NO
+    if member is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if text is not None:
+            try:
+                return int(text)
+            except ValueError:
+                return _NO
+        return _NO
+    if member is float:
+        number: float
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+        elif text is not None:
+            try:
+                number = float(text)
+            except ValueError:
+                return _NO
+        else:
+            return _NO
+        return number if math.isfinite(number) else _NO
+    if member is str:
+        return value if isinstance(value, str) else _NO
+    if member is Path:
+        if isinstance(value, Path):
+            return value
+        return Path(text) if text else _NO
+    if member is Any:
+        return value if not isinstance(value, str) else _NO
+    if member is type(None):
+        return _NO
+    # An object only Python can give (an embedder, a function): taken as is, never parsed from text.
+    return value if not isinstance(value, str) else _NO
+
+
+def _members(hint: object) -> tuple[object, ...]:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return typing.get_args(hint)
+    return (hint,)
+
+
+def _bad(spec: RetrieverSpec[Any], key: str, value: object, hint: object) -> InputError:
+    example = _example(hint)
+    return InputError(
+        f"retriever {spec.name} option {key} must be {_type_name(hint)}, got {value!r}",
+        hint=f"e.g. {key}={example}" if example else f"give {key} in Python, as {spec.options.__name__}",
+    )
+
+
+_NAMES: dict[object, str] = {
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    str: "text",
+    Path: "a path",
+    type(None): "none",
+}
+_PYTHON_ONLY = "a Python object (Python only)"
+
+
+def _type_name(hint: object) -> str:
+    names = list(dict.fromkeys(_NAMES.get(member, _PYTHON_ONLY) for member in _members(hint)))
+    return " or ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _example(hint: object) -> str | None:
+    examples = {int: "10", float: "0.5", bool: "true", str: "text", Path: "path/to/folder"}
+    for member in _members(hint):
+        if member in examples:
+            return examples[member]
+    return None
+
+
+def _show(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
