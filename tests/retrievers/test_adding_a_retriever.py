@@ -83,3 +83,22 @@ def test_register_refuses_a_taken_name_and_the_custom_form() -> None:
     with pytest.raises(InputError, match="cannot be registered"):
         register(type(spec)(name="my:toy", options=spec.options, build=spec.build, summary=""))
     assert "toy" not in RETRIEVERS
+
+
+def test_an_option_without_a_default_is_required_in_one_line(pets_corpus: Corpus) -> None:
+    from dataclasses import dataclass
+
+    from realrecall.evaluate.retrievers import RetrieverSpec
+
+    @dataclass(frozen=True, kw_only=True)
+    class NeedsIndex:
+        index: str
+
+    spec = RetrieverSpec(name="needs-index", options=NeedsIndex, build=toy_retriever.build, summary="")  # type: ignore[arg-type]
+    register(spec)
+    try:
+        with pytest.raises(InputError) as caught:
+            build_retriever("needs-index", pets_corpus)
+    finally:
+        unregister("needs-index")
+    assert str(caught.value) == "retriever needs-index needs the option index; give index=VALUE"

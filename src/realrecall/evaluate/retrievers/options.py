@@ -125,6 +125,12 @@ def make_options(
     for key, value in (defaults or {}).items():
         if value is not None and key in names and key not in values:
             values[key] = value
+    for item in dataclasses.fields(spec.options):  # type: ignore[arg-type]
+        required = item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+        if required and item.name not in values:
+            raise InputError(
+                f"retriever {spec.name} needs the option {item.name}", hint=f"give {item.name}=VALUE"
+            )
     hints = typing.get_type_hints(spec.options)
     converted = {key: _convert(spec, key, value, hints[key], base) for key, value in values.items()}
     return spec.options(**converted)
