@@ -25,8 +25,8 @@ _LAZY = {
     "score_queries": "realrecall.evaluate.scoring",
     "build_retriever": "realrecall.evaluate.retrievers",
     "GenerateConfig": "realrecall.generate",
-    "run_pipeline": "realrecall.pipeline",
-    "load_pipeline_config": "realrecall.pipeline_config",
+    "run_pipeline": "realrecall.pipeline.run",
+    "load_pipeline_config": "realrecall.pipeline.config",
     "RealrecallError": "realrecall.errors",
     "InputError": "realrecall.errors",
 }
@@ -58,8 +58,8 @@ if TYPE_CHECKING:
     from realrecall.evaluate.scoring import score, score_queries
     from realrecall.generate import GenerateConfig
     from realrecall.gold import GoldQuery, GoldSet, load_gold
-    from realrecall.pipeline import run_pipeline
-    from realrecall.pipeline_config import load_pipeline_config
+    from realrecall.pipeline.config import load_pipeline_config
+    from realrecall.pipeline.run import run_pipeline
     from realrecall.runs import Run, load_run
 
 

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from realrecall.demo import run_demo
 from realrecall.errors import GateFailed, InputError
-from realrecall.history import history_trend, load_history
-from realrecall.pipeline import run_pipeline
-from realrecall.pipeline_config import load_pipeline_config
+from realrecall.pipeline.config import load_pipeline_config
+from realrecall.pipeline.demo import run_demo
+from realrecall.pipeline.history import history_trend, load_history
+from realrecall.pipeline.run import run_pipeline
 from support.process import cli
 
 CHUNKS = [
@@ -411,7 +411,7 @@ def test_a_history_row_that_is_not_figures_is_one_line_naming_it(tmp_path, row, 
 
 
 def test_the_demo_refuses_a_file_or_a_projects_folder_and_reruns_in_its_own(tmp_path):
-    from realrecall.demo import check_demo_folder, demo_config_text, sample_data_dir
+    from realrecall.pipeline.demo import check_demo_folder, demo_config_text, sample_data_dir
 
     not_a_folder = tmp_path / "gold.jsonl"
     not_a_folder.write_text("{}\n")

@@ -27,7 +27,7 @@ from realrecall.evaluate.retrievers import (
 )
 from realrecall.evaluate.retrievers.options import option_rows
 from realrecall.evaluate.retrievers.registry import CUSTOM, options_help
-from realrecall.pipeline_config import load_pipeline_config
+from realrecall.pipeline.config import load_pipeline_config
 from retrievers.fakes import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -273,7 +273,7 @@ def test_the_table_name_defaults_to_bm25_and_embed_model_of_evaluate_still_count
 
 
 def test_the_scheduled_job_builds_the_retriever_with_the_table_options(tmp_path: Path) -> None:
-    from realrecall.pipeline import run_pipeline
+    from realrecall.pipeline.run import run_pipeline
 
     texts = {"c1": "Cats purr when content.", "c2": "Dogs bark at strangers.", "c3": "Fish swim in bowls."}
     (tmp_path / "c.jsonl").write_text(

@@ -12,7 +12,7 @@ from rich.text import Text
 from realrecall.cli.application import app, note, out, user_errors, warn
 
 if TYPE_CHECKING:
-    from realrecall.pipeline import PipelineResult
+    from realrecall.pipeline.run import PipelineResult
 
 
 @app.command("run")
@@ -21,8 +21,8 @@ def run_command(
 ) -> None:
     """Run the scheduled job: incremental generate, evaluate on both sets, calibrate, record history."""
     with user_errors():
-        from realrecall.pipeline import run_pipeline
-        from realrecall.pipeline_config import load_pipeline_config
+        from realrecall.pipeline.config import load_pipeline_config
+        from realrecall.pipeline.run import run_pipeline
 
         loaded = load_pipeline_config(config)
         _show(run_pipeline(loaded, progress=note, on_warning=warn), loaded.history)
@@ -36,7 +36,7 @@ def demo_command(
 ) -> None:
     """Run the whole pipeline offline on the bundled sample data and show the gap report."""
     with user_errors():
-        from realrecall.demo import check_demo_folder, run_demo
+        from realrecall.pipeline.demo import check_demo_folder, run_demo
 
         check_demo_folder(folder)  # before the banner: a refusal is the only line printed
         note(f"realrecall demo: sample corpus and real questions -> {folder}/", style="")
@@ -50,11 +50,11 @@ def history_command(
 ) -> None:
     """Show the trend of the real, synthetic and calibrated figures over runs."""
     with user_errors():
-        from realrecall.history import history_trend, load_history
+        from realrecall.pipeline.history import history_trend, load_history
 
         path = source
         if source.suffix == ".toml":
-            from realrecall.pipeline_config import load_pipeline_config
+            from realrecall.pipeline.config import load_pipeline_config
 
             path = load_pipeline_config(source).history
         trend = history_trend(load_history(path))

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realrecall.history import append_history, load_history
-from realrecall.pipeline_config import PipelineConfig
+from realrecall.pipeline.config import PipelineConfig
+from realrecall.pipeline.history import append_history, load_history
 
 if TYPE_CHECKING:
     from realrecall.calibrate import CalibrationReport, Interval

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from realrecall.errors import OutputError
 from realrecall.files import atomic_write_text
-from realrecall.pipeline import PipelineResult, run_pipeline
-from realrecall.pipeline_config import load_pipeline_config
+from realrecall.pipeline.config import load_pipeline_config
+from realrecall.pipeline.run import PipelineResult, run_pipeline
 
 __all__ = ["check_demo_folder", "demo_config_text", "run_demo", "sample_data_dir"]
 
