@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from realrecall.calibrate.agreement import RankAgreement, SystemScore, rank_agreement
 from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
-from realrecall.calibrate.calibrated import CalibratedEstimate, Stratum
+from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, Stratum
 from realrecall.calibrate.calibration import CalibrationReport, GateResult, calibrate, parse_gate
 from realrecall.calibrate.comparison import ComparisonReport, PairedComparison, compare
 from realrecall.calibrate.diagnostics import Diagnostics, SetDiagnostics, Summary

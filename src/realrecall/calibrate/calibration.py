@@ -13,7 +13,7 @@ import numpy as np
 
 from realrecall.calibrate.agreement import RankAgreement, rank_agreement
 from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
-from realrecall.calibrate.calibrated import CalibratedEstimate, calibrated_estimate
+from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
 from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, check_settings
