@@ -8,7 +8,9 @@ name means.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from realrecall._lazy import lazy_getattr as _lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -63,21 +65,14 @@ if TYPE_CHECKING:
     from realrecall.runs import Run, load_run
 
 
-# Subpackages reachable as attributes without an explicit import (``realrecall.evaluate.evaluate(...)``).
-_SUBPACKAGES = frozenset({"calibrate", "evaluate", "generate", "goldset", "llm"})
-
-
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    if name in _SUBPACKAGES:
-        return importlib.import_module(f"realrecall.{name}")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'realrecall' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+# Subpackages are reachable as attributes without an explicit import (``realrecall.evaluate.evaluate(...)``).
+__getattr__ = _lazy_getattr(
+    "realrecall",
+    {
+        **_LAZY,
+        **{name: f"realrecall.{name}" for name in ("calibrate", "evaluate", "generate", "goldset", "llm")},
+    },
+)
 
 
 def __dir__() -> list[str]:

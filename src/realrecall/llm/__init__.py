@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import typing as _typing
 
+from realrecall._lazy import lazy_getattr as _lazy_getattr
 from realrecall.errors import LLMCallError, LLMError
 from realrecall.llm.types import (
     BatchCounts,
@@ -50,15 +51,7 @@ if _typing.TYPE_CHECKING:
     from realrecall.llm.embeddings import OpenAIEmbedder
 
 
-def __getattr__(name: str) -> object:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'realrecall.llm' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr("realrecall.llm", _LAZY)
 
 
 __all__ = [

@@ -10,21 +10,22 @@ Names are imported lazily, so ``realrecall history`` does not load the generator
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from realrecall._lazy import lazy_getattr as _lazy_getattr
 
 _LAZY = {
-    "PipelineResult": "run",
-    "run_pipeline": "run",
-    "PipelineConfig": "config",
-    "load_pipeline_config": "config",
-    "HistoryTrend": "history",
-    "TrendRow": "history",
-    "append_history": "history",
-    "history_trend": "history",
-    "load_history": "history",
-    "check_demo_folder": "demo",
-    "run_demo": "demo",
+    "PipelineResult": "realrecall.pipeline.run",
+    "run_pipeline": "realrecall.pipeline.run",
+    "PipelineConfig": "realrecall.pipeline.config",
+    "load_pipeline_config": "realrecall.pipeline.config",
+    "HistoryTrend": "realrecall.pipeline.history",
+    "TrendRow": "realrecall.pipeline.history",
+    "append_history": "realrecall.pipeline.history",
+    "history_trend": "realrecall.pipeline.history",
+    "load_history": "realrecall.pipeline.history",
+    "check_demo_folder": "realrecall.pipeline.demo",
+    "run_demo": "realrecall.pipeline.demo",
 }
 
 __all__ = [
@@ -54,13 +55,7 @@ if TYPE_CHECKING:
     from realrecall.pipeline.run import PipelineResult, run_pipeline
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'realrecall.pipeline' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"realrecall.pipeline.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = _lazy_getattr("realrecall.pipeline", _LAZY)
 
 
 def __dir__() -> list[str]:
