@@ -138,3 +138,11 @@ def test_usage_errors_are_one_line_with_exit_two():
         assert len(lines) == 1, (args, done.stderr)
         assert lines[0].startswith("error: ")
         assert "--help" in lines[0]
+
+
+def test_demo_prints_each_warning_once(tmp_path):
+    done = invoke("demo", "--dir", tmp_path / "demo")
+    assert done.exit_code == 0, done.output
+    warnings = [line for line in done.output.splitlines() if line.startswith("warning:")]
+    assert warnings, done.output
+    assert len(warnings) == len(set(warnings))

@@ -78,7 +78,7 @@ def history_command(
 def _show(result: PipelineResult, history: Path) -> None:
     from realrecall.calibrate.report.table import report_table
 
-    out.print(report_table(result.report))
+    out.print(report_table(result.report, warnings=False))  # printed as they came (on_warning=warn)
     g = result.history_row["generation"]
     note(
         f"synthetic set: {g['added']} added, {g['kept']} kept, {g['removed']} removed, "

@@ -29,10 +29,14 @@ _GAP_COLUMNS = (
 )
 
 
-def report_table(report: CalibrationReport) -> RenderableType:
-    """Headline first, then the gap tables, calibrated estimate, diagnostics and verdicts."""
+def report_table(report: CalibrationReport, *, warnings: bool = True) -> RenderableType:
+    """Headline first, then the gap tables, calibrated estimate, diagnostics and verdicts.
+
+    ``warnings=False`` leaves out the report's warnings, for a caller that has printed them already.
+    """
     parts: list[RenderableType] = [Text(report.headline.text, style="bold")]
-    parts += [Text(f"warning: {w}", style="yellow") for w in report.warnings]
+    if warnings:
+        parts += [Text(f"warning: {w}", style="yellow") for w in report.warnings]
     for gate in report.gates:
         parts.append(Text(f"gate {'passed' if gate.passed else 'FAILED'}: {gate.message}",
                           style="green" if gate.passed else "bold red"))  # fmt: skip
