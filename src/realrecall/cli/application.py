@@ -11,6 +11,7 @@ import contextlib
 import sys
 import traceback
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -146,6 +147,13 @@ def split_list(value: str | None) -> list[str]:
     if not value:
         return []
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def numbered(label: str, paths: Sequence[Path]) -> dict[str, Path]:
+    """Labels for a repeatable file option in errors: ``--gold``, or ``--gold 1``, ``--gold 2``..."""
+    if len(paths) == 1:
+        return {label: paths[0]}
+    return {f"{label} {number}": path for number, path in enumerate(paths, start=1)}
 
 
 def is_interactive() -> bool:

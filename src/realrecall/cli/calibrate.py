@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 import typer
 from rich.text import Text
 
-from realrecall.cli.application import app, note, out, split_list, user_errors, warn, write_stdout
+from realrecall.cli.application import (
+    app,
+    note,
+    numbered,
+    out,
+    split_list,
+    user_errors,
+    warn,
+    write_stdout,
+)
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 
@@ -103,7 +112,7 @@ def calibrate(
         from realrecall.files import check_distinct
 
         check_distinct(
-            {**_numbered("results", results or []), "--calibrate-on": calibrate_on, "--answers": answers,
+            {**numbered("results", results or []), "--calibrate-on": calibrate_on, "--answers": answers,
              "--synthetic": synthetic, "--real": real, "--corpus": corpus, "--run": run},
             {"--output": output},
         )  # fmt: skip
@@ -238,13 +247,6 @@ def _emit(
         write_report(text(), output)
         out.print(Text(headline))
         note(f"report written to {output}", style="")
-
-
-def _numbered(label: str, paths: list[Path]) -> dict[str, Path]:
-    """Input labels for several positional files: ``results`` or ``results 1``, ``results 2``..."""
-    if len(paths) == 1:
-        return {label: paths[0]}
-    return {f"{label} {number}": path for number, path in enumerate(paths, start=1)}
 
 
 def _format(output_format: str | None, output: Path | None) -> str:

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from realrecall.cli.application import app, err, note, out, split_list, user_errors, warn
+from realrecall.cli.application import app, err, note, numbered, out, split_list, user_errors, warn
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 from realrecall.evaluate.retrievers.registry import options_help as retriever_options_help
@@ -67,7 +67,7 @@ def evaluate(
         from realrecall.files import check_distinct
 
         check_distinct(
-            {**{f"--gold {i + 1}" if len(gold) > 1 else "--gold": p for i, p in enumerate(gold)},
+            {**numbered("--gold", gold),
              "--corpus": corpus, "--run": run},
             {"--output": output, "--per-query": per_query},
         )  # fmt: skip
