@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from realrecall.corpus import Chunk, Corpus
-from realrecall.goldset import find_near_duplicates, shingles
+from realrecall.curate import find_near_duplicates, shingles
 
 
 def make_corpus(size: int, seed: int) -> tuple[Corpus, set[tuple[str, str]]]:

@@ -70,7 +70,7 @@ __getattr__ = _lazy_getattr(
     "realrecall",
     {
         **_LAZY,
-        **{name: f"realrecall.{name}" for name in ("calibrate", "evaluate", "generate", "goldset", "llm")},
+        **{name: f"realrecall.{name}" for name in ("calibrate", "evaluate", "curate", "generate", "llm")},
     },
 )
 

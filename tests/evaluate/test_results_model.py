@@ -11,14 +11,14 @@ import pytest
 from typer.testing import CliRunner
 
 import realrecall.calibrate
-import realrecall.goldset
+import realrecall.curate
 from realrecall.calibrate import calibrate, compare
+from realrecall.curate import find_misses
 from realrecall.errors import InputError
 from realrecall.evaluate import EvaluationResult, evaluate, write_per_query, write_results
 from realrecall.evaluate import results as results_module
 from realrecall.evaluate.metrics import is_binary
 from realrecall.gold import GoldQuery, GoldSet
-from realrecall.goldset import find_misses
 from realrecall.runs import Run
 
 
@@ -143,12 +143,12 @@ def test_the_per_query_file_reads_back_into_query_results(tmp_path: Path) -> Non
 
 def test_one_reader_and_one_type_per_concept() -> None:
     assert realrecall.calibrate.load_results is results_module.load_results
-    assert realrecall.goldset.read_per_query is results_module.read_per_query
-    for gone in ("realrecall.calibrate.results", "realrecall.goldset.per_query"):
+    assert realrecall.curate.read_per_query is results_module.read_per_query
+    for gone in ("realrecall.calibrate.results", "realrecall.curate.per_query"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(gone)
     assert not hasattr(realrecall.calibrate, "Results")
-    assert not hasattr(realrecall.goldset, "Results")
+    assert not hasattr(realrecall.curate, "Results")
 
 
 def test_calibrate_compare_and_review_take_the_evaluation_result_itself(tmp_path: Path) -> None:

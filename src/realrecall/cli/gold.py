@@ -13,9 +13,7 @@ from rich.text import Text
 
 from realrecall.cli.application import app, err, out, split_list, user_errors, warn
 from realrecall.corpus import load_corpus
-from realrecall.errors import InputError
-from realrecall.files import check_distinct, write_jsonl_atomic
-from realrecall.goldset import (
+from realrecall.curate import (
     ImportSpec,
     Judgement,
     JudgementLog,
@@ -32,6 +30,8 @@ from realrecall.goldset import (
     read_judgements,
     write_judgement_template,
 )
+from realrecall.errors import InputError
+from realrecall.files import check_distinct, write_jsonl_atomic
 
 gold_app = typer.Typer(
     help="Keep a gold set honest: import it, review its misses, add and expand its gold passages.",

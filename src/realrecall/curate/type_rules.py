@@ -49,8 +49,8 @@ class TypeRules:
 
 
 def default_type_rules() -> TypeRules:
-    """The rules shipped with realrecall (``realrecall/goldset/type_rules.toml``)."""
-    resource = resources.files("realrecall.goldset").joinpath("type_rules.toml")
+    """The rules shipped with realrecall (``realrecall/curate/type_rules.toml``)."""
+    resource = resources.files("realrecall.curate").joinpath("type_rules.toml")
     return _parse(tomllib.loads(resource.read_text(encoding="utf-8")), "type_rules.toml (built in)")
 
 

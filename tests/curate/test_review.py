@@ -9,9 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from realrecall.errors import InputError
-from realrecall.gold import load_gold
-from realrecall.goldset import (
+from realrecall.curate import (
     Judgement,
     JudgementLog,
     add_judgements,
@@ -20,6 +18,8 @@ from realrecall.goldset import (
     read_judgements,
     write_judgement_template,
 )
+from realrecall.errors import InputError
+from realrecall.gold import load_gold
 
 NOW = datetime(2026, 12, 2, 18, 40, tzinfo=UTC)
 

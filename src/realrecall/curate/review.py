@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus, load_corpus
+from realrecall.curate.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.errors import InputError, OutputError
 from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results, read_per_query
 from realrecall.files import file_sha256, iter_jsonl, write_jsonl_atomic
 from realrecall.gold import GoldSet, load_gold
-from realrecall.goldset.duplicates import NearDuplicates, find_near_duplicates
 
 __all__ = [
     "Miss",

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from realrecall.corpus import Chunk, Corpus, load_corpus
+from realrecall.curate import expand_gold, find_near_duplicates, shingles
 from realrecall.errors import InputError
 from realrecall.gold import load_gold
-from realrecall.goldset import expand_gold, find_near_duplicates, shingles
 
 NOW = datetime(2026, 12, 2, 18, 40, tzinfo=UTC)
 

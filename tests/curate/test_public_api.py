@@ -1,24 +1,24 @@
-"""The public API of realrecall.goldset is what its __all__ says."""
+"""The public API of realrecall.curate is what its __all__ says."""
 
 from __future__ import annotations
 
 import inspect
 
-import realrecall.goldset as goldset
+import realrecall.curate as curate
 
 
 def test_all_names_every_public_class_and_function_and_nothing_else() -> None:
     public = {
         name
-        for name, value in vars(goldset).items()
+        for name, value in vars(curate).items()
         if not name.startswith("_") and (inspect.isclass(value) or inspect.isfunction(value))
     }
-    assert set(goldset.__all__) == public
+    assert set(curate.__all__) == public
 
 
 def test_the_library_has_no_print_call() -> None:
     import pathlib
 
-    package = pathlib.Path(goldset.__file__).parent
+    package = pathlib.Path(curate.__file__).parent
     offenders = [p.name for p in package.glob("*.py") if "print(" in p.read_text(encoding="utf-8")]
     assert offenders == []

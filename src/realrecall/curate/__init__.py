@@ -6,11 +6,10 @@ Each CLI command under ``realrecall gold`` is a thin layer over one function her
 
 from __future__ import annotations
 
-from realrecall.evaluate.results import read_per_query, records_for
-from realrecall.goldset.duplicates import DuplicatePair, NearDuplicates, find_near_duplicates, shingles
-from realrecall.goldset.expand import ExpandResult, expand_gold
-from realrecall.goldset.importer import ImportResult, ImportSpec, UnmatchedRow, import_gold
-from realrecall.goldset.judgements import (
+from realrecall.curate.duplicates import DuplicatePair, NearDuplicates, find_near_duplicates, shingles
+from realrecall.curate.expand import ExpandResult, expand_gold
+from realrecall.curate.importer import ImportResult, ImportSpec, UnmatchedRow, import_gold
+from realrecall.curate.judgements import (
     AddResult,
     Judgement,
     JudgementLog,
@@ -19,10 +18,10 @@ from realrecall.goldset.judgements import (
     read_judgements,
     record_history,
 )
-from realrecall.goldset.language import LanguageDetector
-from realrecall.goldset.matching import PassageMatcher
-from realrecall.goldset.normalise import normalise_question, normalise_title, normalise_url, stable_query_id
-from realrecall.goldset.review import (
+from realrecall.curate.language import LanguageDetector
+from realrecall.curate.matching import PassageMatcher
+from realrecall.curate.normalise import normalise_question, normalise_title, normalise_url, stable_query_id
+from realrecall.curate.review import (
     Miss,
     Passage,
     Retrieved,
@@ -31,8 +30,9 @@ from realrecall.goldset.review import (
     pending,
     write_judgement_template,
 )
-from realrecall.goldset.tables import Table, read_table
-from realrecall.goldset.type_rules import TypeRule, TypeRules, default_type_rules, load_type_rules
+from realrecall.curate.tables import Table, read_table
+from realrecall.curate.type_rules import TypeRule, TypeRules, default_type_rules, load_type_rules
+from realrecall.evaluate.results import read_per_query, records_for
 
 __all__ = [
     "AddResult",

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from realrecall.curate import add_judgements, read_judgements
 from realrecall.gold import load_gold
-from realrecall.goldset import add_judgements, read_judgements
 
 pexpect = pytest.importorskip("pexpect")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from realrecall.corpus import Chunk, Corpus
-from realrecall.goldset.normalise import normalise_title, normalise_url
+from realrecall.curate.normalise import normalise_title, normalise_url
 
 __all__ = ["AMBIGUOUS", "MATCH_BY", "Match", "PassageMatcher"]
 

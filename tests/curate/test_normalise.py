@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from realrecall.goldset import normalise_question, normalise_title, normalise_url, stable_query_id
+from realrecall.curate import normalise_question, normalise_title, normalise_url, stable_query_id
 
 
 @given(st.text())

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus, load_corpus
+from realrecall.curate.language import LanguageDetector
+from realrecall.curate.matching import AMBIGUOUS, MATCH_BY, Ambiguous, MatchBy, PassageMatcher
+from realrecall.curate.normalise import normalise_question, stable_query_id
+from realrecall.curate.tables import Table, read_table
+from realrecall.curate.type_rules import TypeRules, load_type_rules
 from realrecall.errors import InputError
 from realrecall.files import write_jsonl_atomic
 from realrecall.gold import MAX_GRADE, GoldQuery, write_gold
-from realrecall.goldset.language import LanguageDetector
-from realrecall.goldset.matching import AMBIGUOUS, MATCH_BY, Ambiguous, MatchBy, PassageMatcher
-from realrecall.goldset.normalise import normalise_question, stable_query_id
-from realrecall.goldset.tables import Table, read_table
-from realrecall.goldset.type_rules import TypeRules, load_type_rules
 
 __all__ = ["ImportResult", "ImportSpec", "UnmatchedRow", "import_gold"]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from realrecall.curate import ImportSpec, import_gold, read_table, stable_query_id
 from realrecall.errors import InputError
 from realrecall.gold import load_gold
-from realrecall.goldset import ImportSpec, import_gold, read_table, stable_query_id
 
 COLUMNS = ("ticket", "question", "doc", "clicks")
 TICKETS = [

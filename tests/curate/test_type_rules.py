@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from realrecall.curate import LanguageDetector, default_type_rules, load_type_rules
 from realrecall.errors import InputError
-from realrecall.goldset import LanguageDetector, default_type_rules, load_type_rules
 
 
 @pytest.mark.parametrize(

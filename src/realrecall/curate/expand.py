@@ -14,11 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from realrecall.corpus import Corpus, load_corpus
+from realrecall.curate.duplicates import NearDuplicates, find_near_duplicates
+from realrecall.curate.judgements import Judgement, record_history
 from realrecall.errors import InputError
 from realrecall.evaluate.results import EvaluationResult, read_per_query, records_for
 from realrecall.gold import GoldQuery, GoldSet, load_gold, write_gold
-from realrecall.goldset.duplicates import NearDuplicates, find_near_duplicates
-from realrecall.goldset.judgements import Judgement, record_history
 
 __all__ = ["ExpandResult", "expand_gold"]
 
