@@ -22,7 +22,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from realrecall.calibrate import calibrate
-from realrecall.calibrate.intervals import gap_interval
+from realrecall.calibrate.statistics import gap_interval
 
 KS = (1, 5, 10, 50)
 METRICS = (

@@ -8,7 +8,7 @@ from ranx.statistical_tests import fisher_randomization_test, paired_student_t_t
 
 from calibrate.results_builder import per_query, results_document
 from realrecall.calibrate import compare
-from realrecall.calibrate.comparison import paired_t_test, randomization_test
+from realrecall.calibrate.statistics import paired_t_test, randomization_test
 from realrecall.errors import InputError
 
 

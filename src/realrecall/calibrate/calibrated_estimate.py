@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from realrecall.calibrate.gap import metric_values, slice_values
-from realrecall.calibrate.intervals import Interval, bootstrap_means
+from realrecall.calibrate.statistics import Interval, bootstrap_means
 from realrecall.errors import InputError
 from realrecall.evaluate.results import QueryResult
 

@@ -16,7 +16,7 @@ from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
-from realrecall.calibrate.intervals import BOOTSTRAP_METHODS, check_settings
+from realrecall.calibrate.statistics import BOOTSTRAP_METHODS, check_settings
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
 from realrecall.evaluate.results import (

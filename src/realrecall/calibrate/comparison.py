@@ -1,15 +1,7 @@
 """Two retrievers on the same gold set: is the difference real? A paired test, overall and per slice.
 
-Queries are paired by gold set and query id. Tests, as ranx offers them:
-
-- ``randomization`` (default; ranx ``"fisher"``): Fisher's randomization test. Under the null the two
-  systems' scores for a query are exchangeable, so each query's difference keeps or flips its sign at
-  random; p is the share of ``n_resamples`` such relabellings whose absolute mean difference reaches the
-  observed one (ranx's estimate: no +1 correction).
-- ``t`` (ranx ``"student"``): the two-sided paired t-test, ``scipy.stats.ttest_rel``.
-- ``bootstrap``: the paired bootstrap test: resample queries, shift the resampled mean differences to
-  mean zero, p is the share at least as far from zero as the observed difference.
-
+Queries are paired by gold set and query id. Tests (defined in ``statistics``): ``randomization``
+(default; ranx ``"fisher"``), ``t`` (ranx ``"student"``) and ``bootstrap`` (the paired bootstrap test).
 Every row also carries a paired percentile-bootstrap interval of the difference ``b - a``.
 """
 
@@ -21,10 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import ttest_rel
 
 from realrecall.calibrate.gap import slice_values
-from realrecall.calibrate.intervals import Interval, bootstrap_means, check_settings
+from realrecall.calibrate.statistics import (
+    Interval,
+    check_settings,
+    paired_bootstrap_test,
+    paired_difference_interval,
+    paired_t_test,
+    randomization_test,
+)
 from realrecall.errors import InputError
 from realrecall.evaluate.results import (
     EvaluationResult,
@@ -40,13 +38,7 @@ __all__ = [
     "ComparisonReport",
     "PairedComparison",
     "compare",
-    "paired_bootstrap_test",
-    "paired_t_test",
-    "randomization_test",
 ]
-
-# Identical systems give exactly equal means; float sums can still differ in the last bit.
-_TIE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -87,43 +79,6 @@ class ComparisonReport:
     unpaired: int
     headline: str
     warnings: tuple[str, ...] = ()
-
-
-def randomization_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> float:
-    """Two-sided Fisher randomization (sign-flip) test of the mean paired difference (ranx ``fisher``)."""
-    difference = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    if difference.size == 0:
-        return math.nan
-    observed = abs(difference.mean())
-    exceed = 0
-    size = max(1, min(n_resamples, 4_000_000 // difference.size))
-    for start in range(0, n_resamples, size):
-        count = min(size, n_resamples - start)
-        signs = rng.integers(0, 2, (count, difference.size)) * 2 - 1
-        exceed += int(np.count_nonzero(np.abs((signs * difference).mean(axis=1)) >= observed - _TIE))
-    return exceed / n_resamples
-
-
-def paired_t_test(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided paired t-test p-value (ranx ``student``); 1.0 when every difference is zero."""
-    difference = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    if difference.size < 2:
-        return math.nan
-    if np.all(np.abs(difference) <= _TIE):
-        return 1.0
-    return float(ttest_rel(b, a).pvalue)
-
-
-def paired_bootstrap_test(
-    a: np.ndarray, b: np.ndarray, *, n_resamples: int, rng: np.random.Generator
-) -> float:
-    """Two-sided paired bootstrap test: resampled mean differences, shifted to the null of zero."""
-    difference = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    if difference.size == 0:
-        return math.nan
-    observed = difference.mean()
-    means = bootstrap_means(difference, n_resamples, rng)
-    return float(np.mean(np.abs(means - observed) >= abs(observed) - _TIE))
 
 
 TESTS: Mapping[str, Callable[..., float]] = {
@@ -211,12 +166,10 @@ def _row(
             Interval.undefined(confidence), math.nan, False, note,
         )  # fmt: skip
     p_value = TESTS[test](a, b, n_resamples, rng)
-    differences = bootstrap_means(b - a, n_resamples, rng)
-    level = (1.0 - confidence) / 2.0
-    low, high = np.quantile(differences, [level, 1.0 - level])
+    interval = paired_difference_interval(a, b, confidence=confidence, n_resamples=n_resamples, rng=rng)
     return PairedComparison(
         metric, field, value, int(a.size), float(a.mean()), float(b.mean()), float(b.mean() - a.mean()),
-        Interval(float(low), float(high), confidence, "paired bootstrap"), p_value, bool(p_value <= alpha),
+        interval, p_value, bool(p_value <= alpha),
     )  # fmt: skip
 
 

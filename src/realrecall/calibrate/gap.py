@@ -1,7 +1,7 @@
 """The synthetic-vs-real gap, overall and per slice, and the headline that says which figure to quote.
 
 For every metric and every slice (a value of ``type``, ``language`` or any other per-query field), the
-real figure and the synthetic figure each get their interval (see ``intervals``), and the gap
+real figure and the synthetic figure each get their interval (see ``statistics``), and the gap
 ``synthetic - real`` gets a bootstrap interval that resamples the two sets independently. A real
 figure is flagged as too uncertain to quote alone when its interval is wider than ``max_width`` or
 fewer than ``min_queries`` real queries stand behind it; the flag says how many more would do.
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from realrecall.calibrate.intervals import (
+from realrecall.calibrate.statistics import (
     Estimate,
     Interval,
     bootstrap_mean_matrix,

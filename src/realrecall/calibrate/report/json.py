@@ -15,7 +15,7 @@ from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.diagnostics import SetDiagnostics, Summary
 from realrecall.calibrate.gap import SliceGap
-from realrecall.calibrate.intervals import Interval
+from realrecall.calibrate.statistics import Interval
 
 __all__ = ["comparison_to_dict", "render_comparison_json", "render_json", "report_to_dict"]
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.gap import SliceGap
-from realrecall.calibrate.intervals import Interval
+from realrecall.calibrate.statistics import Interval
 
 __all__ = ["ci_text", "diagnostics_rows", "figure", "gap_rows", "signed"]
 

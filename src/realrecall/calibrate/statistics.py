@@ -1,4 +1,6 @@
-"""Confidence intervals for a mean over queries, and for the gap between two sets of queries.
+"""The statistics of calibrate and compare: intervals of a mean and of a gap, and paired tests.
+
+Intervals, for a mean over queries and for the gap between two sets of queries:
 
 - Proportions (a metric the registry declares binary, 0 or 1 per query, such as ``recall@k``): the
   Wilson score interval,
@@ -12,6 +14,17 @@
 - The gap (synthetic minus real): the bootstrap resampling the two sets independently; equals
   ``scipy.stats.bootstrap((synthetic, real), lambda s, r, axis: s.mean(axis) - r.mean(axis))``.
 
+Paired tests of two systems on the same queries (``compare``), as ranx offers them:
+
+- :func:`randomization_test` (ranx ``"fisher"``): Fisher's randomization test. Under the null the two
+  systems' scores for a query are exchangeable, so each query's difference keeps or flips its sign at
+  random; p is the share of ``n_resamples`` such relabellings whose absolute mean difference reaches the
+  observed one (ranx's estimate: no +1 correction).
+- :func:`paired_t_test` (ranx ``"student"``): the two-sided paired t-test, ``scipy.stats.ttest_rel``.
+- :func:`paired_bootstrap_test`: resample queries, shift the resampled mean differences to mean zero, p
+  is the share at least as far from zero as the observed difference.
+- :func:`paired_difference_interval`: the percentile bootstrap interval of the mean paired difference.
+
 Resampling is vectorised in batches of at most about four million drawn indices, so memory stays flat
 for large sets.
 """
@@ -20,10 +33,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.special import ndtr, ndtri
+from scipy.stats import ttest_rel
 
 from realrecall.errors import InputError
 
@@ -39,13 +53,19 @@ __all__ = [
     "gap_interval",
     "gap_interval_from_draws",
     "interval_from_draws",
+    "paired_bootstrap_test",
+    "paired_difference_interval",
+    "paired_t_test",
     "queries_needed",
+    "randomization_test",
     "wilson_interval",
     "z_value",
 ]
 
 _MAX_DRAWN = 4_000_000
 BOOTSTRAP_METHODS = ("percentile", "bca")
+# Identical systems give exactly equal means; float sums can still differ in the last bit.
+_TIE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -269,6 +289,54 @@ def _wilson_n_for_width(p: float, width: float, confidence: float) -> int:
         else:
             high = middle
     return high
+
+
+def randomization_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> float:
+    """Two-sided Fisher randomization (sign-flip) test of the mean paired difference (ranx ``fisher``)."""
+    difference = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    if difference.size == 0:
+        return math.nan
+    observed = abs(difference.mean())
+    exceed = 0
+    size = _default_batch(difference.size, n_resamples)
+    for start in range(0, n_resamples, size):
+        count = min(size, n_resamples - start)
+        signs = rng.integers(0, 2, (count, difference.size)) * 2 - 1
+        exceed += int(np.count_nonzero(np.abs((signs * difference).mean(axis=1)) >= observed - _TIE))
+    return exceed / n_resamples
+
+
+def paired_t_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided paired t-test p-value (ranx ``student``); 1.0 when every difference is zero."""
+    difference = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    if difference.size < 2:
+        return math.nan
+    if np.all(np.abs(difference) <= _TIE):
+        return 1.0
+    return float(ttest_rel(b, a).pvalue)
+
+
+def paired_bootstrap_test(
+    a: np.ndarray, b: np.ndarray, *, n_resamples: int, rng: np.random.Generator
+) -> float:
+    """Two-sided paired bootstrap test: resampled mean differences, shifted to the null of zero."""
+    difference = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    if difference.size == 0:
+        return math.nan
+    observed = difference.mean()
+    means = bootstrap_means(difference, n_resamples, rng)
+    return float(np.mean(np.abs(means - observed) >= abs(observed) - _TIE))
+
+
+def paired_difference_interval(
+    a: np.ndarray, b: np.ndarray, *, confidence: float, n_resamples: int, rng: np.random.Generator
+) -> Interval:
+    """Percentile bootstrap interval of ``mean(b - a)``, resampling the pairs; undefined below two."""
+    difference = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    if difference.size < 2:
+        return Interval.undefined(confidence)
+    draws = bootstrap_means(difference, n_resamples, rng)
+    return replace(_percentile(draws, confidence), method="paired bootstrap")
 
 
 def _percentile(samples: np.ndarray, confidence: float) -> Interval:

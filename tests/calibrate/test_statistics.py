@@ -1,4 +1,4 @@
-"""Intervals checked against statsmodels and scipy, not against a re-derivation of our own."""
+"""Intervals and tests checked against statsmodels and scipy, not against a re-derivation of our own."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from realrecall.calibrate.intervals import (
+from realrecall.calibrate.statistics import (
     bootstrap_interval,
     bootstrap_mean_matrix,
     bootstrap_means,
