@@ -2,44 +2,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.calibrate.calibration import CalibrationReport, calibrate
-from realrecall.gold import GoldSet
+from realrecall.evaluate import defaults as evaluate_defaults
 
 if TYPE_CHECKING:
-    from realrecall.corpus import Corpus
-    from realrecall.evaluate.retrievers import Retriever
-    from realrecall.runs import Run
+    from realrecall.evaluate.retrievers import RunSettings
 
 __all__ = ["evaluate_and_calibrate"]
 
 
 def evaluate_and_calibrate(
-    synthetic: GoldSet,
-    real: GoldSet,
+    synthetic: str | Path,
+    real: str | Path,
     *,
-    corpus: Corpus | None = None,
-    retriever: Retriever | None = None,
-    run: Run | None = None,
-    k: Sequence[int] = (1, 5, 10, 50),
+    corpus: str | Path | None = None,
+    retriever: str | None = None,
+    retriever_options: Mapping[str, object] | None = None,
+    run: str | Path | None = None,
+    k: Sequence[int] = evaluate_defaults.K,
     by: Sequence[str] = (),
-    relevance_threshold: int = 1,
+    relevance_threshold: int = evaluate_defaults.RELEVANCE_THRESHOLD,
+    settings: RunSettings | None = None,
     **options: Any,
 ) -> CalibrationReport:
-    """Score ``retriever`` (or ``run``) on both gold sets with ``realrecall.evaluate.evaluate``, then
+    """Score ``retriever`` (or ``run``) on both gold sets with ``evaluate_files``, then
     :func:`calibrate` the result; ``options`` are calibrate's keyword options."""
     # Imported here: the evaluate stage (and its scoring kernel) is only needed in this mode.
-    from realrecall.evaluate import evaluate
+    from realrecall.evaluate.from_files import load_inputs
 
-    result = evaluate(
-        [synthetic, real],
+    inputs = load_inputs(
+        [(synthetic, "synthetic"), (real, "real")],
         corpus=corpus,
         retriever=retriever,
+        retriever_options=retriever_options,
         run=run,
-        k=k,
-        by=by,
-        relevance_threshold=relevance_threshold,
+        settings=settings,
     )
-    return calibrate([result], corpus=corpus, by=by or None, **options)
+    result = inputs.evaluate(k=k, by=by, relevance_threshold=relevance_threshold)
+    return calibrate([result], corpus=inputs.corpus, by=by or None, **options)

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from realrecall.cli.application import app, err, note, numbered, out, split_list, user_errors, warn
 from realrecall.errors import InputError
+from realrecall.evaluate import defaults
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 from realrecall.evaluate.retrievers.registry import options_help as retriever_options_help
 
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
     from realrecall.evaluate import EvaluationResult
 
 
+CUTOFFS = ",".join(str(n) for n in defaults.K)
+"""``--k``'s default as the CLI writes it."""
+
+
 @app.command()
 def evaluate(
     gold: Annotated[
@@ -31,7 +36,9 @@ def evaluate(
     corpus: Annotated[
         Path | None, typer.Option("--corpus", "-c", help="Corpus JSONL (needed to retrieve).")
     ] = None,
-    retriever: Annotated[str | None, typer.Option(help=f"{retriever_choices()} (default bm25).")] = None,
+    retriever: Annotated[
+        str | None, typer.Option(help=f"{retriever_choices()} (default {defaults.RETRIEVER}).")
+    ] = None,
     retriever_option: Annotated[
         list[str] | None,
         typer.Option(help=f"Retriever option KEY=VALUE, repeatable ({retriever_options_help()})."),
@@ -39,7 +46,7 @@ def evaluate(
     run: Annotated[
         Path | None, typer.Option("--run", help="Score a run made elsewhere (TREC or JSONL).")
     ] = None,
-    k: Annotated[str, typer.Option("--k", help="Cutoffs, comma-separated.")] = "1,5,10,50",
+    k: Annotated[str, typer.Option("--k", help="Cutoffs, comma-separated.")] = CUTOFFS,
     metrics: Annotated[
         str | None, typer.Option(help="Explicit metrics, e.g. recall@10,mrr@10,ndcg@10.")
     ] = None,
@@ -48,14 +55,16 @@ def evaluate(
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write results.json here.")] = None,
     per_query: Annotated[Path | None, typer.Option(help="Write per-query outcomes (JSONL) here.")] = None,
-    relevance_threshold: Annotated[int, typer.Option(help="Lowest grade that counts as relevant.")] = 1,
+    relevance_threshold: Annotated[
+        int, typer.Option(help="Lowest grade that counts as relevant.")
+    ] = defaults.RELEVANCE_THRESHOLD,
     origin: Annotated[
         str | None, typer.Option(help="Origin of gold queries whose file states none: real|synthetic.")
     ] = None,
     embed_model: Annotated[str | None, typer.Option(help="Embedding model for the dense retriever.")] = None,
     hybrid_dense: Annotated[
         str, typer.Option(help="Dense side of hybrid: dense or local-dense.")
-    ] = "local-dense",
+    ] = defaults.HYBRID_DENSE,
     cache_dir: Annotated[Path | None, typer.Option(help="Embedding cache folder.")] = None,
     workers: Annotated[int, typer.Option(help="Threads for a custom retriever function.")] = 1,
     query_timeout: Annotated[
@@ -109,52 +118,22 @@ def _evaluate(
     query_timeout: float | None = None,
     retriever_option: list[str] | None = None,
 ) -> EvaluationResult:
-    from realrecall.corpus import load_corpus
-    from realrecall.evaluate import evaluate
-    from realrecall.gold import load_gold
+    from realrecall.evaluate import evaluate_files
+    from realrecall.evaluate.retrievers import RunSettings, parse_option_assignments
 
-    cutoffs = _parse_cutoffs(k)
-    if run is not None and (retriever is not None or retriever_option):
-        raise InputError(f"give --run or {'--retriever' if retriever else '--retriever-option'}, not both")
-    gold_sets = [load_gold(path, origin=origin) for path in gold]
-    loaded_corpus = load_corpus(corpus) if corpus is not None else None
-    if run is not None:
-        from realrecall.runs import load_run
-
-        return evaluate(
-            gold_sets,
-            corpus=loaded_corpus,
-            run=load_run(run),
-            metrics=split_list(metrics) or None,
-            k=cutoffs,
-            by=split_list(by),
-            relevance_threshold=relevance_threshold,
-        )
-    if loaded_corpus is None:
-        raise InputError(
-            "--corpus is needed to retrieve", hint="give --corpus FILE, or score a finished --run FILE"
-        )
-    from realrecall.evaluate.retrievers import RunSettings, build_retriever, parse_option_assignments
-
-    settings = RunSettings(cache_dir=cache_dir, workers=workers, query_timeout=query_timeout)
-    built = build_retriever(
-        retriever or "bm25", loaded_corpus, options=parse_option_assignments(retriever_option or []),
-        settings=settings, defaults={"embed_model": embed_model, "dense_component": hybrid_dense},
-    )  # fmt: skip
     with _RetrievalProgress() as progress:
-        return evaluate(
-            gold_sets,
-            corpus=loaded_corpus,
-            retriever=built,
-            metrics=split_list(metrics) or None,
-            k=cutoffs,
-            by=split_list(by),
+        return evaluate_files(
+            gold, corpus=corpus, retriever=retriever, run=run, origin=origin,
+            retriever_options=parse_option_assignments(retriever_option or []),
+            metrics=split_list(metrics) or None, k=parse_cutoffs(k), by=split_list(by),
             relevance_threshold=relevance_threshold,
+            settings=RunSettings(cache_dir=cache_dir, workers=workers, query_timeout=query_timeout),
+            retriever_defaults={"embed_model": embed_model, "dense_component": hybrid_dense},
             progress=progress,
-        )
+        )  # fmt: skip
 
 
-def _parse_cutoffs(text: str) -> list[int]:
+def parse_cutoffs(text: str) -> list[int]:
     try:
         cutoffs = [int(item) for item in split_list(text)]
     except ValueError:

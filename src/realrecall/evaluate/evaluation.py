@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
+from realrecall.evaluate import defaults
 from realrecall.evaluate.results import (
     RESERVED_FIELDS,
     EvaluationResult,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_K", "default_metrics", "evaluate"]
 
-DEFAULT_K = (1, 5, 10, 50)
+DEFAULT_K = defaults.K
 
 
 def default_metrics(k: Sequence[int]) -> list[str]:

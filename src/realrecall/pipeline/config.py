@@ -53,7 +53,9 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, NoReturn
 
+from realrecall.calibrate import defaults as calibrate_defaults
 from realrecall.errors import InputError
+from realrecall.evaluate import defaults as evaluate_defaults
 
 __all__ = ["PipelineConfig", "load_pipeline_config"]
 
@@ -92,17 +94,17 @@ class PipelineConfig:
     backend: str = "extractive"
     model: str | None = None
     generate_options: Mapping[str, Any] = field(default_factory=dict)
-    retriever: str = "bm25"
+    retriever: str = evaluate_defaults.RETRIEVER
     retriever_options: Mapping[str, Any] = field(default_factory=dict)  # [evaluate.retriever], checked
     embed_model: str | None = None
     query_timeout: float | None = None
-    k: tuple[int, ...] = (1, 5, 10, 50)
+    k: tuple[int, ...] = evaluate_defaults.K
     by: tuple[str, ...] = ("type", "language")
-    metric: str = "recall@10"
-    max_age_days: float | None = 90
+    metric: str = calibrate_defaults.METRIC
+    max_age_days: float | None = calibrate_defaults.MAX_AGE_DAYS
     fail_under: Mapping[str, float] = field(default_factory=dict)
     max_gap: float | None = None
-    confidence: float = 0.95
+    confidence: float = calibrate_defaults.CONFIDENCE
     output_dir: Path = Path("realrecall-runs")
     history: Path = Path("history.jsonl")
 
@@ -135,7 +137,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     real_date = section["real"].get("date")
     if isinstance(real_date, str):
         check.date(real_date)
-    k = section["evaluate"].get("k", [1, 5, 10, 50])
+    k = section["evaluate"].get("k", list(evaluate_defaults.K))
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in k) or not k:
         check.fail(
             "evaluate", "k", "[evaluate] k must be a list of positive integers", hint="e.g. k = [1, 5, 10]"
@@ -152,12 +154,12 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     for metric, bound in fail_under.items():
         if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound):
             check.fail("calibrate", "fail_under", f"[calibrate] fail_under.{metric} must be a number")
-    metric = calibrate.get("metric", "recall@10")
+    metric = calibrate.get("metric", calibrate_defaults.METRIC)
     check.metrics(metric, list(fail_under), tuple(k))
     for key in ("max_age_days", "max_gap"):
         if key in calibrate:
             check.positive("calibrate", key, calibrate[key], zero=True)
-    confidence = calibrate.get("confidence", 0.95)
+    confidence = calibrate.get("confidence", calibrate_defaults.CONFIDENCE)
     if not 0.0 < confidence < 1.0:
         check.fail(
             "calibrate", "confidence", f"[calibrate] confidence must be between 0 and 1, got {confidence}"
@@ -193,7 +195,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         k=tuple(k),
         by=tuple(by),
         metric=metric,
-        max_age_days=float(calibrate.get("max_age_days", 90)),
+        max_age_days=float(calibrate.get("max_age_days", calibrate_defaults.MAX_AGE_DAYS)),
         fail_under={str(m): float(v) for m, v in fail_under.items()},
         max_gap=float(calibrate["max_gap"]) if "max_gap" in calibrate else None,
         confidence=float(confidence),
@@ -287,9 +289,9 @@ class _Checker:
         from realrecall.evaluate.retrievers.options import make_options
         from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices, find_spec
 
-        value = evaluate.get("retriever", "bm25")
+        value = evaluate.get("retriever", evaluate_defaults.RETRIEVER)
         table = dict(value) if isinstance(value, dict) else {"name": value}
-        spec = table.pop("name", "bm25")
+        spec = table.pop("name", evaluate_defaults.RETRIEVER)
 
         def fail(key: str | None, message: str, hint: str | None) -> NoReturn:
             # The key's line in an [evaluate.retriever] table, else the retriever line of [evaluate].

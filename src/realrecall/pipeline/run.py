@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from realrecall.errors import InputError
 from realrecall.pipeline.config import PipelineConfig
 from realrecall.pipeline.history import append_history, load_history
 
@@ -64,9 +65,8 @@ def run_pipeline(
     from realrecall.calibrate import calibrate
     from realrecall.calibrate.report import render, write_report
     from realrecall.calibrate.report.html import render_html
-    from realrecall.corpus import load_corpus
-    from realrecall.evaluate import evaluate, write_per_query, write_results
-    from realrecall.evaluate.retrievers import RunSettings, build_retriever
+    from realrecall.evaluate import load_inputs, write_per_query, write_results
+    from realrecall.evaluate.retrievers import RunSettings
     from realrecall.generate import generate
     from realrecall.gold import load_gold
 
@@ -80,17 +80,19 @@ def run_pipeline(
     _check_outputs(config, [results_path, per_query_path, *report_paths.values()])
     # Every input is read and the retriever built before generation, which may take long and cost
     # requests: a bad line in the real set or a broken retriever file must not wait for it.
-    corpus = load_corpus(config.corpus)
-    real = load_gold(config.real, origin="real") if config.real is not None else None
-    generate_config = _generate_config(config)
-    settings = RunSettings(query_timeout=config.query_timeout)
-    retriever = build_retriever(
-        config.retriever,
-        corpus,
-        options=config.retriever_options,
-        settings=settings,
-        defaults={"embed_model": config.embed_model},
+    real = [(config.real, "real")] if config.real is not None else []
+    inputs = load_inputs(
+        real,
+        corpus=config.corpus,
+        retriever=config.retriever,
+        retriever_options=config.retriever_options,
+        settings=RunSettings(query_timeout=config.query_timeout),
+        retriever_defaults={"embed_model": config.embed_model},
     )
+    corpus = inputs.corpus
+    if corpus is None:  # load_inputs loads the corpus whenever it builds a retriever
+        raise InputError("the pipeline needs a corpus", path=config.path, hint="set [corpus] path")
+    generate_config = _generate_config(config)
 
     say("generating synthetic questions (only new or changed chunks are sent)")
     if client is None and generate_config.backend == "llm":
@@ -100,10 +102,8 @@ def run_pipeline(
     generation = generate(corpus, config.synthetic, generate_config, client=client)
 
     say("evaluating on the synthetic and real sets")
-    gold_sets = [load_gold(config.synthetic, origin="synthetic")]
-    if real is not None:
-        gold_sets.insert(0, real)
-    result = evaluate(gold_sets, corpus=corpus, retriever=retriever, k=config.k, by=config.by)
+    synthetic = load_gold(config.synthetic, origin="synthetic")
+    result = inputs.evaluate(more_gold=[synthetic], k=config.k, by=config.by)
     write_results(result, results_path)
     write_per_query(result, per_query_path)
 
