@@ -1,26 +1,40 @@
-"""Query types by readable rules: ordered regular expressions, first match wins.
+"""Query types and forms by readable rules: ordered regular expressions, first match wins.
 
 The default rules ship as ``type_rules.toml`` beside this module; a user's own file (TOML or JSON,
 same keys) replaces them. A rule set is data, so a reader can see why a query got its type.
+
+Two labels come from the rules: the ``type`` (what the query asks: lookup, troubleshooting...) and the
+``form`` (how it is written: ``keywords`` typed into a search box, a written ``question``, a
+``statement``). Real and synthetic queries get both from the same rules, so their strata match.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from realrecall.errors import InputError
 from realrecall.files import read_text_lines
+from realrecall.gold import GoldQuery, GoldSet
 
-__all__ = ["TypeRule", "TypeRules", "default_type_rules", "load_type_rules"]
-
-_RULE_KEYS = {"name", "type", "pattern", "ignore_case"}
+__all__ = [
+    "FormRule",
+    "FormRules",
+    "TypeRule",
+    "TypeRules",
+    "default_type_rules",
+    "label_gold_set",
+    "label_query",
+    "load_type_rules",
+]
 
 
 @dataclass(frozen=True)
@@ -33,12 +47,45 @@ class TypeRule:
 
 
 @dataclass(frozen=True)
+class FormRule:
+    """A named pattern and the form it gives."""
+
+    name: str
+    form: str
+    pattern: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class FormRules:
+    """Form rules tried in order, and the form of a query none of them matches."""
+
+    rules: tuple[FormRule, ...]
+    default: str
+    source: str = ""
+
+    def classify(self, question: str) -> tuple[str, str | None]:
+        """``(form, name of the rule that matched)``; the rule name is ``None`` for the default."""
+        for rule in self.rules:
+            if rule.pattern.search(question):
+                return rule.form, rule.name
+        return self.default, None
+
+
+def _builtin_forms() -> FormRules:
+    return default_type_rules().forms
+
+
+@dataclass(frozen=True)
 class TypeRules:
-    """Rules tried in order, and the type of a question none of them matches."""
+    """Rules tried in order, and the type of a question none of them matches.
+
+    ``forms``: the form rules (a user's file without a ``[form]`` table keeps the built-in ones).
+    """
 
     rules: tuple[TypeRule, ...]
     default: str
     source: str = ""
+    forms: FormRules = field(default_factory=_builtin_forms)
 
     def classify(self, question: str) -> tuple[str, str | None]:
         """``(type, name of the rule that matched)``; the rule name is ``None`` for the default."""
@@ -47,9 +94,14 @@ class TypeRules:
                 return rule.type, rule.name
         return self.default, None
 
+    def classify_form(self, question: str) -> tuple[str, str | None]:
+        """``(form, name of the form rule that matched)``; ``None`` for the default form."""
+        return self.forms.classify(question)
 
+
+@cache
 def default_type_rules() -> TypeRules:
-    """The rules shipped with realrecall (``realrecall/curate/type_rules.toml``)."""
+    """The rules shipped with realrecall (``realrecall/curate/type_rules.toml``), read once."""
     resource = resources.files("realrecall.curate").joinpath("type_rules.toml")
     return _parse(tomllib.loads(resource.read_text(encoding="utf-8")), "type_rules.toml (built in)")
 
@@ -71,26 +123,89 @@ def load_type_rules(path: str | Path | None = None) -> TypeRules:
     return _parse(data, str(p))
 
 
+def label_query(query: GoldQuery, rules: TypeRules | None = None) -> GoldQuery:
+    """``query`` with a missing ``type`` and ``form`` filled in by the rules (its own always win).
+
+    A filled-in label says which rule gave it (``type_rule``, ``form_rule``; ``default`` when none
+    matched), as ``gold import`` records it, so a reader can tell a derived label from a written one.
+    """
+    has_form = query.metadata.get("form") is not None
+    if query.type is not None and has_form:
+        return query
+    rules = rules or default_type_rules()
+    metadata = dict(query.metadata)
+    query_type = query.type
+    if query_type is None:
+        query_type, rule = rules.classify(query.query)
+        metadata["type_rule"] = rule or "default"
+    if not has_form:
+        metadata["form"], form_rule = rules.classify_form(query.query)
+        metadata["form_rule"] = form_rule or "default"
+    return dataclasses.replace(query, type=query_type, metadata=metadata)
+
+
+def label_gold_set(gold: GoldSet, rules: TypeRules | None = None) -> GoldSet:
+    """``gold`` with every query labelled by :func:`label_query`; ``gold`` itself when none lacks one."""
+    rules = rules or default_type_rules()
+    labelled = tuple(label_query(query, rules) for query in gold)
+    if all(new is old for new, old in zip(labelled, gold.queries, strict=True)):
+        return gold
+    return GoldSet(labelled, name=gold.name, path=gold.path)
+
+
 def _parse(data: Mapping[str, Any], source: str) -> TypeRules:
     default = data.get("default", "conceptual")
     if not isinstance(default, str) or not default:
         raise InputError('"default" must be a non-empty type name', path=source)
-    raw_rules = data.get("rules", [])
+    rules = [
+        TypeRule(name=name, type=label, pattern=pattern)
+        for name, label, pattern in _parse_rules(data.get("rules", []), "type", "rule", "[[rules]]", source)
+    ]
+    if "form" not in data:
+        return TypeRules(rules=tuple(rules), default=default, source=source)
+    return TypeRules(
+        rules=tuple(rules), default=default, source=source, forms=_parse_forms(data["form"], source)
+    )
+
+
+def _parse_forms(data: Any, source: str) -> FormRules:
+    if not isinstance(data, dict):
+        raise InputError(
+            '"form" must be a table with "default" and "rules"', path=source, hint="write [form]"
+        )
+    unknown = set(data) - {"default", "rules"}
+    if unknown:
+        raise InputError(f"[form] has unknown key(s) {', '.join(sorted(unknown))}", path=source)
+    default = data.get("default", "keywords")
+    if not isinstance(default, str) or not default:
+        raise InputError('"form.default" must be a non-empty form name', path=source)
+    found = _parse_rules(data.get("rules", []), "form", "form rule", "[[form.rules]]", source)
+    rules = tuple(FormRule(name=name, form=label, pattern=pattern) for name, label, pattern in found)
+    return FormRules(rules=rules, default=default, source=source)
+
+
+def _parse_rules(
+    raw_rules: Any, label: str, noun: str, table: str, source: str
+) -> list[tuple[str, str, re.Pattern[str]]]:
+    """``(name, label, compiled pattern)`` of each rule; ``label`` is the key naming what it gives."""
     if not isinstance(raw_rules, list):
-        raise InputError('"rules" must be a list of tables', path=source, hint="write [[rules]] in TOML")
+        raise InputError(
+            f'"{table[2:-2]}" must be a list of tables', path=source, hint=f"write {table} in TOML"
+        )
+    keys = {"name", label, "pattern", "ignore_case"}
     rules = []
     for number, raw in enumerate(raw_rules, start=1):
-        where = f"rule {number}"
+        where = f"{noun} {number}"
         if not isinstance(raw, dict):
             raise InputError(f"{where} is not a table", path=source)
-        unknown = set(raw) - _RULE_KEYS
+        unknown = set(raw) - keys
         if unknown:
             raise InputError(
                 f"{where} has unknown key(s) {', '.join(sorted(unknown))}",
                 path=source,
-                hint=f"use {', '.join(sorted(_RULE_KEYS))}",
+                hint=f"use {', '.join(sorted(keys))}",
             )
-        for key in ("name", "type", "pattern"):
+        for key in ("name", label, "pattern"):
             if not isinstance(raw.get(key), str) or not raw[key]:
                 raise InputError(f'{where} needs a non-empty "{key}" string', path=source)
         flags = re.IGNORECASE if raw.get("ignore_case", False) else 0
@@ -98,5 +213,5 @@ def _parse(data: Mapping[str, Any], source: str) -> TypeRules:
             pattern = re.compile(raw["pattern"], flags)
         except re.error as exc:
             raise InputError(f"{where} ({raw['name']}): bad regular expression: {exc}", path=source) from exc
-        rules.append(TypeRule(name=raw["name"], type=raw["type"], pattern=pattern))
-    return TypeRules(rules=tuple(rules), default=default, source=source)
+        rules.append((raw["name"], raw[label], pattern))
+    return rules
