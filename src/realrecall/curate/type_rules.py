@@ -99,9 +99,13 @@ class TypeRules:
         return self.forms.classify(question)
 
 
-@cache
 def default_type_rules() -> TypeRules:
     """The rules shipped with realrecall (``realrecall/curate/type_rules.toml``), read once."""
+    return _builtin_rules()
+
+
+@cache  # evaluate labels every query of every gold set: parse and compile the patterns once
+def _builtin_rules() -> TypeRules:
     resource = resources.files("realrecall.curate").joinpath("type_rules.toml")
     return _parse(tomllib.loads(resource.read_text(encoding="utf-8")), "type_rules.toml (built in)")
 
