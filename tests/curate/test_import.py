@@ -191,6 +191,21 @@ def test_language_and_type_columns_win_over_detection_and_rules(tmp_path: Path, 
     assert (query.language, query.type) == ("fr", "howto")
     assert "language_detected" not in query.metadata
     assert "type_rule" not in query.metadata
+    assert (query.field("form"), query.metadata["form_rule"]) == ("question", "question-mark")
+
+
+def test_imported_queries_get_type_and_form_from_the_rules(tmp_path: Path, corpus_file: Path) -> None:
+    rows = [
+        {"q": "sync conflict resolution", "doc": "en-sync-001"},
+        {"q": "How are sync conflicts resolved?", "doc": "en-sync-001"},
+    ]
+    result = import_gold(write_table(tmp_path / "t.csv", rows), ImportSpec(question="q", passage="doc"))
+    labels = {q.query: (q.type, q.metadata["type_rule"], q.field("form")) for q in result.queries}
+    assert labels == {
+        "sync conflict resolution": ("conceptual", "default", "keywords"),
+        "How are sync conflicts resolved?": ("conceptual", "default", "question"),
+    }
+    assert all("form" in q.to_record() for q in result.queries)
 
 
 def test_a_table_without_a_named_column_is_refused_naming_the_available_ones(

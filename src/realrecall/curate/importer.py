@@ -22,7 +22,7 @@ from realrecall.curate.language import LanguageDetector
 from realrecall.curate.matching import AMBIGUOUS, MATCH_BY, Ambiguous, MatchBy, PassageMatcher
 from realrecall.curate.normalise import normalise_question, stable_query_id
 from realrecall.curate.tables import Table, read_table
-from realrecall.curate.type_rules import TypeRules, load_type_rules
+from realrecall.curate.type_rules import TypeRules, label_query, load_type_rules
 from realrecall.errors import InputError
 from realrecall.files import write_jsonl_atomic
 from realrecall.gold import MAX_GRADE, GoldQuery, write_gold
@@ -263,26 +263,23 @@ def _finish(
         if not gold:
             continue
         metadata: dict[str, Any] = {"source": Path(table.path).name, "source_rows": draft.rows}
-        query_type = draft.type
-        if query_type is None:
-            query_type, rule = rules.classify(draft.question)
-            metadata["type_rule"] = rule or "default"
         language = draft.language
         if language is None:
             detector = detector or LanguageDetector.for_languages(spec.languages)
             language, probability = detector.detect(draft.question)
             metadata["language_detected"] = round(probability, 3)
-        queries.append(
-            GoldQuery(
-                query_id=draft.query_id,
-                query=draft.question,
-                gold=gold,
-                origin="real",
-                type=query_type,
-                language=language,
-                metadata=metadata,
-            )
+        # A type column wins; a missing type and the form come from the same rules as for synthetic
+        # questions, each with the rule that gave it (type_rule, form_rule).
+        query = GoldQuery(
+            query_id=draft.query_id,
+            query=draft.question,
+            gold=gold,
+            origin="real",
+            type=draft.type,
+            language=language,
+            metadata=metadata,
         )
+        queries.append(label_query(query, rules))
     return queries, below
 
 
