@@ -20,7 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from realrecall.corpus import Chunk, Corpus
-from realrecall.curate import find_near_duplicates, shingles
+from realrecall.curate import find_near_duplicates
+from realrecall.text_features import shingles
 
 
 def make_corpus(size: int, seed: int) -> tuple[Corpus, set[tuple[str, str]]]:

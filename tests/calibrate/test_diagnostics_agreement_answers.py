@@ -64,14 +64,14 @@ def test_overlap_is_skipped_with_a_reason_when_the_corpus_is_missing(tmp_path: P
 
 
 def test_overlap_is_the_generate_stage_definition(corpus_file: Path) -> None:
-    from realrecall.generate.overlap import lexical_overlap
+    from realrecall.text_features import lexical_overlap
 
     report = calibrate(diagnostics_document(str(corpus_file)))
     question = "How many times does sync retry an upload?"
     passage = "Sync retries an upload three times before it gives up."
     assert report.diagnostics.synthetic.overlap is not None
     assert report.diagnostics.synthetic.overlap.values[0] == lexical_overlap(question, passage, "en")
-    assert report.diagnostics.overlap_source == "realrecall.generate.overlap.lexical_overlap"
+    assert report.diagnostics.overlap_source == "realrecall.text_features.lexical_overlap"
 
 
 def test_rank_agreement_equals_scipy_kendalltau_over_the_retrievers() -> None:

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import io
 import os
 import stat
 import subprocess
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from realrecall.cli import main
+from support.cli import run_captured
 
 Snapshot = dict[str, tuple[object, ...]]
 
@@ -33,31 +31,13 @@ class Outcome:
 
 
 def run_in_process(args: Sequence[str], stdout: io.StringIO, stderr: io.StringIO) -> Outcome:
-    """``realrecall ARGS`` in this process. The rich consoles write to ``sys.stdout``/``sys.stderr``
-    at print time, so redirecting them captures exactly what a terminal would show.
+    """``realrecall ARGS`` in this process (through ``support.cli``, the one in-process runner).
 
     An exception escaping ``main`` is what the real process would show as a traceback with exit 1,
     so it is turned into exactly that (the checks then fail on the ``Traceback`` line).
     """
-    code: int
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = _exit_code(exc.code)
-        except Exception:
-            stderr.write(traceback.format_exc())
-            code = 1
+    code = run_captured(list(args), stdout, stderr)
     return Outcome(code, stdout.getvalue(), stderr.getvalue())
-
-
-def _exit_code(value: object) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, int):
-        return value
-    return 1  # sys.exit("message") prints the message and exits 1
 
 
 def start_process(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[str]:

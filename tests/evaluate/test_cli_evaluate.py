@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from support.process import cli
+from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 def test_bm25_on_a_small_corpus_prints_a_table_and_writes_both_files(files, tmp_path):
     results, per_query = tmp_path / "results.json", tmp_path / "pq.jsonl"
-    done = cli(
+    done = cli.run(
         "evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), "--k", "1,3",
         "--by", "type", "--output", str(results), "--per-query", str(per_query),
     )  # fmt: skip
@@ -55,7 +55,7 @@ def test_bm25_on_a_small_corpus_prints_a_table_and_writes_both_files(files, tmp_
 
 
 def test_scoring_a_trec_run_needs_no_corpus(files):
-    done = cli(
+    done = cli.run(
         "evaluate", "--gold", str(files["gold"]), "--run", str(files["run"]), "--metrics", "recall@1,mrr"
     )
     assert done.returncode == 0, done.stderr
@@ -74,7 +74,7 @@ def test_scoring_a_trec_run_needs_no_corpus(files):
 )
 def test_bad_options_exit_2_with_one_line(files, args, expected):
     args = [str(files["run"]) if a == "RUN" else a for a in args]
-    done = cli("evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), *args)
+    done = cli.run("evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), *args)
     assert done.returncode == 2
     assert expected in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -83,14 +83,16 @@ def test_bad_options_exit_2_with_one_line(files, args, expected):
 def test_bad_gold_file_names_file_and_line_and_writes_nothing(files, tmp_path):
     files["gold"].write_text('{"query_id": "q1", "query": "x", "gold": {"c1": 1}}\n{"query_id": "q1"\n')
     results = tmp_path / "results.json"
-    done = cli("evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), "-o", str(results))
+    done = cli.run(
+        "evaluate", "--corpus", str(files["corpus"]), "--gold", str(files["gold"]), "-o", str(results)
+    )
     assert done.returncode == 2
     assert f"{files['gold']}:2: malformed JSON" in done.stderr
     assert not results.exists()
 
 
 def test_retrieving_without_a_corpus_says_what_to_give(files):
-    done = cli("evaluate", "--gold", str(files["gold"]))
+    done = cli.run("evaluate", "--gold", str(files["gold"]))
     assert done.returncode == 2
     assert "--corpus is needed to retrieve" in done.stderr
 

@@ -9,7 +9,7 @@ import pytest
 from realrecall.corpus import Chunk
 from realrecall.generate.answers import MAX_QUESTION_CHARS, parse_question, parse_verdict
 from realrecall.generate.extractive import extract_query, sentences
-from realrecall.generate.overlap import lexical_overlap
+from realrecall.text_features import lexical_overlap
 
 
 @pytest.mark.parametrize(

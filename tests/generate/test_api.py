@@ -15,6 +15,6 @@ def test_all_names_exist_and_public_callables_have_docstrings():
 
 
 def test_lexical_overlap_keeps_the_signature_calibrate_imports():
-    from realrecall.generate.overlap import lexical_overlap
+    from realrecall.text_features import lexical_overlap
 
     assert list(inspect.signature(lexical_overlap).parameters) == ["question", "passage", "language"]

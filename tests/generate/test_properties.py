@@ -1,4 +1,4 @@
-"""Properties that must hold for any input: delimiting, overlap bounds, shards, validation."""
+"""Properties that must hold for any input: delimiting, shards, validation (overlap: test_text_features)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 from realrecall.corpus import Chunk
 from realrecall.generate.answers import parse_question
 from realrecall.generate.config import Shard
-from realrecall.generate.overlap import lexical_overlap
 from realrecall.generate.planner import shard_chunks
 from realrecall.generate.templates import delimit_data
 
@@ -22,17 +21,6 @@ def test_delimited_data_can_never_open_or_close_the_passage_block(text):
     safe = delimit_data(text, "passage").lower()
     assert "</passage" not in safe
     assert "<passage" not in safe
-
-
-@given(st.text(max_size=120), st.text(max_size=300), st.sampled_from(["en", "de", None, "fr"]))
-def test_overlap_is_a_share(question, passage, language):
-    value = lexical_overlap(question, passage, language)
-    assert 0.0 <= value <= 1.0
-
-
-@given(st.text(min_size=1, max_size=120))
-def test_a_question_copied_from_its_passage_has_overlap_one_or_no_content(text):
-    assert lexical_overlap(text, text, "en") in (0.0, 1.0)
 
 
 @given(st.sets(st.text(min_size=1, max_size=12), max_size=40), st.integers(min_value=1, max_value=6))

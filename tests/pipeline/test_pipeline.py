@@ -16,7 +16,7 @@ from realrecall.pipeline.config import load_pipeline_config
 from realrecall.pipeline.demo import run_demo
 from realrecall.pipeline.history import history_trend, load_history
 from realrecall.pipeline.run import run_pipeline
-from support.process import cli
+from support import cli
 
 CHUNKS = [
     ("c1", "To reset your password open Settings, choose Account and press Reset password."),
@@ -183,10 +183,10 @@ def test_history_trend_flags_a_drop():
 
 def test_run_and_history_commands(tmp_path):
     config = write_job(tmp_path, backend="extractive")
-    done = cli("run", str(config), cwd=tmp_path)
+    done = cli.run("run", str(config), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Quote real recall@3 = ")
-    shown = cli("history", str(config), cwd=tmp_path)
+    shown = cli.run("history", str(config), cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "recall@3" in shown.stdout
 
@@ -194,7 +194,7 @@ def test_run_and_history_commands(tmp_path):
 def test_run_with_a_bad_config_exits_2_with_one_line(tmp_path):
     path = tmp_path / "pipeline.toml"
     path.write_text("[corpus]\npath = 'missing.jsonl'\n[generate]\noutput = 's.jsonl'\n")
-    done = cli("run", str(path), cwd=tmp_path)
+    done = cli.run("run", str(path), cwd=tmp_path)
     assert done.returncode == 2
     assert "missing.jsonl: file not found" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -202,7 +202,7 @@ def test_run_with_a_bad_config_exits_2_with_one_line(tmp_path):
 
 def test_run_exits_1_when_a_gate_fails(tmp_path):
     config = write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')
-    done = cli("run", str(config), cwd=tmp_path)
+    done = cli.run("run", str(config), cwd=tmp_path)
     assert done.returncode == 1
     assert "gate failed" in done.stderr
 
@@ -391,7 +391,7 @@ def test_a_history_row_that_is_not_figures_is_one_line_naming_it(tmp_path, row, 
         load_history(path)
     assert str(info.value).startswith(f"{path}:2: ")
     assert expected in str(info.value)
-    done = cli("history", str(path), cwd=tmp_path)
+    done = cli.run("history", str(path), cwd=tmp_path)
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
 

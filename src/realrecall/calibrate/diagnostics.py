@@ -3,7 +3,7 @@
 - question length in words;
 - lexical overlap of the question with its gold passage (the vocabulary-reuse bias: generated questions
   copy the passage's words, real users do not), the highest over the query's gold passages, by the
-  generate stage's definition (``realrecall.generate.overlap.lexical_overlap``: share of the
+  generate stage's definition (``realrecall.text_features.lexical_overlap``: share of the
   question's content-word stems found in the passage), so both stages measure the same thing;
 - the mix of question types and languages;
 - the share answerable by exact string match: the lower-cased question found verbatim in a lower-cased
@@ -15,7 +15,6 @@ the reason is stated.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,10 +23,9 @@ from typing import Any
 import numpy as np
 
 from realrecall.evaluate.results import QueryResult
+from realrecall.text_features import lexical_overlap, words
 
 __all__ = ["Diagnostics", "SetDiagnostics", "Summary", "diagnose"]
-
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
@@ -93,10 +91,8 @@ def diagnose(
 
 
 def _overlap_function() -> tuple[Callable[[str, str, str | None], float], str]:
-    # Imported here: the generate package (and its LLM client) loads only when overlap is computed.
-    from realrecall.generate.overlap import lexical_overlap
-
-    return lexical_overlap, "realrecall.generate.overlap.lexical_overlap"
+    # The report names the function by where it lives, so a reader can look the definition up.
+    return lexical_overlap, f"{lexical_overlap.__module__}.{lexical_overlap.__qualname__}"
 
 
 def _diagnose_set(
@@ -105,7 +101,7 @@ def _diagnose_set(
     passage_text: Callable[[str], str | None] | None,
     overlap_fn: Callable[[str, str, str | None], float],
 ) -> SetDiagnostics:
-    lengths = [len(_WORD.findall(q.query)) for q in records]
+    lengths = [len(words(q.query)) for q in records]
     overlap: Summary | None = None
     exact_share: float | None = None
     if passage_text is not None:

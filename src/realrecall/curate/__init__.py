@@ -6,7 +6,7 @@ Each CLI command under ``realrecall gold`` is a thin layer over one function her
 
 from __future__ import annotations
 
-from realrecall.curate.duplicates import DuplicatePair, NearDuplicates, find_near_duplicates, shingles
+from realrecall.curate.duplicates import DuplicatePair, NearDuplicates, find_near_duplicates
 from realrecall.curate.expand import ExpandResult, expand_gold
 from realrecall.curate.importer import ImportResult, ImportSpec, UnmatchedRow, import_gold
 from realrecall.curate.judgements import (
@@ -33,6 +33,7 @@ from realrecall.curate.review import (
 from realrecall.curate.tables import Table, read_table
 from realrecall.curate.type_rules import TypeRule, TypeRules, default_type_rules, load_type_rules
 from realrecall.evaluate.results import read_per_query, records_for
+from realrecall.text_features import shingles
 
 __all__ = [
     "AddResult",

@@ -1,25 +1,24 @@
 """Near-duplicate passages: MinHash over word shingles, candidates from LSH, confirmed exactly.
 
 Two passages are near-duplicates when the Jaccard similarity of their sets of word ``shingle``-grams
-(case-folded words) reaches ``threshold``. MinHash LSH (datasketch, fixed seed) proposes candidate
-pairs without comparing every pair; each candidate is then confirmed with the exact Jaccard of the two
-shingle sets, so the pairs reported do not depend on MinHash's estimation error. Clusters are the
-connected groups of confirmed pairs.
+(case-folded words, ``realrecall.text_features.shingles``) reaches ``threshold``. MinHash LSH
+(datasketch, fixed seed) proposes candidate pairs without comparing every pair; each candidate is then
+confirmed with the exact Jaccard of the two shingle sets, so the pairs reported do not depend on
+MinHash's estimation error. Clusters are the connected groups of confirmed pairs.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
+from realrecall.text_features import jaccard, shingles
 
-__all__ = ["DuplicatePair", "NearDuplicates", "find_near_duplicates", "shingles"]
+__all__ = ["DuplicatePair", "NearDuplicates", "find_near_duplicates"]
 
-_WORD = re.compile(r"\w+")
 _SCHEME = "affine32"
 
 
@@ -62,14 +61,6 @@ class NearDuplicates:
         return dict(self._adjacency.get(passage_id, {}))  # type: ignore[attr-defined]
 
 
-def shingles(text: str, size: int) -> frozenset[str]:
-    """The set of ``size``-word shingles of ``text``; a shorter text is one shingle of all its words."""
-    words = _WORD.findall(text.casefold())
-    if len(words) <= size:
-        return frozenset([" ".join(words)]) if words else frozenset()
-    return frozenset(" ".join(words[i : i + size]) for i in range(len(words) - size + 1))
-
-
 def find_near_duplicates(
     corpus: Corpus,
     *,
@@ -103,15 +94,11 @@ def find_near_duplicates(
         for other in lsh.query(sketch):
             if order[other] <= order[pid]:
                 continue
-            similarity = _jaccard(sets[pid], sets[other])
+            similarity = jaccard(sets[pid], sets[other])
             if similarity >= threshold:
                 pairs.append(DuplicatePair(pid, other, round(similarity, 6)))
     pairs.sort(key=lambda p: (order[p.a], order[p.b]))
     return NearDuplicates(tuple(pairs), _clusters(pairs, order), threshold, shingle)
-
-
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b)
 
 
 def _clusters(pairs: list[DuplicatePair], order: Mapping[str, int]) -> tuple[tuple[str, ...], ...]:

@@ -19,10 +19,10 @@ from realrecall.generate.config import (
     parse_weights,
 )
 from realrecall.generate.dry_run import CostEstimate, estimate
-from realrecall.generate.overlap import lexical_overlap
 from realrecall.generate.run import agenerate, generate
 from realrecall.generate.style import style_leak_warning
 from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageSummary
+from realrecall.text_features import lexical_overlap
 
 __all__ = [
     "BACKENDS",

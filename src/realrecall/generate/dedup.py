@@ -1,26 +1,21 @@
 """Near-duplicate questions: two questions that differ only in wording details count once.
 
-Two questions are near-duplicates when the Jaccard similarity of their content-word stem sets (see
-``overlap.content_stems``: stopwords of the question's language left out, so that the frame every
-short question shares, "how do I ... my ...", does not make two different questions look alike)
-reaches the threshold (0.8 by default). A question with no content word is compared by all its stems.
-The index keeps an inverted list per stem, so a check costs the questions sharing a stem, not the set.
+Two questions are near-duplicates when the Jaccard similarity of their content-word stem sets
+(``realrecall.text_features.content_stems``: stopwords of the question's language left out, so that
+the frame every short question shares, "how do I ... my ...", does not make two different questions
+look alike) reaches the threshold (0.8 by default). A question with no content word is compared by all
+its stems. The index keeps an inverted list per stem, so a check costs the questions sharing a stem,
+not the set; it counts the shared stems there, which gives ``text_features.jaccard`` without
+building the union.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from realrecall.generate.overlap import content_stems, stems
+from realrecall.text_features import content_stems, stems
 
-__all__ = ["NearDuplicateIndex", "jaccard"]
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    """|a ∩ b| / |a ∪ b|; 1.0 for two empty sets."""
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
+__all__ = ["NearDuplicateIndex"]
 
 
 def _signature(question: str, language: str | None) -> set[str]:

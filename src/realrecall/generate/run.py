@@ -27,7 +27,6 @@ from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
-from realrecall.generate.overlap import lexical_overlap
 from realrecall.generate.planner import Slot, plan_slots, select_chunks
 from realrecall.generate.sources import (
     AnswerabilityJudge,
@@ -44,6 +43,7 @@ from realrecall.generate.style import StyleExamples, format_style_examples, load
 from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
 from realrecall.llm.types import ChatClient
+from realrecall.text_features import lexical_overlap
 
 __all__ = ["Setup", "agenerate", "check_paths", "generate", "prepare", "still_valid"]
 
