@@ -6,7 +6,7 @@ pytrec_eval), ties broken by passage id descending, bytewise (``strcmp`` on UTF-
 order as comparing Python strings by code point).
 
 ``load_run`` reads TREC run files (exactly as trec_eval 10 does) and JSON Lines runs; the formats are
-described in ``realrecall.run_formats``.
+described in ``realrecall.formats.trec_runs`` and ``realrecall.formats.jsonl``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from realrecall import run_formats
 from realrecall.errors import InputError
+from realrecall.formats import jsonl, sniff_run, trec_runs
 
 __all__ = ["Run", "load_run"]
 
@@ -234,16 +234,16 @@ def load_run(path: str | Path, *, name: str | None = None) -> Run:
 
     Raises InputError naming the file, the line and the fix for malformed lines, non-numeric scores,
     duplicate ``(query_id, passage_id)`` pairs (trec_eval stops on them too), and empty files. See
-    ``realrecall.run_formats`` for exactly how each format is read.
+    ``realrecall.formats.trec_runs`` and ``realrecall.formats.jsonl`` for exactly how each is read.
     """
     p = Path(path)
     run_name = name or p.stem
-    kind = run_formats.sniff(p)
+    kind = sniff_run(p)
     if kind == "jsonl" or p.suffix.lower() in (".jsonl", ".json"):
-        ranked, scores = run_formats.read_jsonl_run(p)
+        ranked, scores = jsonl.read_run(p)
         return Run.from_lists(ranked, name=run_name) if ranked else Run.from_scores(scores, name=run_name)
-    fast = run_formats.read_trec_fast(p)
+    fast = trec_runs.read_run_fast(p)
     if fast is not None:
         return Run._build_positional(*fast, name=run_name, ordered=False)
     # The fast reader declines anything unusual; this one reads it, or names the line that is wrong.
-    return Run._build(run_formats.read_trec(p), name=run_name, ordered=False)
+    return Run._build(trec_runs.read_run(p), name=run_name, ordered=False)

@@ -1,0 +1,325 @@
+"""JSON Lines (and the JSON corpus mapping): gold sets, corpora and runs.
+
+- Gold set, one query per line: ``{"query_id", "query", "gold": {"<passage id>": grade, ...}}`` or
+  ``"gold_ids": [...]`` (grade 1), ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``;
+  every other field is kept in ``metadata``. A key given twice in one object is refused.
+- Corpus, one chunk per line: ``{"id", "text", "title"?, "metadata"?}``; BEIR's ``corpus.jsonl``
+  (``"_id"`` instead of ``"id"``) reads the same way. Or a JSON object ``{"<id>": "<text>", ...}``.
+- Run: ``{"query_id", "ranked": ["id", ...]}`` (order kept), ``{"query_id", "ranked": [{"id",
+  "score"}, ...]}`` or ``{"query_id", "scores": {"id": score}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from realrecall.errors import InputError
+from realrecall.files import iter_jsonl, parse_jsonl_line, read_text_lines
+from realrecall.formats.grades import check_grade
+from realrecall.formats.ids import parse_id, text_id
+from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
+
+__all__ = ["read_corpus", "read_corpus_mapping", "read_gold", "read_run"]
+
+_KNOWN_FIELDS = ("query_id", "query", "gold", "gold_ids", "origin", "type", "language")
+
+
+# -- gold sets --------------------------------------------------------------------------------------
+
+
+def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
+    """The queries of a JSON Lines gold set; ``origin`` stands in where a record states none."""
+    queries: list[GoldRecord] = []
+    first_line: dict[str, int] = {}
+    for number, record in _unique_key_records(path):
+        if "query_id" not in record:
+            raise InputError(
+                'query has no "query_id"', path=path, line=number, hint='add a unique "query_id"'
+            )
+        query_id = text_id(record["query_id"], '"query_id"', path, number, example='"q12"')
+        if query_id in first_line:
+            raise InputError(
+                f"duplicate query_id {query_id!r} (first seen on line {first_line[query_id]})",
+                path=path,
+                line=number,
+                hint="make query ids unique",
+            )
+        first_line[query_id] = number
+        text = record.get("query")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(
+                'query has no "query" text', path=path, line=number, hint="add the question text"
+            )
+        record_origin = record.get("origin", origin)
+        if record_origin is not None and record_origin not in ORIGINS:
+            raise InputError(
+                f"unknown origin {record_origin!r}",
+                path=path,
+                line=number,
+                hint=f"use {' or '.join(ORIGINS)}",
+            )
+        for name in ("type", "language"):
+            if record.get(name) is not None and not isinstance(record[name], str):
+                raise InputError(f'"{name}" must be a string', path=path, line=number)
+        queries.append(
+            GoldRecord(
+                query_id=query_id,
+                query=text,
+                gold=_gold_from_record(record, path, number),
+                origin=record_origin,
+                type=record.get("type"),
+                language=record.get("language"),
+                metadata={k: v for k, v in record.items() if k not in _KNOWN_FIELDS},
+            )
+        )
+    return queries
+
+
+def _gold_from_record(record: Mapping[str, Any], path: Path, line: int) -> dict[str, int]:
+    if "gold" in record:
+        raw = record["gold"]
+        if not isinstance(raw, dict):
+            raise InputError(
+                '"gold" must be an object {"<passage id>": grade}',
+                path=path,
+                line=line,
+                hint='or give "gold_ids": [...] for grade-1 passages',
+            )
+        gold = {
+            text_id(pid, "passage id", path, line): check_grade(g, str(pid), path=path, line=line)
+            for pid, g in raw.items()
+        }
+    elif "gold_ids" in record:
+        raw_ids = record["gold_ids"]
+        if not isinstance(raw_ids, list):
+            raise InputError('"gold_ids" must be a list of passage ids', path=path, line=line)
+        gold = {text_id(pid, "passage id", path, line): 1 for pid in raw_ids}
+    else:
+        raise InputError('query has no "gold" or "gold_ids"', path=path, line=line, hint="name its passages")
+    if not gold:
+        raise InputError(
+            "empty gold: the query names no passage",
+            path=path,
+            line=line,
+            hint="add at least one passage id, or remove the query",
+        )
+    return gold
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise _RepeatedKey(key)
+        value[key] = item
+    return value
+
+
+def _unique_key_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``iter_jsonl`` that also refuses a key given twice in one object.
+
+    JSON keeps the last of two equal keys, so ``"gold": {"p1": 1, "p1": 0}`` would silently judge p1
+    not relevant; a gold set is hand-edited often enough for this to happen.
+    """
+    seen_any = False
+    for number, line in read_text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line, object_pairs_hook=_refuse_repeated_keys)
+        except _RepeatedKey as repeated:
+            raise InputError(
+                f"key {repeated.key!r} appears twice in one object",
+                path=path,
+                line=number,
+                hint="JSON keeps only the last one: give each passage (and field) once",
+            ) from None
+        except ValueError:
+            record = None  # parse_jsonl_line below raises the usual one-line error
+        if not isinstance(record, dict):
+            record = parse_jsonl_line(line, path, number, what="query")
+        seen_any = True
+        yield number, record
+    if not seen_any:
+        raise InputError("empty file: no query found", path=path, hint="add at least one query")
+
+
+# -- corpora ----------------------------------------------------------------------------------------
+
+
+def read_corpus(path: Path) -> list[ChunkRecord]:
+    """The chunks of a JSON Lines corpus (BEIR's ``corpus.jsonl`` included), in file order."""
+    chunks: list[ChunkRecord] = []
+    first_line: dict[str, int] = {}
+    for number, record in iter_jsonl(path, what="chunk"):
+        chunk = _chunk_from_record(record, path, number)
+        chunk_id = chunk["id"]
+        if chunk_id in first_line:
+            raise InputError(
+                f"duplicate chunk id {chunk_id!r} (first seen on line {first_line[chunk_id]})",
+                path=path,
+                line=number,
+                hint="make chunk ids unique",
+            )
+        first_line[chunk_id] = number
+        chunks.append(chunk)
+    return chunks
+
+
+def _chunk_from_record(record: Mapping[str, Any], path: Path, line: int) -> ChunkRecord:
+    key = "id" if "id" in record else "_id"
+    if record.get(key) is None:
+        raise InputError('chunk has no "id" (or BEIR "_id")', path=path, line=line, hint='add an "id" field')
+    chunk_id = parse_id(record[key], f'"{key}"', path=path, line=line)
+    text = record.get("text")
+    if not isinstance(text, str):
+        raise InputError('chunk has no "text" string', path=path, line=line, hint='add a "text" field')
+    title = record.get("title") or ""
+    if not isinstance(title, str):
+        raise InputError('"title" must be a string', path=path, line=line)
+    metadata = record.get("metadata")
+    metadata = {} if metadata is None else metadata
+    if not isinstance(metadata, dict):
+        raise InputError('"metadata" must be an object', path=path, line=line)
+    # A literal, not ChunkRecord(...): the class call costs more, once per chunk of a large corpus.
+    return {"id": chunk_id, "text": text, "title": title, "metadata": metadata}
+
+
+def read_corpus_mapping(path: Path) -> list[ChunkRecord]:
+    """The chunks of a JSON object ``{"<id>": "<text>", ...}`` (the shape of many chunk dumps)."""
+    text = "\n".join(line for _, line in read_text_lines(path))
+    try:
+        # Pairs, not a dict: json.loads keeps the last of two equal keys, silently dropping a chunk.
+        value = json.loads(text, object_pairs_hook=list)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON ({exc.msg})", path=path, line=exc.lineno) from exc
+    if not isinstance(value, list) or not value or not all(isinstance(pair, tuple) for pair in value):
+        raise InputError(
+            "expected a non-empty JSON object {id: text}",
+            path=path,
+            hint="or give a JSON Lines corpus with one chunk per line",
+        )
+    chunks: list[ChunkRecord] = []
+    seen: set[str] = set()
+    for raw_id, chunk_text in value:
+        chunk_id = parse_id(raw_id, "chunk id", path=path)
+        if chunk_id in seen:
+            raise InputError(f"duplicate chunk id {chunk_id!r}", path=path, hint="make chunk ids unique")
+        seen.add(chunk_id)
+        if not isinstance(chunk_text, str):
+            raise InputError(
+                f"text of chunk {chunk_id!r} is not a string",
+                path=path,
+                hint='write the corpus as {"<id>": "<text>", ...}',
+            )
+        chunks.append(ChunkRecord(id=chunk_id, text=chunk_text, title="", metadata={}))
+    return chunks
+
+
+# -- runs -------------------------------------------------------------------------------------------
+
+
+def read_run(path: Path) -> tuple[dict[str, list[str]], dict[str, dict[str, float]]]:
+    """Read a JSON Lines run: ``(ranked lists, score maps)``, exactly one of them non-empty."""
+    scores: dict[str, dict[str, float]] = {}
+    ranked: dict[str, list[str]] = {}
+    first_line: dict[str, int] = {}
+    for number, record in iter_jsonl(path, what='{"query_id", "ranked"}'):
+        qid = record.get("query_id")
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError('record has no string "query_id"', path=path, line=number, hint="add it")
+        if qid in first_line:
+            raise InputError(
+                f"query {qid!r} appears twice (first on line {first_line[qid]})",
+                path=path,
+                line=number,
+                hint="give one line per query",
+            )
+        first_line[qid] = number
+        kind, value = _jsonl_entry(record, path, number)
+        if kind == "ranked":
+            ranked[qid] = value
+        else:
+            scores[qid] = value
+    if ranked and scores:
+        raise InputError(
+            "the run mixes plain ranked lists and scored results",
+            path=path,
+            hint='give scores for every query, or plain "ranked" lists for every query',
+        )
+    return ranked, scores
+
+
+def _jsonl_entry(record: Mapping[str, Any], path: Path, number: int) -> tuple[str, Any]:
+    if "scores" in record:
+        raw = record["scores"]
+        if not isinstance(raw, dict):
+            raise InputError('"scores" must be an object {"id": score}', path=path, line=number)
+        return "scores", {
+            _jsonl_id(pid, path, number): _jsonl_score(s, pid, path, number) for pid, s in raw.items()
+        }
+    if "ranked" not in record:
+        raise InputError(
+            'record has no "ranked" or "scores"',
+            path=path,
+            line=number,
+            hint='add "ranked": ["id", ...] (best first) or "scores": {"id": score}',
+        )
+    raw = record["ranked"]
+    if not isinstance(raw, list):
+        raise InputError('"ranked" must be a list', path=path, line=number)
+    if raw and all(isinstance(item, dict) for item in raw):
+        per_query: dict[str, float] = {}
+        for item in raw:
+            pid = _jsonl_id(item.get("id"), path, number)
+            if "score" not in item:
+                raise InputError(
+                    f'ranked entry {pid!r} has no "score"',
+                    path=path,
+                    line=number,
+                    hint='give every entry a "score", or list plain ids',
+                )
+            if pid in per_query:
+                raise InputError(f"passage {pid!r} appears twice", path=path, line=number)
+            per_query[pid] = _jsonl_score(item["score"], pid, path, number)
+        return "scores", per_query
+    ids = [_jsonl_id(pid, path, number) for pid in raw]
+    seen: set[str] = set()
+    for pid in ids:
+        if pid in seen:
+            raise InputError(
+                f"passage {pid!r} appears twice",
+                path=path,
+                line=number,
+                hint="a ranked list names each passage once",
+            )
+        seen.add(pid)
+    return "ranked", ids
+
+
+def _jsonl_id(value: Any, path: Path, number: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(
+            f"passage id {value!r} must be a non-empty string",
+            path=path,
+            line=number,
+            hint='write ids as JSON strings, e.g. "p12"',
+        )
+    return value
+
+
+def _jsonl_score(value: Any, pid: str, path: Path, number: int) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"score of {pid!r} is not a number: {value!r}", path=path, line=number)
+    if isinstance(value, float) and math.isnan(value):
+        raise InputError(f"score of {pid!r} is NaN", path=path, line=number, hint="give a real number")
+    return float(value)

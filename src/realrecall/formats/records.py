@@ -1,0 +1,32 @@
+"""The plain records the readers return; ``realrecall.gold`` and ``realrecall.corpus`` build their types
+from them, so this package never imports the types (the dependency points one way only)."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+__all__ = ["ORIGINS", "ChunkRecord", "GoldRecord"]
+
+ORIGINS = ("real", "synthetic")
+"""Where a gold query came from, as a gold set states it in ``"origin"``."""
+
+
+class GoldRecord(TypedDict):
+    """The fields of one gold query (``realrecall.gold.GoldQuery``'s constructor arguments)."""
+
+    query_id: str
+    query: str
+    gold: dict[str, int]
+    origin: str | None
+    type: str | None
+    language: str | None
+    metadata: dict[str, Any]
+
+
+class ChunkRecord(TypedDict):
+    """The fields of one passage (``realrecall.corpus.Chunk``'s constructor arguments)."""
+
+    id: str
+    text: str
+    title: str
+    metadata: dict[str, Any]
