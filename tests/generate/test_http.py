@@ -18,6 +18,7 @@ from generate.fakes import http_question_handler, make_corpus
 from realrecall.corpus import Chunk, Corpus
 from realrecall.generate import GenerateConfig, generate
 from realrecall.llm import LLMConfig, OpenAIChatClient
+from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-placeholder-key"
@@ -190,7 +191,6 @@ def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, 
     assert b"kept" in stdout
 
 
-@pytest.mark.slow
 def test_cli_dry_run_sends_nothing(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     corpus_path.write_text(
@@ -205,10 +205,9 @@ def test_cli_dry_run_sends_nothing(server, tmp_path):
         "--price-in",
         "1",
     ]
-    process = run_cli([*args, "--price-out", "2"], server)
-    stdout, _ = process.communicate(timeout=30)
-    assert process.returncode == 0
-    assert b"requests: 1" in stdout
+    done = cli.run("generate", *args, "--price-out", "2")
+    assert done.returncode == 0, done.stderr
+    assert "requests: 1" in done.stdout
     assert server.count("chat") == 0
 
 
@@ -220,7 +219,6 @@ def test_extractive_chunk_with_injection_is_data(tmp_path):
     assert summary.total == 1
 
 
-@pytest.mark.slow
 def test_cli_batch_mode_goes_through_the_batch_api(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
     corpus_path.write_text(
@@ -228,9 +226,8 @@ def test_cli_batch_mode_goes_through_the_batch_api(server, tmp_path):
     )
     output = tmp_path / "s.jsonl"
     args = ["--corpus", str(corpus_path), "--output", str(output), "--batch", "--poll-interval", "0.01"]
-    process = run_cli(args, server)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr.decode()
+    done = cli.run("generate", *args)
+    assert done.returncode == 0, done.stderr
     assert len(records(output)) == 3
     assert server.count("batches") == 1
     assert server.count("chat") == 0
@@ -257,7 +254,6 @@ def test_a_key_echoed_by_the_endpoint_is_stored_nowhere(server, client, tmp_path
         assert KEY not in path.read_text("utf-8"), path
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["live", "batch"])
 def test_cli_never_writes_or_prints_a_key_the_endpoint_echoes(server, tmp_path, mode):
     server.chat_handler = echo_the_key
@@ -267,10 +263,9 @@ def test_cli_never_writes_or_prints_a_key_the_endpoint_echoes(server, tmp_path, 
     args = ["--corpus", str(corpus_path), "--output", str(output), "--max-attempts", "1"]
     if mode == "batch":
         args += ["--batch", "--poll-interval", "0.01"]
-    process = run_cli(args, server)
-    stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr.decode()
+    done = cli.run("generate", *args)
+    assert done.returncode == 0, done.stderr
     assert len(records(output)) == 3
-    assert KEY.encode() not in stdout + stderr
+    assert KEY not in done.stdout + done.stderr
     for path in tmp_path.iterdir():
         assert KEY not in path.read_text("utf-8"), path

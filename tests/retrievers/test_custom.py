@@ -274,22 +274,18 @@ def test_a_module_that_raises_at_import_names_the_line_in_it(
 
 def test_cli_shows_one_line_and_the_traceback_only_with_debug(tmp_path: Path) -> None:
     import json
-    import os
-    import subprocess
-    import sys
+
+    from support import cli
 
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(json.dumps({"id": "c1", "text": "reset your password"}) + "\n")
     gold = tmp_path / "gold.jsonl"
     gold.write_text(json.dumps({"query_id": "q1", "query": "reset", "gold": {"c1": 1}}) + "\n")
     (tmp_path / "mine.py").write_text("def search(query, k):\n    return {}['index'][query]\n")
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root / "src")}
     args = ["evaluate", "--gold", str(gold), "--corpus", str(corpus), "--retriever", "mine.py:search"]
 
-    def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "realrecall", *extra, *args]
-        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    def run(*extra: str) -> cli.Result:
+        return cli.run(*extra, *args, cwd=tmp_path)
 
     plain = run()
     assert plain.returncode == 2
