@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 from ranx.statistical_tests import fisher_randomization_test, paired_student_t_test
 
 from calibrate.results_builder import per_query, results_document
 from realrecall.calibrate import compare
-from realrecall.calibrate.statistics import paired_t_test, randomization_test
+from realrecall.calibrate.statistics import paired_bootstrap_test, paired_t_test, randomization_test
 from realrecall.errors import InputError
 
 
@@ -18,10 +20,35 @@ def scores(seed: int, shift: float, n: int = 60) -> np.ndarray:
 
 
 def test_randomization_test_agrees_with_ranx_fisher() -> None:
-    a, b = scores(1, 0.0), scores(1, 0.04)
-    ranx_p, _ = fisher_randomization_test(a, b, 20_000, 0.05, 42)
-    ours = randomization_test(a, b, n_resamples=20_000, rng=np.random.default_rng(0))
-    assert ours == pytest.approx(ranx_p, abs=0.01)
+    a = scores(1, 0.0)
+    b = np.clip(a + np.random.default_rng(5).normal(0.01, 0.1, a.size), 0, 1)  # p about 0.17
+    draws = 20_000
+    ranx_p, _ = fisher_randomization_test(a, b, draws, 0.05, 42)
+    ours = randomization_test(a, b, n_resamples=draws, rng=np.random.default_rng(0))
+    # Two Monte Carlo estimates from independent draws differ by their noise (4 standard errors of the
+    # difference), and ours counts the observed labelling too: (b+1)/(B+1) against ranx's b/B moves p by
+    # at most 1/(B+1). The old bound (0.01 flat) was tested where both p were about 0, so it said little.
+    noise = 4 * np.sqrt(2 * ranx_p * (1 - ranx_p) / draws)
+    assert 0.05 < ranx_p < 0.5
+    assert ours == pytest.approx(ranx_p, abs=noise + 1 / (draws + 1))
+
+
+def test_randomization_p_value_is_never_zero_where_ranx_says_zero() -> None:
+    a, b = scores(1, 0.0), scores(1, 0.04)  # b is a shifted by 0.04 on every query: no relabelling reaches it
+    ranx_p, _ = fisher_randomization_test(a, b, 999, 0.05, 42)
+    assert ranx_p == 0.0
+    assert randomization_test(a, b, n_resamples=999, rng=np.random.default_rng(0)) == 1 / 1000
+    assert paired_bootstrap_test(a, b, n_resamples=999, rng=np.random.default_rng(0)) == 1 / 1000
+
+
+@pytest.mark.parametrize("test", [randomization_test, paired_bootstrap_test])
+def test_resampled_p_values_are_b_plus_one_over_resamples_plus_one(test: Callable[..., float]) -> None:
+    a = scores(4, 0.0)
+    b = np.clip(a + np.random.default_rng(6).normal(0.01, 0.1, a.size), 0, 1)
+    p = test(a, b, n_resamples=1000, rng=np.random.default_rng(1))
+    reaching = p * 1001 - 1
+    assert reaching == pytest.approx(round(reaching), abs=1e-9)
+    assert 0 <= round(reaching) <= 1000
 
 
 def test_paired_t_test_equals_ranx_student() -> None:

@@ -11,18 +11,25 @@ Intervals, for a mean over queries and for the gap between two sets of queries:
   same ``numpy.random.Generator`` with the same ``batch``. ``method="bca"`` gives the bias-corrected and
   accelerated interval (Efron and Tibshirani 14.3, jackknife acceleration), equal to scipy's
   ``method="BCa"``; it suits skewed per-query values such as reciprocal ranks.
-- The gap (synthetic minus real): the bootstrap resampling the two sets independently; equals
+- The gap (synthetic minus real) of a binary metric, a difference of two independent proportions:
+  Newcombe's hybrid score interval (method 10 of Newcombe 1998), ``p1 - p2 - sqrt((p1 - l1)² + (u2 -
+  p2)²)`` to ``p1 - p2 + sqrt((u1 - p1)² + (p2 - l2)²)`` with the Wilson limits ``l``, ``u`` of each set;
+  equals statsmodels ``confint_proportions_2indep(method="newcomb", compare="diff")``. It holds its
+  coverage with a handful of queries, where the bootstrap does not: with 6 real queries the bootstrap
+  gap interval covered the true gap in 44% of trials.
+- The gap of any other metric: the bootstrap resampling the two sets independently; equals
   ``scipy.stats.bootstrap((synthetic, real), lambda s, r, axis: s.mean(axis) - r.mean(axis))``.
 
 Paired tests of two systems on the same queries (``compare``), as ranx offers them:
 
 - :func:`randomization_test` (ranx ``"fisher"``): Fisher's randomization test. Under the null the two
   systems' scores for a query are exchangeable, so each query's difference keeps or flips its sign at
-  random; p is the share of ``n_resamples`` such relabellings whose absolute mean difference reaches the
-  observed one (ranx's estimate: no +1 correction).
+  random; p = (b + 1) / (B + 1), b of the B = ``n_resamples`` relabellings reaching the observed absolute
+  mean difference. The +1 counts the observed labelling itself, so p is never 0 (ranx's estimate b / B
+  is 0 whenever no relabelling reaches it, claiming more than B draws can show).
 - :func:`paired_t_test` (ranx ``"student"``): the two-sided paired t-test, ``scipy.stats.ttest_rel``.
-- :func:`paired_bootstrap_test`: resample queries, shift the resampled mean differences to mean zero, p
-  is the share at least as far from zero as the observed difference.
+- :func:`paired_bootstrap_test`: resample queries, shift the resampled mean differences to mean zero;
+  p = (b + 1) / (B + 1), b of the B resamples at least as far from zero as the observed difference.
 - :func:`paired_difference_interval`: the percentile bootstrap interval of the mean paired difference.
 
 Resampling is vectorised in batches of at most about four million drawn indices, so memory stays flat
@@ -53,11 +60,13 @@ __all__ = [
     "gap_interval",
     "gap_interval_from_draws",
     "interval_from_draws",
+    "newcombe_interval",
     "paired_bootstrap_test",
     "paired_difference_interval",
     "paired_t_test",
     "queries_needed",
     "randomization_test",
+    "resampled_p_value",
     "wilson_interval",
     "z_value",
 ]
@@ -116,6 +125,26 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
     centre = (p + z * z / (2.0 * n)) / denominator
     half = z / denominator * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
     return Interval(max(0.0, centre - half), min(1.0, centre + half), confidence, "wilson")
+
+
+def newcombe_interval(
+    successes_1: int, n_1: int, successes_2: int, n_2: int, confidence: float = 0.95
+) -> Interval:
+    """Newcombe's hybrid score interval of ``p1 - p2`` for two independent proportions.
+
+    Method 10 of Newcombe (1998), from the Wilson limits of each proportion; statsmodels
+    ``confint_proportions_2indep(method="newcomb", compare="diff")``. Within [-1, 1] by construction.
+    """
+    if n_1 <= 0 or n_2 <= 0:
+        return Interval.undefined(confidence, "newcombe")
+    p1, p2 = successes_1 / n_1, successes_2 / n_2
+    first, second = (
+        wilson_interval(successes_1, n_1, confidence),
+        wilson_interval(successes_2, n_2, confidence),
+    )
+    below = math.hypot(p1 - first.low, second.high - p2)
+    above = math.hypot(first.high - p1, p2 - second.low)
+    return Interval(p1 - p2 - below, p1 - p2 + above, confidence, "newcombe")
 
 
 def bootstrap_means(
@@ -303,7 +332,7 @@ def randomization_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int, rng: n
         count = min(size, n_resamples - start)
         signs = rng.integers(0, 2, (count, difference.size)) * 2 - 1
         exceed += int(np.count_nonzero(np.abs((signs * difference).mean(axis=1)) >= observed - _TIE))
-    return exceed / n_resamples
+    return resampled_p_value(exceed, n_resamples)
 
 
 def paired_t_test(a: np.ndarray, b: np.ndarray) -> float:
@@ -325,7 +354,18 @@ def paired_bootstrap_test(
         return math.nan
     observed = difference.mean()
     means = bootstrap_means(difference, n_resamples, rng)
-    return float(np.mean(np.abs(means - observed) >= abs(observed) - _TIE))
+    return resampled_p_value(
+        int(np.count_nonzero(np.abs(means - observed) >= abs(observed) - _TIE)), n_resamples
+    )
+
+
+def resampled_p_value(reaching: int, n_resamples: int) -> float:
+    """``(b + 1) / (B + 1)``: b of B resamples reach the observed statistic, and so does the observation.
+
+    Never 0: B resamples cannot show a p below 1 / (B + 1) (Davison and Hinkley 1997, eq. 4.11), and a
+    p of 0 would read as impossible under the null.
+    """
+    return (reaching + 1) / (n_resamples + 1)
 
 
 def paired_difference_interval(
