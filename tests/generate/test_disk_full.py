@@ -1,6 +1,9 @@
 """`realrecall generate` as a real process on a disk that fills up (a small tmpfs), and killed with -9
 during its final rewrite: one line and exit 2, nothing lost, the next run finishes the job.
 
+The runs that fill the disk or are killed are real processes (an exit releases every handle before the
+tmpfs is checked or unmounted); the set-up runs and the reruns that finish the job run in-process.
+
 The tmpfs tests need root (to mount); elsewhere they are skipped with the reason. test_reliability.py
 covers the same failures in-process, everywhere.
 """
@@ -21,6 +24,7 @@ import pytest
 
 from fake_openai import FakeOpenAI
 from generate.fakes import EVERYDAY, http_question_handler
+from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-placeholder-key"
@@ -141,7 +145,7 @@ def test_disk_full_while_appending_questions_is_one_line_and_a_rerun_resumes(tmp
     assert 0 < len(written) < 300
 
     resize(disk, "4m")
-    done = run(args)
+    done = cli.run(*args)
     assert done.returncode == 0, done.stderr
     assert ids(output) == expected(range(300))
     assert f"kept {len(written)}" in done.stdout
@@ -164,7 +168,7 @@ def test_disk_full_with_the_model_backend_loses_no_paid_answer(tmp_path, small_d
     assert {r["provenance"]["slot_key"] for r in records(output)} <= {e["slot"] for e in records(cache)}
 
     resize(disk, "4m")
-    done = run(args, server=fake_openai)
+    done = cli.run(*args)
     assert done.returncode == 0, done.stderr
     assert ids(output) == expected(range(150))
     keys = [entry["key"] for entry in records(cache)]
@@ -198,7 +202,7 @@ def test_batch_state_on_a_full_disk_stops_the_run_before_a_batch_is_paid_for(
     assert (fake_openai.count("files"), fake_openai.count("batches")) == (0, 0)
 
     filler.unlink()
-    done = run(args, server=fake_openai)
+    done = cli.run(*args)
     assert done.returncode == 0, done.stderr
     assert ids(output) == expected(range(40))
     assert fake_openai.count("batches") == 1
@@ -210,7 +214,7 @@ def test_final_reorder_without_room_warns_up_front_and_the_next_run_finishes_it(
     output = disk / "synthetic.jsonl"
     base = ["generate", "--output", str(output), "--backend", "extractive", "--near-duplicate", "0"]
     # The second half first: the first half is then appended after it, out of corpus order.
-    done = run([*base, "--corpus", str(write_corpus(tmp_path / "half.jsonl", range(100, 200)))])
+    done = cli.run(*base, "--corpus", str(write_corpus(tmp_path / "half.jsonl", range(100, 200))))
     assert done.returncode == 0, done.stderr
     half = output.stat().st_size
     # Room for the appended half and the summary, but not for a second copy of the whole file.
@@ -226,7 +230,7 @@ def test_final_reorder_without_room_warns_up_front_and_the_next_run_finishes_it(
     assert ids(output) != expected(range(200))
 
     filler.unlink()
-    done = run([*base, *everything])
+    done = cli.run(*base, *everything)
     assert done.returncode == 0, done.stderr
     assert "(added 0, kept 200, removed 0)" in done.stdout
     assert done.stderr == ""
@@ -236,7 +240,7 @@ def test_final_reorder_without_room_warns_up_front_and_the_next_run_finishes_it(
 def test_kill_during_the_final_rewrite_is_finished_by_the_next_run(tmp_path):
     output = tmp_path / "synthetic.jsonl"
     base = ["generate", "--output", str(output), "--backend", "extractive", "--near-duplicate", "0"]
-    done = run([*base, "--corpus", str(write_corpus(tmp_path / "half.jsonl", range(20, 40)))])
+    done = cli.run(*base, "--corpus", str(write_corpus(tmp_path / "half.jsonl", range(20, 40))))
     assert done.returncode == 0, done.stderr
 
     everything = ["--corpus", str(write_corpus(tmp_path / "all.jsonl", range(40)))]
@@ -246,7 +250,7 @@ def test_kill_during_the_final_rewrite_is_finished_by_the_next_run(tmp_path):
     assert len(stale) == 1  # the rewritten copy that was about to replace the output
     assert ids(output) == expected(range(20, 40)) + expected(range(20))
 
-    done = run([*base, *everything])
+    done = cli.run(*base, *everything)
     assert done.returncode == 0, done.stderr
     assert "(added 0, kept 40, removed 0)" in done.stdout
     assert ids(output) == expected(range(40))
