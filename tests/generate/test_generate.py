@@ -10,6 +10,7 @@ import pytest
 
 from generate.fakes import FakeChatClient, FakeLLMError, make_corpus, passage_of
 from realrecall.corpus import Chunk, Corpus
+from realrecall.curate.type_rules import default_type_rules
 from realrecall.errors import InputError, RealrecallError
 from realrecall.generate import (
     GenerateConfig,
@@ -42,7 +43,11 @@ def test_records_are_gold_queries_with_provenance(corpus, output, fake_client):
     assert first["query_id"] == "syn-c0-0"
     assert first["gold"] == {"c0": 1}
     assert first["origin"] == "synthetic"
-    assert first["type"] in ("lookup", "conceptual")
+    assert first["requested_type"] in ("lookup", "conceptual")
+    assert (first["type"], first["form"]) == (
+        default_type_rules().classify(first["query"])[0],
+        default_type_rules().classify_form(first["query"])[0],
+    )
     assert first["language"] == "en"
     provenance = first["provenance"]
     assert provenance["model"] == "gpt-4o-mini"
@@ -354,9 +359,27 @@ def test_extractive_backend_needs_no_client_and_is_deterministic(tmp_path):
     records = read_records(first)
     assert summary.total == 4
     assert [r["query"] for r in records] == [r["query"] for r in read_records(second)]
-    assert all(r["type"] == "extractive" and r["provenance"]["overlap"] == 1.0 for r in records)
+    assert all(r["provenance"]["overlap"] == 1.0 for r in records)
+    # Typed by the same rules as real questions (never "extractive"), and asked for no type.
+    rules = default_type_rules()
+    assert [(r["type"], r["form"]) for r in records] == [
+        (rules.classify(r["query"])[0], rules.classify_form(r["query"])[0]) for r in records
+    ]
+    assert not any("requested_type" in r for r in records)
     assert all(r["query"].rstrip() in corpus[r["gold"] and next(iter(r["gold"]))].text for r in records)
     assert summary.stage("generation").requests == 0
+
+
+def test_an_llm_question_is_typed_by_the_rules_and_keeps_the_type_it_was_asked_for(corpus, output):
+    client = FakeChatClient(handler=lambda r: question(f"Why does sync fail on laptop {r.seed}?"))
+    config = GenerateConfig(types={"lookup": 1.0}, near_duplicate=None)
+    generate(corpus, output, config, client=client)
+    records = read_records(output)
+    assert records
+    assert {(r["requested_type"], r["type"], r["form"]) for r in records} == {
+        ("lookup", "troubleshooting", "question")
+    }
+    assert all(r["type"] == load_gold(output)[r["query_id"]].type for r in records)
 
 
 def test_dry_run_counts_only_what_is_still_to_send(corpus, output, fake_client):

@@ -22,6 +22,7 @@ from typing import Any
 
 from realrecall import __version__
 from realrecall.corpus import Corpus
+from realrecall.curate.type_rules import default_type_rules
 from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
 from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
@@ -490,12 +491,21 @@ class _Run:
             "judge": judged,
             "slot_key": slot.key,
         }
+        # The type and form come from the rules that label real questions, so that strata match; the
+        # type an LLM was asked to write is kept beside it (a model does not always write what it is
+        # asked for, and the extractive backend is asked for nothing).
+        rules = default_type_rules()
+        query_type, _ = rules.classify(question)
+        form, _ = rules.classify_form(question)
+        requested = {"requested_type": slot.type} if config.backend == "llm" else {}
         record = {
             "query_id": slot.query_id,
             "query": question,
             "gold": {slot.chunk.id: 1},
             "origin": "synthetic",
-            "type": slot.type if config.backend == "llm" else "extractive",
+            "type": query_type,
+            **requested,
+            "form": form,
             "language": slot.language,
             "provenance": provenance,
         }
