@@ -20,7 +20,7 @@ from realrecall.gold import GoldQuery, GoldSet
         ("how to make the best pork crackling", "keywords", None),  # a search box, even with "how"
         ("sync.cursor_ttl_days default", "keywords", None),
         ("E1063 when signing in on my new tablet", "keywords", None),
-        ("Can't log in after the update", "keywords", None),  # "Can't" opens no question
+        ("Can't log in since Monday", "keywords", None),  # "Can't" opens no question
         ("papers on shock-sound wave interaction .", "keywords", None),  # Cranfield's spaced full stop
         ("Do larger lobsters become tougher when cooked?", "question", "question-mark"),
         ("harbor cli returns exit status 3, is that a failure?", "question", "question-mark"),
