@@ -121,14 +121,7 @@ def results_file(tmp_path: Path, corpus_file: Path) -> Path:
 
 @pytest.fixture
 def cli():
-    """Run ``realrecall ARGS`` in-process; the result has ``exit_code``, ``stdout`` and ``stderr``."""
-    from typer.testing import CliRunner
+    """Run ``realrecall ARGS`` in-process (``support.cli.run``); paths may be given as ``Path``."""
+    from support.cli import run
 
-    from realrecall.cli import app
-
-    runner = CliRunner()
-
-    def run(*args: object):
-        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
-
-    return run
+    return lambda *args: run(*(str(a) for a in args))

@@ -90,7 +90,7 @@ def test_cli_expand_reports_the_misses_removed(
     output = tmp_path / "expanded.jsonl"
     result = cli("gold", "expand", gold_file, "--corpus", corpus_file, "--output", output,
                  "--per-query", per_query_file, "--threshold", "0.8")  # fmt: skip
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "added 1 near-duplicate gold id(s) to 1 queries" in result.stdout
     assert "misses in the retrieved lists: 2 -> 1 of 3 queries (1 removed: q1)" in result.stdout
     assert output.is_file()
@@ -101,14 +101,14 @@ def test_cli_expand_to_a_non_jsonl_output_exits_2_and_writes_nothing(
 ) -> None:
     output = tmp_path / "expanded.tsv"
     result = cli("gold", "expand", gold_file, "--corpus", corpus_file, "--output", output)
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert "written as JSON Lines" in result.stderr
     assert not output.exists()
 
 
 def test_cli_dupes_lists_clusters(corpus_file: Path, cli) -> None:
     result = cli("gold", "dupes", "--corpus", corpus_file)
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "cluster 1: 2 passages" in result.stdout
     assert "en-sync-001  Sync > Conflicts" in result.stdout
     assert "en-release-034  Sync > Conflicts" in result.stdout
@@ -132,7 +132,7 @@ def test_expand_counts_only_its_own_gold_sets_records_in_a_shared_per_query_file
 def test_cli_dupes_writes_clusters_with_their_pairs(corpus_file: Path, tmp_path: Path, cli) -> None:
     output = tmp_path / "clusters.jsonl"
     result = cli("gold", "dupes", "--corpus", corpus_file, "--output", output)
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     [record] = [json.loads(line) for line in output.read_text().splitlines()]
     assert record["cluster"] == 1
     assert record["ids"] == ["en-sync-001", "en-release-034"]

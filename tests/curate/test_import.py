@@ -231,7 +231,7 @@ def test_cli_import_writes_the_set_and_reports_unmatched_rows(tmp_path: Path, co
         "gold", "import", source, "--question", "question", "--passage", "doc", "--corpus", corpus_file,
         "--output", output, "--unmatched", tmp_path / "unmatched.jsonl", "--languages", "en,de",
     )  # fmt: skip
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "imported 3 queries (4 gold ids) from 6 rows" in result.stdout
     assert "row 5: no chunk with id 'en-gone-999'" in result.stderr
     assert "row 6: empty question cell" in result.stderr
@@ -244,7 +244,7 @@ def test_cli_import_with_a_missing_column_exits_2_with_one_line_and_writes_nothi
     source = write_table(tmp_path / "tickets.csv", TICKETS)
     output = tmp_path / "real.jsonl"
     result = cli("gold", "import", source, "--question", "body", "--passage", "doc", "--output", output)
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0
     assert "no column 'body' (available: ticket, question, doc, clicks)" in result.stderr
     assert not output.exists()
@@ -257,7 +257,7 @@ def test_cli_import_where_no_row_matches_exits_2_and_writes_nothing(
     output = tmp_path / "real.jsonl"
     result = cli("gold", "import", source, "--question", "q", "--passage", "doc", "--corpus", corpus_file,
                  "--output", output)  # fmt: skip
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert "no usable row: 2 unmatched" in result.stderr
     assert "first: row 2: no chunk with id 'nope-1'" in result.stderr
     assert not output.exists()
@@ -279,7 +279,7 @@ def test_unreadable_tables_are_refused_with_the_file_named(
     result = cli(
         "gold", "import", source, "--question", "q", "--passage", "d", "--output", tmp_path / "o.jsonl"
     )
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert message in result.stderr
     assert name in result.stderr
 
@@ -307,7 +307,7 @@ def test_cli_import_by_id_without_a_corpus_warns_that_ids_were_not_checked(tmp_p
     result = cli(
         "gold", "import", source, "--question", "q", "--passage", "doc", "--output", tmp_path / "g.jsonl"
     )
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "passage ids were not checked" in result.stderr
     assert dict(load_gold(tmp_path / "g.jsonl").queries[0].gold) == {"any-id": 1}
 
@@ -316,7 +316,7 @@ def test_cli_import_by_url_without_a_corpus_exits_2(tmp_path: Path, cli) -> None
     source = write_table(tmp_path / "t.csv", [{"q": "a question", "doc": "https://x.example/a"}])
     result = cli("gold", "import", source, "--question", "q", "--passage", "doc", "--passage-by", "url",
                  "--output", tmp_path / "g.jsonl")  # fmt: skip
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert "--passage-by url needs the corpus; pass --corpus" in result.stderr
     assert not (tmp_path / "g.jsonl").exists()
 
@@ -325,7 +325,7 @@ def test_cli_import_with_an_unknown_passage_by_lists_the_choices(tmp_path: Path,
     source = write_table(tmp_path / "t.csv", [{"q": "a question", "doc": "x"}])
     result = cli("gold", "import", source, "--question", "q", "--passage", "doc", "--passage-by", "link",
                  "--output", tmp_path / "g.jsonl")  # fmt: skip
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert "unknown --passage-by 'link'; choose from id, url, title" in result.stderr
 
 

@@ -94,5 +94,5 @@ def test_a_second_interactive_review_skips_what_was_already_judged(
 
 def test_interactive_review_without_a_terminal_exits_2(results_file: Path, per_query_file: Path, cli) -> None:
     result = cli("gold", "review", results_file, "--per-query", per_query_file, "--interactive")
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert "--interactive needs a terminal" in result.stderr

@@ -20,7 +20,7 @@ def test_judging_every_retrieved_passage_relevant_leaves_no_miss_on_the_next_eva
         results, per_query = tmp_path / f"{name}.json", tmp_path / f"{name}.pq.jsonl"
         done = cli("evaluate", "--gold", gold_file, "--corpus", corpus_file, "--k", "1,2",
                    "--output", results, "--per-query", per_query)  # fmt: skip
-        assert done.exit_code == 0, done.stderr
+        assert done.returncode == 0, done.stderr
         return results, per_query
 
     results, per_query = evaluate("before")
@@ -28,16 +28,16 @@ def test_judging_every_retrieved_passage_relevant_leaves_no_miss_on_the_next_eva
     reviewed = cli(
         "gold", "review", results, "--per-query", per_query, "--show", "2", "--judgements", template
     )
-    assert reviewed.exit_code == 0, reviewed.stderr
+    assert reviewed.returncode == 0, reviewed.stderr
     lines = [json.loads(line) for line in template.read_text().splitlines()]
     assert "q4" in {r["query_id"] for r in lines}
     template.write_text("".join(json.dumps({**r, "grade": 1}) + "\n" for r in lines))
 
     added = cli("gold", "add", gold_file, "--judgements", template, "--by", "ana", "--corpus", corpus_file)
-    assert added.exit_code == 0, added.stderr
+    assert added.returncode == 0, added.stderr
     assert all(load_gold(gold_file)[r["query_id"]].gold[r["passage_id"]] == 1 for r in lines)
 
     results, per_query = evaluate("after")
     again = cli("gold", "review", results, "--per-query", per_query)
-    assert again.exit_code == 0, again.stderr
+    assert again.returncode == 0, again.stderr
     assert "0 of 4 queries miss at k=2" in again.stdout

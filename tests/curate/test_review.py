@@ -73,7 +73,7 @@ def test_cli_review_prints_query_gold_and_retrieved_passages(
     results_file: Path, per_query_file: Path, cli
 ) -> None:
     result = cli("gold", "review", results_file, "--per-query", per_query_file)
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "Query: What happens when two devices edit the same note?" in result.stdout
     assert "en-sync-001  Sync > Conflicts — When two devices edit" in result.stdout
     assert " 1  en-release-034  Sync > Conflicts — When two devices" in result.stdout
@@ -178,7 +178,7 @@ def test_judgement_lines_left_null_are_skipped_and_counted(tmp_path: Path) -> No
 def test_cli_add_one_passage(gold_file: Path, corpus_file: Path, cli) -> None:
     result = cli("gold", "add", gold_file, "q3", "en-backup-001", "--by", "ana", "--why", "same steps",
                  "--corpus", corpus_file)  # fmt: skip
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "added 1 gold id(s)" in result.stdout
     history = load_gold(gold_file)["q3"].metadata["gold_history"]
     assert (history[0]["by"], history[0]["why"]) == ("ana", "same steps")
@@ -197,7 +197,7 @@ def test_cli_add_with_unknown_ids_exits_2_and_leaves_the_set_unchanged(
 ) -> None:
     before = gold_file.read_bytes()
     result = cli("gold", "add", gold_file, *args, "--corpus", corpus_file)
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert gold_file.read_bytes() == before
@@ -208,7 +208,7 @@ def test_review_template_filled_in_and_added_round_trips(
 ) -> None:
     template = tmp_path / "judgements.jsonl"
     reviewed = cli("gold", "review", results_file, "--per-query", per_query_file, "--judgements", template)
-    assert reviewed.exit_code == 0, reviewed.stderr
+    assert reviewed.returncode == 0, reviewed.stderr
     lines = [json.loads(line) for line in template.read_text().splitlines()]
     assert [(r["query_id"], r["passage_id"], r["grade"]) for r in lines][:2] == [
         ("q1", "en-release-034", None),
@@ -219,7 +219,7 @@ def test_review_template_filled_in_and_added_round_trips(
     template.write_text("".join(json.dumps(r) + "\n" for r in lines))
 
     added = cli("gold", "add", gold_file, "--judgements", template, "--by", "ana", "--corpus", corpus_file)
-    assert added.exit_code == 0, added.stderr
+    assert added.returncode == 0, added.stderr
     assert "added 2 gold id(s)" in added.stdout
     assert "line(s) still have grade null" in added.stderr
 
@@ -266,7 +266,7 @@ def test_cli_review_of_a_file_that_is_not_results_json_exits_2_with_one_line(
     result = cli(
         "gold", "review", not_results, "--per-query", per_query_file, "--judgements", tmp_path / "j.jsonl"
     )
-    assert result.exit_code == 2
+    assert result.returncode == 2
     assert "not a realrecall results.json (no gold_sets)" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "j.jsonl").exists()
@@ -324,5 +324,5 @@ def test_review_can_mark_a_retrieved_near_duplicate_of_the_gold_passage(
     assert all(h.duplicate_of is None for h in review.misses[0].retrieved[1:])
 
     result = cli("gold", "review", results_file, "--per-query", per_query_file, "--duplicates", "0.8")
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     assert "(near-duplicate of gold en-sync-001, Jaccard 0.92)" in result.stdout
