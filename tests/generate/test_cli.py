@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from realrecall.cli import app
+from support import cli
 
 TEXT = (
     "The VPN client disconnects after ten minutes of idle time. Set keepalive to 60 in vpn.conf to stop it."
@@ -23,20 +22,20 @@ def corpus_file(tmp_path: Path) -> Path:
     return path
 
 
-def invoke(*args: str):
-    return CliRunner().invoke(app, ["generate", *args])
+def invoke(*args: str) -> cli.Result:
+    return cli.run("generate", *args)
 
 
 def test_extractive_run_writes_a_gold_set_and_a_summary(corpus_file, tmp_path):
     output = tmp_path / "synthetic.jsonl"
     result = invoke("--corpus", str(corpus_file), "--output", str(output), "--backend", "extractive")
-    assert result.exit_code == 0, result.output
-    assert "4 questions for 4 chunks (added 4, kept 0, removed 0)" in result.output
+    assert result.returncode == 0, result.stderr
+    assert "4 questions for 4 chunks (added 4, kept 0, removed 0)" in result.stdout
     lines = output.read_text().splitlines()
     assert len(lines) == 4
     assert json.loads(lines[0])["origin"] == "synthetic"
     rerun = invoke("--corpus", str(corpus_file), "--output", str(output), "--backend", "extractive")
-    assert "(added 0, kept 4, removed 0)" in rerun.output
+    assert "(added 0, kept 4, removed 0)" in rerun.stdout
 
 
 def test_dry_run_prints_requests_tokens_and_cost_method(corpus_file, tmp_path):
@@ -53,30 +52,30 @@ def test_dry_run_prints_requests_tokens_and_cost_method(corpus_file, tmp_path):
         "--price-out",
         "0.6",
     )
-    assert result.exit_code == 0, result.output
-    assert "requests: 8" in result.output
-    assert "characters a token" in result.output or "tiktoken" in result.output
+    assert result.returncode == 0, result.stderr
+    assert "requests: 8" in result.stdout
+    assert "characters a token" in result.stdout or "tiktoken" in result.stdout
     assert not (tmp_path / "s.jsonl").exists()
 
 
 def test_missing_corpus_exits_2_naming_the_file(tmp_path):
     result = invoke("--corpus", str(tmp_path / "nope.jsonl"), "--output", str(tmp_path / "s.jsonl"))
-    assert result.exit_code == 2
-    assert "nope.jsonl: file not found" in result.output
+    assert result.returncode == 2
+    assert "nope.jsonl: file not found" in result.stderr
 
 
 def test_unknown_question_type_exits_2(corpus_file, tmp_path):
     result = invoke("--corpus", str(corpus_file), "--output", str(tmp_path / "s.jsonl"), "--types", "riddle")
-    assert result.exit_code == 2
-    assert "unknown question type 'riddle'" in result.output
+    assert result.returncode == 2
+    assert "unknown question type 'riddle'" in result.stderr
 
 
 def test_malformed_corpus_line_exits_2_with_its_line(tmp_path):
     corpus = tmp_path / "bad.jsonl"
     corpus.write_text('{"id": "a", "text": "fine"}\n{"id": "b", "text": \n')
     result = invoke("--corpus", str(corpus), "--output", str(tmp_path / "s.jsonl"), "--backend", "extractive")
-    assert result.exit_code == 2
-    assert "bad.jsonl:2: malformed JSON" in result.output
+    assert result.returncode == 2
+    assert "bad.jsonl:2: malformed JSON" in result.stderr
 
 
 def test_run_that_keeps_nothing_exits_1(corpus_file, tmp_path):
@@ -90,18 +89,19 @@ def test_run_that_keeps_nothing_exits_1(corpus_file, tmp_path):
         "--max-overlap",
         "0.2",
     )
-    assert result.exit_code == 1
-    assert "no question was kept" in result.output
+    assert result.returncode == 1
+    assert "no question was kept" in result.stderr
 
 
 # -- outputs that would overwrite an input, bad values: one line, exit 2, before any work ------------------
 
 
-def one_line_error(result) -> str:
-    assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1, result.output
+def one_line_error(result: cli.Result) -> str:
+    output = result.stdout + result.stderr
+    assert result.returncode == 2, output
+    assert "Traceback" not in output
+    lines = output.strip().splitlines()
+    assert len(lines) == 1, output
     return lines[0]
 
 
@@ -192,7 +192,7 @@ def test_request_timeout_reaches_the_model_client(corpus_file, tmp_path, monkeyp
     result = invoke(
         "--corpus", str(corpus_file), "--output", str(tmp_path / "s.jsonl"), "--request-timeout", "7.5"
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     assert [config.timeout for config in configs] == [7.5]
 
 
@@ -225,9 +225,9 @@ def test_paths_and_chunk_ids_with_brackets_print_as_written(tmp_path):
     corpus.write_text("".join(json.dumps(row) + "\n" for row in rows))
     output = folder / "synthetic [local].jsonl"
     result = invoke("--corpus", str(corpus), "--output", str(output), "--backend", "extractive")
-    assert result.exit_code == 0, result.output
-    assert f"{output}: 1 questions for 2 chunks" in result.output
-    assert "(by chunk: [bold] 1)" in result.output
+    assert result.returncode == 0, result.stderr
+    assert f"{output}: 1 questions for 2 chunks" in result.stdout
+    assert "(by chunk: [bold] 1)" in result.stderr
 
 
 def test_batch_status_from_the_endpoint_prints_as_written(capsys):
