@@ -68,6 +68,7 @@ def results_document(
         "created": "2026-12-02T18:40:00+00:00",
         "retriever": {"name": retriever, "description": retriever},
         "corpus": {"path": corpus_path, "sha256": "0" * 64, "chunks": 3},
+        "fingerprints": {"retriever": {"name": retriever, "options": {}, "versions": {}}},
         "metrics": METRICS,
         "relevance_threshold": 1,
         "gold_sets": sets,

@@ -102,31 +102,59 @@ def test_slice_with_missing_value_is_its_own_slice() -> None:
     assert values == ["x", None]
 
 
-def test_calibrated_estimate_on_the_same_results_equals_the_real_mean() -> None:
-    report = calibrate(hand_document(), now=NOW)
+def test_calibrated_estimate_of_well_covered_strata_equals_the_real_mean() -> None:
+    # Every stratum holds at least MIN_REAL real queries: each is measured, nothing is carried over.
+    real = ranks_set("real", 9, 3, prefix="rl", type="lookup") + ranks_set(
+        "real", 5, 5, prefix="rh", type="howto"
+    )
+    synthetic = ranks_set("synthetic", 11, 1, prefix="sl", type="lookup") + ranks_set(
+        "synthetic", 9, 1, prefix="sh", type="howto"
+    )
+    report = calibrate(results_document([("s", synthetic), ("r", real)]), now=NOW)
     calibrated = report.calibrated
     assert calibrated is not None
     assert calibrated.by == "type"
-    assert calibrated.value == pytest.approx(4 / 6)
+    assert calibrated.value == pytest.approx(14 / 22)
+    assert [s.source for s in calibrated.strata] == ["measured", "measured"]
     assert calibrated.interval.low <= calibrated.value <= calibrated.interval.high
+    assert calibrated.text.endswith("measured on real questions in every stratum.")
     assert calibrated.calibrated_on == "2026-11-30T10:00:00+00:00"
     assert calibrated.age_days == 2
     assert not calibrated.stale
 
 
-def test_calibrated_estimate_after_regeneration_applies_the_old_per_type_gaps() -> None:
-    # New synthetic only: lookup 10/10, howto 4/5. Old gaps: lookup 0.9-0.75, howto 0.8-0.5.
-    # Calibrated = 4/6 * (1.0 - 0.15) + 2/6 * (0.8 - 0.3).
-    regenerated = ranks_set("synthetic", 10, 0, prefix="n", type="lookup") + ranks_set(
-        "synthetic", 4, 1, prefix="m", type="howto"
-    )
-    report = calibrate(results_document([("new", regenerated)]), calibrate_on=hand_document(), now=NOW)
+def test_thinly_covered_strata_are_blended_with_what_the_other_strata_predict() -> None:
+    report = calibrate(hand_document(), now=NOW)  # lookup 3/4 real, howto 1/2 real: both thin
     calibrated = report.calibrated
     assert calibrated is not None
-    assert calibrated.value == pytest.approx(4 / 6 * 0.85 + 2 / 6 * 0.5)
-    assert [s.weight for s in calibrated.strata] == pytest.approx([2 / 6, 4 / 6])
-    assert report.headline.text.startswith("Quote calibrated recall@10 = 0.73")
-    assert "calibrated on the real set of 2026-11-30" in report.headline.text
+    sources = {s.value: s.source for s in calibrated.strata}
+    assert sources == {"lookup": "blended", "howto": "blended", "compare": "estimated"}
+    assert 0.0 <= calibrated.interval.low <= calibrated.value <= calibrated.interval.high <= 1.0
+    assert "NOT measured" in calibrated.text
+
+
+def test_calibrated_estimate_after_regeneration_keeps_measured_strata_and_estimates_new_ones() -> None:
+    # Calibration: lookup measured on 12 real queries; the regenerated set adds a stratum (news) the
+    # real set never covered, estimated from its synthetic figure and the lookup gap.
+    calibration = results_document(
+        [("old", ranks_set("synthetic", 11, 1, prefix="o", type="lookup")),
+         ("real", ranks_set("real", 9, 3, prefix="r", type="lookup"))]
+    )  # fmt: skip
+    regenerated = ranks_set("synthetic", 10, 2, prefix="n", type="lookup") + ranks_set(
+        "synthetic", 8, 4, prefix="m", type="news"
+    )
+    report = calibrate(results_document([("new", regenerated)]), calibrate_on=calibration, now=NOW)
+    calibrated = report.calibrated
+    assert calibrated is not None
+    lookup, news = calibrated.strata
+    assert (lookup.source, lookup.corrected) == ("measured", pytest.approx(0.75))
+    assert news.source == "estimated"
+    assert news.corrected < 8 / 12  # synthetic overstates lookup, so news is corrected downwards
+    assert [s.weight for s in calibrated.strata] == pytest.approx([0.5, 0.5])  # news: its synthetic share
+    assert 0.0 <= calibrated.interval.low < calibrated.value < calibrated.interval.high <= 1.0
+    assert report.headline.text.startswith("Not measured on real questions")
+    assert "the real set of 2026-11-30" in report.headline.text
+    assert "assumes 1 logit" in " ".join(calibrated.notes)  # one stratum cannot measure the spread
 
 
 def test_stale_calibration_is_flagged_and_real_date_overrides_the_file_date() -> None:
@@ -139,14 +167,18 @@ def test_stale_calibration_is_flagged_and_real_date_overrides_the_file_date() ->
 
 def test_fail_under_gate_fails_on_the_real_figure() -> None:
     report = calibrate(hand_document(), fail_under={"recall@10": 0.7}, now=NOW)
-    with pytest.raises(GateFailed, match=r"real recall@10 = 0.667 is under --fail-under 0.7"):
+    with pytest.raises(
+        GateFailed, match=r"real recall@10 = 0.667 \(95% CI 0.300-0.903\); the point is under"
+    ):
         report.check_gates()
 
 
 def test_max_gap_gate_fails_when_synthetic_overstates_by_more() -> None:
     report = calibrate(hand_document(), max_gap=0.15, fail_under={"recall@10": 0.5}, now=NOW)
     assert [g.passed for g in report.gates] == [True, False]
-    with pytest.raises(GateFailed, match=r"overstates the real figure by 0.216, over --max-gap 0.15"):
+    with pytest.raises(
+        GateFailed, match=r"overstates the real figure by 0.216 \(95% CI .*\); the point is over"
+    ):
         report.check_gates()
 
 

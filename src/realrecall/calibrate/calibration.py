@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from realrecall.calibrate import defaults
 from realrecall.calibrate.agreement import RankAgreement, rank_agreement
 from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
@@ -19,6 +21,7 @@ from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
 from realrecall.calibrate.statistics import BOOTSTRAP_METHODS, check_settings
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
+from realrecall.evaluate.metrics import is_binary
 from realrecall.evaluate.results import (
     EvaluationResult,
     ResultsSource,
@@ -27,7 +30,17 @@ from realrecall.evaluate.results import (
     merge_by_retriever,
 )
 
-__all__ = ["CalibrationReport", "GateResult", "calibrate", "parse_gate"]
+__all__ = [
+    "GATE_ON",
+    "CalibrationReport",
+    "GateResult",
+    "calibrate",
+    "check_calibration_carries",
+    "parse_gate",
+]
+
+GATE_ON = ("point", "bound")
+"""What a gate checks: the point estimate, or the bound of its interval that is least favourable."""
 
 _SOURCE_TYPES = (EvaluationResult, Mapping, str, Path)
 
@@ -87,24 +100,26 @@ def calibrate(
     results: Sequence[ResultsSource] | ResultsSource,
     *,
     metric: str | None = None,
-    confidence: float = 0.95,
+    confidence: float = defaults.CONFIDENCE,
     by: Sequence[str] | None = None,
-    calibrate_by: str | None = "type",
+    calibrate_by: str | None = defaults.CALIBRATE_BY,
     calibrate_on: ResultsSource | None = None,
     real_date: str | None = None,
-    max_age_days: float | None = 90,
+    max_age_days: float | None = defaults.MAX_AGE_DAYS,
     corpus: Corpus | str | Path | None = None,
     answers: Mapping[str, bool] | str | Path | None = None,
     answer_k: int | None = None,
     fail_under: Mapping[str, float] | None = None,
     max_gap: float | None = None,
     origins: Mapping[str, str] | None = None,
-    seed: int = 0,
-    n_resamples: int = 2000,
-    bootstrap: str = "percentile",
-    min_queries: int = 30,
-    max_width: float = 0.2,
+    seed: int = defaults.SEED,
+    n_resamples: int = defaults.N_RESAMPLES,
+    bootstrap: str = defaults.BOOTSTRAP,
+    min_queries: int = defaults.MIN_QUERIES,
+    max_width: float = defaults.MAX_WIDTH,
     now: datetime | None = None,
+    stratum_weights: Mapping[Any, float] | None = None,
+    gate_on: str = "point",
 ) -> CalibrationReport:
     """Report the real figure, the synthetic figure and their gap, overall and per slice.
 
@@ -115,8 +130,16 @@ def calibrate(
     ``calibrate_on``: earlier results holding the real set, whose per-slice gaps correct
     these synthetic figures (default: these results). ``origins``: gold set name -> ``real`` or
     ``synthetic``, for sets evaluated without an origin. Gates are evaluated, not raised: call
-    :meth:`CalibrationReport.check_gates`.
+    :meth:`CalibrationReport.check_gates`; ``gate_on="bound"`` checks the interval's bound instead of
+    the point (``fail_under`` on the lower bound, ``max_gap`` on the bound farthest from zero).
+
+    A calibration from other results (``calibrate_on``) is refused unless it was measured with the same
+    retriever and the same generator: a gap belongs to the retriever. ``stratum_weights``: the traffic
+    share of each value of ``calibrate_by`` (default: the real set's mix, and the synthetic set's mix
+    for strata without real questions).
     """
+    if gate_on not in GATE_ON:
+        raise InputError(f"unknown gate_on {gate_on!r}", hint=f"choose from {', '.join(GATE_ON)}")
     check_settings(confidence=confidence, n_resamples=n_resamples, seed=seed)
     _check_bounds(max_age_days=max_age_days, max_gap=max_gap, fail_under=fail_under, answer_k=answer_k)
     if bootstrap not in BOOTSTRAP_METHODS:
@@ -149,6 +172,7 @@ def calibrate(
     overall = next(g for g in gaps if g.metric == chosen and g.field is None)
 
     calibration = primary if calibrate_on is None else _as_results(calibrate_on, origins)
+    carried = () if calibration is primary else check_calibration_carries(calibration, primary)
     by_field = calibrate_by if calibrate_by in calibration.slice_fields() else None
     field_warnings = _unknown_fields(
         fields if by is not None else (), primary, calibrate_by, by_field, calibration
@@ -158,13 +182,17 @@ def calibrate(
     real_set_date = real_date or (min(dates) if dates else None)
     calibrated = calibrated_estimate(
         chosen, synthetic, calibration.of_origin("real"), calibration.of_origin("synthetic"),
-        by=by_field, same_synthetic=calibration is primary, calibrated_on=real_set_date,
-        max_age_days=max_age_days, now=now or datetime.now(UTC),
-        confidence=confidence, n_resamples=n_resamples, rng=rng,
+        by=by_field, same_synthetic=calibration is primary, binary=is_binary(chosen),
+        calibrated_on=real_set_date, max_age_days=max_age_days, now=now or datetime.now(UTC),
+        confidence=confidence, n_resamples=n_resamples, rng=rng, weights=stratum_weights,
     )  # fmt: skip
+    if calibrated is not None and carried:
+        calibrated = replace(calibrated, notes=calibrated.notes + carried)
     head = headline(overall)
     if overall.n_real == 0 and calibrated is not None:
         head = _calibrated_headline(head, calibrated)
+    elif calibrated is not None and calibrated.left_out:
+        head = replace(head, text=f"{head.text} {calibrated.text}")
 
     text_of, skipped = _passage_text(corpus, primary)
     grid = None
@@ -177,7 +205,7 @@ def calibrate(
                 hint="label each query's answer True (right) or False (wrong)",
             )
         grid = answer_grid(primary.queries, labels, k=answer_k or _metric_k(chosen) or 10)
-    report_gates = _gates(fail_under or {}, max_gap, gaps, chosen, calibrated)
+    report_gates = _gates(fail_under or {}, max_gap, gaps, chosen, calibrated, gate_on)
     return CalibrationReport(
         headline=head,
         retriever=primary.description or primary.name,
@@ -188,7 +216,9 @@ def calibrate(
         gaps=gaps,
         calibrated=calibrated,
         diagnostics=diagnose(real, synthetic, text_of, skipped_reason=skipped),
-        rank_agreement=rank_agreement(retrievers, chosen),
+        rank_agreement=rank_agreement(
+            retrievers, chosen, confidence=confidence, n_resamples=n_resamples, seed=seed
+        ),
         answers=grid,
         gates=report_gates,
         warnings=primary.warnings + field_warnings + unsliced + _warnings(gaps, chosen, calibrated, skipped),
@@ -271,7 +301,7 @@ def _with_origins(result: EvaluationResult) -> EvaluationResult:
 
 def _choose_metric(metric: str | None, results: EvaluationResult) -> str:
     if metric is None:
-        return "recall@10" if "recall@10" in results.metrics else results.metrics[0]
+        return defaults.METRIC if defaults.METRIC in results.metrics else results.metrics[0]
     if metric not in results.metrics:
         raise InputError(
             f"metric {metric!r} is not in the results",
@@ -287,11 +317,11 @@ def _metric_k(metric: str) -> int | None:
 
 
 def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Headline:
-    level = f"{calibrated.interval.confidence * 100:g}% CI"
+    """The headline of results without real queries: the estimate, saying first that it is not measured."""
     when = calibrated.calibrated_on[:10] if calibrated.calibrated_on else "an undated real set"
     text = (
-        f"Quote calibrated {head.metric} = {calibrated.value:.2f} ({level} {calibrated.interval.low:.2f}-"
-        f"{calibrated.interval.high:.2f}, calibrated on the real set of {when})."
+        f"Not measured on real questions: an estimate from synthetic questions corrected by the gap "
+        f"the same retriever showed on the real set of {when}. {calibrated.text}"
     )
     if head.synthetic.n:
         gap = head.synthetic.value - calibrated.value
@@ -299,7 +329,90 @@ def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Head
         text += f" Synthetic {head.synthetic.value:.2f} {verb} it by {abs(gap):.2f}."
     if calibrated.stale:
         text += f" Calibration is stale (real set from {calibrated.age_text})."
+    text += " Evaluating the real set with this retriever costs no model call and replaces the estimate."
     return Headline(head.metric, head.real, head.synthetic, head.gap, head.gap_interval, text)
+
+
+def check_calibration_carries(calibration: EvaluationResult, current: EvaluationResult) -> tuple[str, ...]:
+    """Refuse a gap measured with another retriever or generator; notes on what still differs (corpus).
+
+    On SciFact six retrievers had synthetic-minus-real gaps from -0.37 to +0.20: a gap belongs to the
+    retriever and to the generator of the synthetic questions, so it never carries to another.
+    """
+    source = calibration.source or "the calibration results"
+    free = (
+        f"evaluating the real set with {current.name} costs no model call "
+        "(realrecall evaluate --gold REAL.jsonl ..., then calibrate those results)"
+    )
+    mine, theirs = current.retriever_fingerprint, calibration.retriever_fingerprint
+    if mine is None or theirs is None:
+        older = source if theirs is None else (current.source or "the results")
+        raise InputError(
+            f"{older} records no retriever fingerprint (written by an older realrecall), so the gap it "
+            "measured cannot be shown to belong to this retriever",
+            hint=f"re-run evaluate; {free}",
+        )
+    if dict(mine) != dict(theirs):
+        raise InputError(
+            f"the gap measured for {_retriever_label(theirs)} ({source}) does not carry to "
+            f"{_retriever_label(mine)}: a gap belongs to its retriever ({_difference(theirs, mine)})",
+            hint=free,
+        )
+    now_generators = set(current.generator_fingerprints())
+    then_generators = set(calibration.generator_fingerprints())
+    if now_generators and then_generators and now_generators != then_generators:
+        raise InputError(
+            f"the gap measured on synthetic questions of {_generators_label(then_generators)} ({source}) "
+            f"does not carry to questions of {_generators_label(now_generators)}: a gap belongs to its "
+            "generator",
+            hint=f"regenerate with the calibration's generator, or {free}",
+        )
+    notes = []
+    if (
+        calibration.corpus_sha256
+        and current.corpus_sha256
+        and calibration.corpus_sha256 != current.corpus_sha256
+    ):
+        then_chunks = (calibration.corpus or {}).get("chunks")
+        now_chunks = (current.corpus or {}).get("chunks")
+        notes.append(
+            f"the corpus changed since the calibration ({then_chunks} chunks then, {now_chunks} now): real "
+            "figures are from the older corpus; strata without real questions are estimated"
+        )
+    return tuple(notes)
+
+
+def _retriever_label(fingerprint: Mapping[str, Any]) -> str:
+    options = fingerprint.get("options") or {}
+    shown = " ".join(f"{k}={v}" for k, v in options.items()) if isinstance(options, Mapping) else ""
+    name = str(fingerprint.get("name") or "retriever")
+    return f"{name} {shown}".strip() if len(shown) < 80 else name
+
+
+def _difference(then: Mapping[str, Any], now: Mapping[str, Any]) -> str:
+    for key in ("name", "options", "versions", "description", "run"):
+        a, b = then.get(key), now.get(key)
+        if a != b:
+            if isinstance(a, Mapping) and isinstance(b, Mapping):
+                changed = sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
+                return (
+                    f"{key} differ: {', '.join(f'{k} {a.get(k)} then, {b.get(k)} now' for k in changed[:3])}"
+                )
+            return f"{key}: {a} then, {b} now"
+    return "fingerprints differ"
+
+
+def _generators_label(generators: set[str]) -> str:
+    labels = []
+    for text in sorted(generators):
+        record = json.loads(text)
+        parts = [str(record.get("backend"))]
+        if record.get("model"):
+            parts.append(str(record["model"]))
+        if record.get("prompt"):
+            parts.append(f"prompt {str(record['prompt'])[:12]}")
+        labels.append(" ".join(parts))
+    return "; ".join(labels)
 
 
 def _passage_text(
@@ -341,37 +454,50 @@ def _gates(
     gaps: Sequence[SliceGap],
     metric: str,
     calibrated: CalibratedEstimate | None,
+    gate_on: str = "point",
 ) -> tuple[GateResult, ...]:
+    """Each gate with the interval beside the point; ``gate_on="bound"`` checks the unfavourable bound."""
     results: list[GateResult] = []
     for name, bound in fail_under.items():
         overall = next(g for g in gaps if g.metric == name and g.field is None)
-        figure, what = overall.real.value, "real"
+        figure, interval, what = overall.real.value, overall.real.interval, "real"
         if overall.n_real == 0 and calibrated is not None and calibrated.metric == name:
-            figure, what = calibrated.value, "calibrated"
+            figure, interval, what = calibrated.value, calibrated.interval, "calibrated (estimated)"
+        level = f"{interval.confidence * 100:g}% CI"
         if math.isnan(figure):
             message = f"--fail-under {name}={bound:g}: there is no real {name} to check"
             results.append(GateResult(f"fail-under {name}", False, message))
-        elif figure < bound:
-            message = f"{what} {name} = {figure:.3f} is under --fail-under {bound:g}"
-            results.append(GateResult(f"fail-under {name}", False, message))
-        else:
-            message = f"{what} {name} = {figure:.3f} is at least --fail-under {bound:g}"
-            results.append(GateResult(f"fail-under {name}", True, message))
+            continue
+        ci = f"{level} {interval.low:.3f}-{interval.high:.3f}" if interval.defined else "no interval"
+        checked = interval.low if gate_on == "bound" and interval.defined else figure
+        on = "its lower bound" if gate_on == "bound" else "the point"
+        passed = checked >= bound
+        relation = "is at least" if passed else "is under"
+        message = f"{what} {name} = {figure:.3f} ({ci}); {on} {relation} --fail-under {bound:g}"
+        results.append(GateResult(f"fail-under {name}", passed, message))
     if max_gap is not None:
         overall = next(g for g in gaps if g.metric == metric and g.field is None)
         if math.isnan(overall.gap):
             message = f"--max-gap {max_gap:g}: no gap measured ({metric} needs real and synthetic queries)"
             results.append(GateResult("max-gap", False, message))
-        elif abs(overall.gap) > max_gap:
-            verb = "overstates" if overall.gap > 0 else "understates"
-            message = (
-                f"synthetic {metric} {verb} the real figure by {abs(overall.gap):.3f}, "
-                f"over --max-gap {max_gap:g}"
-            )
-            results.append(GateResult("max-gap", False, message))
-        else:
-            message = f"gap on {metric} is {abs(overall.gap):.3f}, within --max-gap {max_gap:g}"
-            results.append(GateResult("max-gap", True, message))
+            return tuple(results)
+        interval = overall.gap_interval
+        ci = (
+            f"{interval.confidence * 100:g}% CI {interval.low:+.3f} to {interval.high:+.3f}"
+            if interval.defined
+            else "no interval"
+        )
+        far = max(abs(interval.low), abs(interval.high)) if interval.defined else abs(overall.gap)
+        checked = far if gate_on == "bound" else abs(overall.gap)
+        on = "its farther bound" if gate_on == "bound" else "the point"
+        verb = "overstates" if overall.gap > 0 else "understates"
+        passed = checked <= max_gap
+        relation = "within" if passed else "over"
+        message = (
+            f"synthetic {metric} {verb} the real figure by {abs(overall.gap):.3f} ({ci}); "
+            f"{on} is {relation} --max-gap {max_gap:g}"
+        )
+        results.append(GateResult("max-gap", passed, message))
     return tuple(results)
 
 

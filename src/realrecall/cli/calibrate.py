@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, TypedDict
 import typer
 from rich.text import Text
 
+from realrecall.calibrate import defaults
 from realrecall.cli.application import (
     app,
     note,
@@ -18,6 +19,7 @@ from realrecall.cli.application import (
     warn,
     write_stdout,
 )
+from realrecall.cli.evaluate import CUTOFFS
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 
@@ -68,16 +70,22 @@ def calibrate(
         str | None, typer.Option("--format", "-f", help="table, markdown, json or html (default from -o).")
     ] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
-    confidence: Annotated[float, typer.Option(help="Confidence level of every interval.")] = 0.95,
+    confidence: Annotated[
+        float, typer.Option(help="Confidence level of every interval.")
+    ] = defaults.CONFIDENCE,
     by: Annotated[str | None, typer.Option(help="Slice fields (default: every field present).")] = None,
-    calibrate_by: Annotated[str, typer.Option(help="Stratum field of the calibrated estimate.")] = "type",
+    calibrate_by: Annotated[
+        str, typer.Option(help="Stratum field of the calibrated estimate.")
+    ] = defaults.CALIBRATE_BY,
     calibrate_on: Annotated[
         Path | None, typer.Option(help="Earlier results.json holding the real set to calibrate on.")
     ] = None,
     real_date: Annotated[
         str | None, typer.Option(help="Date of the real set (default: its file date).")
     ] = None,
-    max_age: Annotated[float, typer.Option(help="Warn when the calibration is older (days).")] = 90,
+    max_age: Annotated[
+        float, typer.Option(help="Warn when the calibration is older (days).")
+    ] = defaults.MAX_AGE_DAYS,
     answers: Annotated[
         Path | None, typer.Option(help="Answer labels (JSONL or CSV: query_id, correct).")
     ] = None,
@@ -90,9 +98,11 @@ def calibrate(
         list[str] | None,
         typer.Option(help="NAME=real|synthetic: origin of a gold set's queries (repeatable)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = 0,
-    n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = 2000,
-    bootstrap: Annotated[str, typer.Option(help="Bootstrap interval: percentile or bca.")] = "percentile",
+    seed: Annotated[int, typer.Option(help="Seed of the bootstrap.")] = defaults.SEED,
+    n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples.")] = defaults.N_RESAMPLES,
+    bootstrap: Annotated[
+        str, typer.Option(help="Bootstrap interval: percentile or bca.")
+    ] = defaults.BOOTSTRAP,
     synthetic: Annotated[Path | None, typer.Option(help="One-call mode: synthetic gold set.")] = None,
     real: Annotated[Path | None, typer.Option(help="One-call mode: real gold set.")] = None,
     corpus: Annotated[
@@ -105,7 +115,7 @@ def calibrate(
         list[str] | None, typer.Option(help="One-call mode: retriever option KEY=VALUE (repeatable).")
     ] = None,
     run: Annotated[Path | None, typer.Option(help="One-call mode: score this run file instead.")] = None,
-    k: Annotated[str, typer.Option("--k", help="One-call mode: cutoffs, comma-separated.")] = "1,5,10,50",
+    k: Annotated[str, typer.Option("--k", help="One-call mode: cutoffs, comma-separated.")] = CUTOFFS,
 ) -> None:
     """Quote the real figure: real vs synthetic with intervals, the gap per slice, diagnostics, gates."""
     with user_errors():
@@ -202,30 +212,15 @@ def _one_call(
     retriever_option: list[str] | None = None,
 ) -> CalibrationReport:
     from realrecall.calibrate.one_call import evaluate_and_calibrate
-    from realrecall.cli.evaluate import _parse_cutoffs
-    from realrecall.corpus import load_corpus
-    from realrecall.gold import load_gold
+    from realrecall.cli.evaluate import parse_cutoffs
+    from realrecall.evaluate.retrievers import parse_option_assignments
 
     if synthetic is None or real is None:
         raise InputError("one-call mode needs both --synthetic and --real")
-    if run is not None and (retriever is not None or retriever_option):
-        raise InputError(f"give --run or {'--retriever' if retriever else '--retriever-option'}, not both")
-    loaded_corpus = load_corpus(corpus) if corpus is not None else None
-    built = run_file = None
-    if run is not None:
-        from realrecall.runs import load_run
-
-        run_file = load_run(run)
-    else:
-        if loaded_corpus is None:
-            raise InputError("--corpus is needed to retrieve", hint="give --corpus FILE, or a --run FILE")
-        from realrecall.evaluate.retrievers import build_retriever, parse_option_assignments
-
-        options_given = parse_option_assignments(retriever_option or [])
-        built = build_retriever(retriever or "bm25", loaded_corpus, options=options_given)
     return evaluate_and_calibrate(
-        load_gold(synthetic, origin="synthetic"), load_gold(real, origin="real"),
-        corpus=loaded_corpus, retriever=built, run=run_file, k=_parse_cutoffs(k), by=by, **options,
+        synthetic, real, corpus=corpus, retriever=retriever, run=run,
+        retriever_options=parse_option_assignments(retriever_option or []),
+        k=parse_cutoffs(k), by=by, **options,
     )  # fmt: skip
 
 

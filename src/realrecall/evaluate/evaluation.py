@@ -63,6 +63,7 @@ def evaluate(
     per query (default: the largest cutoff the metrics use).
     """
     from realrecall import __version__
+    from realrecall.curate.type_rules import label_gold_set
     from realrecall.evaluate.scoring import score_queries
 
     if (retriever is None) == (run is None):
@@ -70,6 +71,10 @@ def evaluate(
     gold_sets, k, by = _checked_arguments(gold_sets, k, by)
     _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
+    # Strata match only if every query has a type and a form: a set without them (BEIR, TREC, an older
+    # synthetic set) gets them from the rules real and synthetic questions are typed by; a record's own
+    # labels win, and a derived one names its rule (type_rule, form_rule) in the per-query results.
+    gold_sets = [label_gold_set(gold) for gold in gold_sets]
     if isinstance(metrics, str):
         metrics = [metrics]  # one metric named as a string, not its letters
     metric_names = list(metrics) if metrics else default_metrics(k)
@@ -104,7 +109,21 @@ def evaluate(
         created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         warnings=tuple(warnings),
         version=__version__,
+        retriever_fingerprint=_fingerprint_of(retriever, run),
     )
+
+
+def _fingerprint_of(retriever: Retriever | None, run: Run | None) -> Mapping[str, Any]:
+    """The retriever's fingerprint (``build_retriever`` attaches one), else its name and description.
+
+    A run file is known only by its name: two run files are one retriever only if they say so.
+    """
+    if retriever is None:
+        return {"name": "run", "run": run.name if run is not None else ""}
+    given = getattr(retriever, "fingerprint", None)
+    if isinstance(given, Mapping):
+        return dict(given)
+    return {"name": retriever_name(retriever), "description": retriever.description}
 
 
 def _checked_arguments(

@@ -181,6 +181,8 @@ class EvaluationResult:
     warnings: tuple[str, ...] = ()
     version: str = ""
     source: str | None = None
+    retriever_fingerprint: Mapping[str, Any] | None = None
+    """Name, options and library versions of the retriever (None in results of older versions)."""
 
     @property
     def name(self) -> str:
@@ -235,6 +237,25 @@ class EvaluationResult:
             names.update((name, None) for name, value in query.fields.items() if value is not None)
         return tuple(names)
 
+    def generator_fingerprints(self, origin: str = "synthetic") -> tuple[str, ...]:
+        """The generators that wrote the queries of ``origin``, as canonical JSON (see ``generator_of``)."""
+        return tuple(sorted({generator_of(q) for q in self.of_origin(origin)}))
+
+    @property
+    def fingerprints(self) -> dict[str, Any]:
+        """What decides these figures: the retriever, the corpus and each synthetic set's generator."""
+        return {
+            "retriever": None if self.retriever_fingerprint is None else dict(self.retriever_fingerprint),
+            "corpus": None
+            if self.corpus is None
+            else {"sha256": self.corpus_sha256, "chunks": self.corpus.get("chunks")},
+            "generators": {
+                g.name: sorted({generator_of(q) for q in g.queries if q.origin == "synthetic"})
+                for g in self.gold_sets
+                if g.origins.get("synthetic")
+            },
+        }
+
     def real_set_dates(self) -> tuple[str, ...]:
         """``modified`` stamps of the gold sets that hold real queries."""
         return tuple(g.modified for g in self.gold_sets if g.modified and g.origins.get("real"))
@@ -254,6 +275,7 @@ class EvaluationResult:
             "created": self.created,
             "retriever": dict(self.retriever),
             "corpus": None if self.corpus is None else dict(self.corpus),
+            "fingerprints": self.fingerprints,
             "metrics": list(self.metrics),
             "relevance_threshold": self.relevance_threshold,
             "warnings": list(self.warnings),
@@ -262,6 +284,26 @@ class EvaluationResult:
 
 
 ResultsSource = EvaluationResult | Mapping[str, Any] | str | Path
+
+
+# The provenance keys that say which generator wrote a synthetic question. The seed, the attempt and the
+# time are left out: they change the questions, not the kind of question the generator writes.
+_GENERATOR_KEYS = ("backend", "model", "prompt", "temperature")
+
+
+def generator_of(query: QueryResult) -> str:
+    """The generator that wrote ``query`` as canonical JSON (backend, model, prompt hash, temperature).
+
+    A query without provenance (written by hand, or by another tool) is ``{"backend": "unrecorded"}``.
+    """
+    provenance = query.fields.get("provenance")
+    if not isinstance(provenance, Mapping) or "backend" not in provenance:
+        return json.dumps({"backend": "unrecorded"})
+    record: dict[str, Any] = {key: provenance.get(key) for key in _GENERATOR_KEYS}
+    prompt = record["prompt"]
+    if isinstance(prompt, Mapping):
+        record["prompt"] = prompt.get("sha256")
+    return json.dumps(record, sort_keys=True)
 
 
 def write_results(result: EvaluationResult, path: str | Path) -> None:
@@ -462,7 +504,19 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
         warnings=_warnings(data.get("warnings"), where),
         version=str(data.get("realrecall_version") or ""),
         source=path,
+        retriever_fingerprint=_retriever_fingerprint(data.get("fingerprints"), where),
     )
+
+
+def _retriever_fingerprint(value: Any, where: _Where) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise where.error('"fingerprints" must be an object')
+    retriever = value.get("retriever")
+    if retriever is not None and not isinstance(retriever, Mapping):
+        raise where.error('"fingerprints.retriever" must be an object')
+    return retriever
 
 
 def _corpus(corpus: Mapping[str, Any], where: _Where) -> dict[str, Any]:

@@ -173,4 +173,5 @@ RETRIEVER = RetrieverSpec(
     options=BM25Options,
     build=build,
     summary="lexical BM25 in memory (bm25s, Snowball stemming): the default",
+    libraries=("bm25s", "PyStemmer"),
 )

@@ -156,4 +156,5 @@ RETRIEVER = RetrieverSpec(
     options=DenseOptions,
     build=build_dense,
     summary="exact cosine search over embeddings from an OpenAI-compatible endpoint",
+    libraries=("openai",),
 )

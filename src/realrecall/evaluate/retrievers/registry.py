@@ -18,7 +18,13 @@ from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import bm25, custom, dense, hybrid, local_dense
 from realrecall.evaluate.retrievers.base import Retriever
 from realrecall.evaluate.retrievers.custom import SearchFunction
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, make_options, option_rows
+from realrecall.evaluate.retrievers.options import (
+    RetrieverSpec,
+    RunSettings,
+    make_options,
+    option_rows,
+    retriever_fingerprint,
+)
 
 __all__ = [
     "CUSTOM",
@@ -97,12 +103,17 @@ def build_retriever(
     """
     settings = settings if settings is not None else RunSettings()
     if callable(name):
-        return CUSTOM.build(corpus, custom.CustomOptions(function=name), settings)
-    spec = find_spec(name)
-    built = make_options(spec, options, defaults=defaults)
-    if spec is CUSTOM:
-        built = _with_function(built, name.strip())
-    return spec.build(corpus, built, settings)
+        spec: RetrieverSpec[Any] = CUSTOM
+        built: Any = custom.CustomOptions(function=name)
+    else:
+        spec = find_spec(name)
+        built = make_options(spec, options, defaults=defaults)
+        if spec is CUSTOM:
+            built = _with_function(built, name.strip())
+    retriever = spec.build(corpus, built, settings)
+    # Recorded by evaluate in results.json, so calibrate can tell whether two results share a retriever.
+    retriever.fingerprint = retriever_fingerprint(spec, built)  # type: ignore[attr-defined]
+    return retriever
 
 
 def choices() -> str:
