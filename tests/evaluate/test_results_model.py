@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 import realrecall.calibrate
 import realrecall.curate
@@ -20,6 +19,7 @@ from realrecall.evaluate import results as results_module
 from realrecall.evaluate.metrics import is_binary
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.runs import Run
+from support import cli
 
 
 def _gold_sets() -> list[GoldSet]:
@@ -72,13 +72,9 @@ def test_compare_by_origin_shows_real_and_synthetic_rows_not_one_missing(two_res
 
 
 def test_cli_compare_by_origin_prints_both_origins(two_results) -> None:  # type: ignore[no-untyped-def]
-    from realrecall.cli import app
-
     a, b = two_results
-    done = CliRunner().invoke(
-        app, ["compare", str(a), str(b), "--by", "origin", "--n-resamples", "200", "--format", "json"]
-    )
-    assert done.exit_code == 0, done.output
+    done = cli.run("compare", str(a), str(b), "--by", "origin", "--n-resamples", "200", "--format", "json")
+    assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["rows"]
     assert [(row["field"], row["value"], row["n"]) for row in rows] == [
         (None, None, 24),

@@ -7,14 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from realrecall.cli import app
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import RETRIEVERS, build_retriever, choices, register, unregister
 from retrievers import toy_retriever
 from retrievers.toy_retriever import ToyOptions
+from support import cli
 
 
 @pytest.fixture
@@ -63,14 +62,14 @@ def test_the_cli_scores_the_new_retriever_with_retriever_options(tmp_path: Path)
     gold.write_text(json.dumps({"query_id": "q1", "query": "anything", "gold_ids": ["c3"]}) + "\n")
     args = ["evaluate", "--corpus", str(corpus), "--gold", str(gold), "--k", "1", "-o", str(results)]
     toy_args = [*args, "--retriever", "toy", "--retriever-option", "reverse=yes"]
-    done = CliRunner().invoke(app, [*toy_args, "--retriever-option", "label=backwards"])
-    assert done.exit_code == 0, done.output
+    done = cli.run(*toy_args, "--retriever-option", "label=backwards")
+    assert done.returncode == 0, done.stderr
     saved = json.loads(results.read_text())
     assert saved["retriever"]["description"].startswith("backwards ")
     assert saved["gold_sets"][0]["overall"]["metrics"]["recall@1"] == 1.0
 
-    refused = CliRunner().invoke(app, [*toy_args, "--retriever-option", "limit=many"])
-    assert refused.exit_code == 2
+    refused = cli.run(*toy_args, "--retriever-option", "limit=many")
+    assert refused.returncode == 2
     assert (
         "retriever toy option limit must be an integer or none, got 'many'; e.g. limit=10" in refused.stderr
     )

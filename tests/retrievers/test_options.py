@@ -10,9 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from realrecall.cli import app
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import (
@@ -29,6 +27,7 @@ from realrecall.evaluate.retrievers.options import option_rows
 from realrecall.evaluate.retrievers.registry import CUSTOM, options_help
 from realrecall.pipeline.config import load_pipeline_config
 from retrievers.fakes import HashingEmbedder
+from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -202,15 +201,15 @@ def evaluate_args(files: dict[str, Path], *extra: str) -> list[str]:
 
 def test_evaluate_passes_retriever_options_to_the_retriever(files: dict[str, Path]) -> None:
     options = ["--retriever-option", "k1=1.5", "--retriever-option", "stemmer=none"]
-    done = CliRunner().invoke(app, evaluate_args(files, *options))
-    assert done.exit_code == 0, done.output
+    done = cli.run(*evaluate_args(files, *options))
+    assert done.returncode == 0, done.stderr
     description = json.loads(files["results"].read_text())["retriever"]["description"]
     assert "k1=1.5 b=0.4 method=lucene stemmer=none" in description
 
 
 def test_evaluate_refuses_an_unknown_retriever_option_in_one_line(files: dict[str, Path]) -> None:
-    done = CliRunner().invoke(app, evaluate_args(files, "--retriever-option", "k=3"))
-    assert done.exit_code == 2
+    done = cli.run(*evaluate_args(files, "--retriever-option", "k=3"))
+    assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "error: retriever bm25 has no option 'k' (its options: k1, b, method, stemmer, stopwords); "
         "did you mean 'k1'?"
@@ -221,14 +220,14 @@ def test_evaluate_refuses_an_unknown_retriever_option_in_one_line(files: dict[st
 def test_evaluate_refuses_retriever_options_with_a_run(files: dict[str, Path], tmp_path: Path) -> None:
     run = tmp_path / "run.trec"
     run.write_text("q1 Q0 c2 1 1.0 x\n")
-    done = CliRunner().invoke(app, evaluate_args(files, "--run", str(run), "--retriever-option", "k1=1"))
-    assert done.exit_code == 2
+    done = cli.run(*evaluate_args(files, "--run", str(run), "--retriever-option", "k1=1"))
+    assert done.returncode == 2
     assert "give --run or --retriever-option, not both" in done.stderr
 
 
 def test_the_older_hybrid_dense_flag_still_reaches_hybrid(files: dict[str, Path]) -> None:
-    done = CliRunner().invoke(app, evaluate_args(files, "--retriever", "hybrid", "--hybrid-dense", "sparse"))
-    assert done.exit_code == 2
+    done = cli.run(*evaluate_args(files, "--retriever", "hybrid", "--hybrid-dense", "sparse"))
+    assert done.returncode == 2
     assert "unknown dense component 'sparse' for hybrid" in done.stderr
 
 
@@ -239,11 +238,11 @@ def test_calibrate_one_call_passes_retriever_options(files: dict[str, Path], tmp
         "calibrate", "--synthetic", str(files["gold"]), "--real", str(real), "--corpus", str(files["corpus"]),
         "--k", "1,10", "--format", "json",
     ]  # fmt: skip
-    refused = CliRunner().invoke(app, [*args, "--retriever-option", "b=7"])
-    assert refused.exit_code == 2
+    refused = cli.run(*args, "--retriever-option", "b=7")
+    assert refused.returncode == 2
     assert "BM25 needs k1 >= 0 and 0 <= b <= 1, got k1=0.9, b=7.0" in refused.stderr
-    done = CliRunner().invoke(app, [*args, "--retriever-option", "k1=1.1"])
-    assert done.exit_code == 0, done.output
+    done = cli.run(*args, "--retriever-option", "k1=1.1")
+    assert done.returncode == 0, done.stderr
     assert "k1=1.1" in done.stdout
 
 
