@@ -69,13 +69,21 @@ print(json.dumps(seen, sort_keys=True))
 def test_public_names_are_the_same_objects_in_any_import_order() -> None:
     modules = [m for m in _modules() if not m.startswith("realrecall.cli")]
     orders = [modules, list(reversed(modules)), sorted(modules, key=lambda m: (m.count("."), m[::-1]))]
-    answers = []
-    for order in orders:
-        done = subprocess.run(
-            [sys.executable, "-c", _PROBE, json.dumps(order)], capture_output=True, text=True, check=False
+    # Started side by side: each process's start-up and imports overlap with the others'.
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _PROBE, json.dumps(order)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        assert done.returncode == 0, done.stderr
-        answers.append(json.loads(done.stdout))
+        for order in orders
+    ]
+    answers = []
+    for process in processes:
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+        answers.append(json.loads(out))
     assert answers[0] == answers[1] == answers[2]
     assert answers[0]["realrecall.generate"] == "realrecall.generate"
     assert answers[0]["realrecall.calibrate"] == "realrecall.calibrate"
