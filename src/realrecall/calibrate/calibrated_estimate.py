@@ -57,10 +57,12 @@ __all__ = [
     "ASSUMED_SPREAD",
     "MIN_REAL",
     "CalibratedEstimate",
+    "PooledGap",
     "Stratum",
     "calibrated_estimate",
     "parse_date",
     "pooled_gap",
+    "random_effects",
 ]
 
 MIN_REAL = 10
@@ -169,17 +171,15 @@ class CalibratedEstimate:
         share = 1.0 - self.measured_share
         pooled = self.pooled
         basis = (
-            f"the gap of {pooled.strata} stratum{'' if pooled.strata == 1 else 's'} with both sets"
-            if pooled is not None
-            else "no measured gap"
+            f"the gap of {_strata(pooled.strata)} with both sets" if pooled is not None else "no measured gap"
         )
         spread = ""
         if pooled is not None:
             assumed = "(assumed) " if pooled.tau is None else ""
             spread = f", between-stratum spread {assumed}{pooled.spread:.2f} logit"
         return (
-            f"{head}: NOT measured for {share:.0%} of traffic ({len(estimated)} stratum"
-            f"{'' if len(estimated) == 1 else 's'} with few or no real questions), estimated from synthetic "
+            f"{head}: NOT measured for {share:.0%} of traffic ({_strata(len(estimated))} with few or no "
+            "real questions), estimated from synthetic "
             f"questions corrected by {basis}{spread}."
         )
 
@@ -235,9 +235,9 @@ def calibrated_estimate(
         )
     if pooled is not None and pooled.tau is None and any(c.real.size < min_real for c in usable):
         notes.append(
-            f"only {pooled.strata} stratum{'' if pooled.strata == 1 else 's'} measure the gap: the spread of "
-            f"gaps between strata cannot be estimated, so the interval assumes {ASSUMED_SPREAD:g} logit; "
-            "real questions in more strata would measure it"
+            f"only {_strata(pooled.strata)} {'measures' if pooled.strata == 1 else 'measure'} the gap: "
+            "the spread of gaps between strata cannot be estimated, so the interval assumes "
+            f"{ASSUMED_SPREAD:g} logit; real questions in more strata would measure it"
         )
     shares = _weights(usable, weights, by)
     draws = np.zeros(n_resamples, dtype=np.float64)
@@ -297,23 +297,33 @@ def calibrated_estimate(
 
 
 def pooled_gap(cells: Sequence[_Cell]) -> PooledGap | None:
-    """DerSimonian-Laird random-effects pool of the cells' logit gaps; None without a cell."""
+    """The random-effects pool of the cells' logit gaps; None without a cell."""
     if not cells:
         return None
-    gaps = np.array([c.logit_gap for c in cells])
-    variances = np.array([c.logit_gap_variance for c in cells])
+    return random_effects(
+        np.array([c.logit_gap for c in cells]), np.array([c.logit_gap_variance for c in cells])
+    )
+
+
+def random_effects(effects: np.ndarray, variances: np.ndarray) -> PooledGap:
+    """DerSimonian-Laird random-effects pool of ``effects`` with within-stratum ``variances``.
+
+    Equals statsmodels' ``combine_effects(effects, variances, method_re="dl")`` (mean_effect_re,
+    tau2, sd_eff_w_re). ``tau`` is None with fewer than three effects: two points cannot tell a spread
+    from their own noise, and the prediction needs k - 2 degrees of freedom.
+    """
+    k = int(effects.size)
     w = 1.0 / variances
-    fixed = float(np.sum(w * gaps) / np.sum(w))
-    k = len(cells)
-    tau2: float | None = None
-    if k >= 3:
-        q = float(np.sum(w * (gaps - fixed) ** 2))
+    fixed = float(np.sum(w * effects) / np.sum(w))
+    tau2 = 0.0
+    if k >= 2:
+        q = float(np.sum(w * (effects - fixed) ** 2))
         c = float(np.sum(w) - np.sum(w**2) / np.sum(w))
         tau2 = max(0.0, (q - (k - 1)) / c) if c > 0 else 0.0
-    w_star = 1.0 / (variances + (tau2 or 0.0))
-    mu = float(np.sum(w_star * gaps) / np.sum(w_star))
+    w_star = 1.0 / (variances + tau2)
+    mu = float(np.sum(w_star * effects) / np.sum(w_star))
     se = float(math.sqrt(1.0 / np.sum(w_star)))
-    return PooledGap(mu=mu, se=se, tau=None if tau2 is None else math.sqrt(tau2), strata=k)
+    return PooledGap(mu=mu, se=se, tau=math.sqrt(tau2) if k >= 3 else None, strata=k)
 
 
 @dataclass(frozen=True, eq=False)
@@ -419,16 +429,18 @@ def _expit_array(x: np.ndarray) -> np.ndarray:
 
 def _weights(cells: Sequence[_Cell], given: Mapping[Any, float] | None, by: str | None) -> list[float]:
     if given is not None:
-        missing = [c.value for c in cells if c.value not in given]
+        # Keys may be the values themselves or their text (the command line gives text).
+        found = [given.get(c.value, given.get(str(c.value))) for c in cells]
+        missing = [c.value for c, weight in zip(cells, found, strict=True) if weight is None]
         if missing:
             raise InputError(
                 f"no traffic weight for {_label(by, missing[0])}",
                 hint="give a weight for every stratum, e.g. --stratum-weight news=0.3",
             )
-        total = sum(float(given[c.value]) for c in cells)
+        total = sum(float(weight or 0.0) for weight in found)
         if not total > 0:
             raise InputError("the traffic weights sum to 0", hint="give positive weights")
-        return [float(given[c.value]) / total for c in cells]
+        return [float(weight or 0.0) / total for weight in found]
     n_real = sum(c.real.size for c in cells)
     n_synthetic = sum(c.synthetic.size for c in cells)
     uncovered = [c for c in cells if c.real.size == 0]
@@ -461,6 +473,10 @@ def parse_date(text: str, *, what: str = "date") -> datetime:
     except ValueError as exc:
         raise InputError(f"{what} {text!r} is not an ISO date", hint="write it as 2026-11-30") from exc
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _strata(count: int) -> str:
+    return f"{count} stratum" if count == 1 else f"{count} strata"
 
 
 def _label(by: str | None, value: Any) -> str:

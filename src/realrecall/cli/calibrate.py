@@ -44,6 +44,8 @@ class _CalibrateOptions(TypedDict):
     answer_k: int | None
     fail_under: dict[str, float]
     max_gap: float | None
+    gate_on: str
+    stratum_weights: dict[str, float] | None
     origins: dict[str, str]
     seed: int
     n_resamples: int
@@ -94,6 +96,14 @@ def calibrate(
         list[str] | None, typer.Option(help="Gate: METRIC=VALUE, e.g. recall@10=0.7 (repeatable).")
     ] = None,
     max_gap: Annotated[float | None, typer.Option(help="Gate: largest allowed |synthetic - real|.")] = None,
+    gate_on: Annotated[
+        str,
+        typer.Option(help="Gates check the point, or the bound of its interval (lower for --fail-under)."),
+    ] = "point",
+    stratum_weight: Annotated[
+        list[str] | None,
+        typer.Option(help="VALUE=SHARE: traffic share of a --calibrate-by stratum (repeatable)."),
+    ] = None,
     origin: Annotated[
         list[str] | None,
         typer.Option(help="NAME=real|synthetic: origin of a gold set's queries (repeatable)."),
@@ -131,7 +141,9 @@ def calibrate(
         options = _CalibrateOptions(
             metric=metric, confidence=confidence, calibrate_by=calibrate_by, calibrate_on=calibrate_on,
             real_date=real_date, max_age_days=max_age, answers=answers, answer_k=answer_k,
-            fail_under=gates, max_gap=max_gap, origins=_parse_origins(origin or []), seed=seed,
+            fail_under=gates, max_gap=max_gap, gate_on=gate_on,
+            stratum_weights=_parse_weights(stratum_weight) if stratum_weight else None,
+            origins=_parse_origins(origin or []), seed=seed,
             n_resamples=n_resamples, bootstrap=bootstrap,
         )  # fmt: skip
         if synthetic is not None or real is not None:
@@ -271,6 +283,23 @@ def _parse_origins(values: list[str]) -> dict[str, str]:
             raise InputError(f"--origin {value!r} is not NAME=ORIGIN", hint="write e.g. real_questions=real")
         origins[name] = origin
     return origins
+
+
+def _parse_weights(values: list[str]) -> dict[str, float]:
+    weights = {}
+    for value in values:
+        name, sep, share = value.rpartition("=")
+        try:
+            number = float(share)
+        except ValueError:
+            number = -1.0
+        if not sep or not name or not number >= 0 or number == float("inf"):
+            raise InputError(
+                f"--stratum-weight {value!r} is not VALUE=SHARE with a share >= 0",
+                hint="write e.g. --stratum-weight lookup=0.4",
+            )
+        weights[name] = number
+    return weights
 
 
 def _parse_gates(values: list[str]) -> list[tuple[str, float]]:

@@ -27,6 +27,7 @@ metric = "recall@10"             # one of the metrics k gives: recall@K, mrr@<la
 max_age_days = 90                # warn when the real set is older (the default, as in `realrecall calibrate`)
 fail_under = { "recall@10" = 0.6 }
 max_gap = 0.2
+gate_on = "point"                # or "bound": gates check the interval's unfavourable bound
 
 [output]
 dir = "realrecall-runs"          # results.json, per_query.jsonl and the reports of the last run
@@ -75,6 +76,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
         "max_age_days": float | int,
         "fail_under": dict,
         "max_gap": float | int,
+        "gate_on": str,
         "confidence": float | int,
     },
     "output": {"dir": str, "history": str},
@@ -104,6 +106,7 @@ class PipelineConfig:
     max_age_days: float | None = calibrate_defaults.MAX_AGE_DAYS
     fail_under: Mapping[str, float] = field(default_factory=dict)
     max_gap: float | None = None
+    gate_on: str = "point"
     confidence: float = calibrate_defaults.CONFIDENCE
     output_dir: Path = Path("realrecall-runs")
     history: Path = Path("history.jsonl")
@@ -164,6 +167,11 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         check.fail(
             "calibrate", "confidence", f"[calibrate] confidence must be between 0 and 1, got {confidence}"
         )
+    gate_on = calibrate.get("gate_on", "point")
+    if gate_on not in ("point", "bound"):
+        check.fail(
+            "calibrate", "gate_on", f"[calibrate] gate_on {gate_on!r} is unknown", hint="use point or bound"
+        )
     generate = section["generate"]
     backend = generate.get("backend", "extractive")
     if backend not in ("llm", "extractive"):
@@ -198,6 +206,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         max_age_days=float(calibrate.get("max_age_days", calibrate_defaults.MAX_AGE_DAYS)),
         fail_under={str(m): float(v) for m, v in fail_under.items()},
         max_gap=float(calibrate["max_gap"]) if "max_gap" in calibrate else None,
+        gate_on=gate_on,
         confidence=float(confidence),
         output_dir=resolve(section["output"].get("dir", "realrecall-runs")),
         history=resolve(section["output"].get("history", "history.jsonl")),

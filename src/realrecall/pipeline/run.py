@@ -117,6 +117,7 @@ def run_pipeline(
         corpus=corpus,
         fail_under=config.fail_under,
         max_gap=config.max_gap,
+        gate_on=config.gate_on,
         now=now,
     )
     history = load_history(config.history)
@@ -202,6 +203,7 @@ def _history_row(
             "gap": _number(overall.gap),
             "calibrated": _number(report.calibrated.value) if report.calibrated else None,
             "calibrated_on": report.calibrated.calibrated_on if report.calibrated else None,
+            "calibrated_stale": report.calibrated.stale if report.calibrated else None,
             "n_real": overall.n_real,
             "n_synthetic": overall.n_synthetic,
         },

@@ -1,0 +1,313 @@
+"""The calibrated estimate (issue 10): fingerprinted, bounded, a prediction interval that holds.
+
+Known inputs for each rule; statsmodels' random-effects pool as the oracle; a seeded simulation of the
+prediction interval's coverage for a stratum the real set does not cover.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from rich.console import Console
+from statsmodels.stats.meta_analysis import combine_effects
+
+from calibrate.results_builder import per_query, ranks_set, results_document
+from realrecall.calibrate import calibrate
+from realrecall.calibrate.calibrated_estimate import ASSUMED_SPREAD, calibrated_estimate, random_effects
+from realrecall.calibrate.report import render, report_table
+from realrecall.errors import InputError
+from realrecall.evaluate.results import QueryResult
+
+NOW = datetime(2026, 12, 2, 18, 40, tzinfo=UTC)
+
+
+def _records(origin: str, stratum: str, hits: int, n: int, prefix: str) -> list[QueryResult]:
+    return [
+        QueryResult(
+            query_id=f"{prefix}{i}",
+            query=f"q {prefix}{i}",
+            gold=("p",),
+            origin=origin,
+            type=stratum,
+            language="en",
+            first_relevant_rank=1 if i < hits else None,
+            top=(),
+            metrics={"recall@10": 1.0 if i < hits else 0.0},
+        )
+        for i in range(n)
+    ]
+
+
+def _estimate(real: list[QueryResult], synthetic: list[QueryResult], **options: Any) -> Any:
+    settings: dict[str, Any] = {
+        "by": "type", "same_synthetic": True, "binary": True, "calibrated_on": "2026-11-30",
+        "max_age_days": 90, "now": NOW, "confidence": 0.95, "n_resamples": 2000,
+        "rng": np.random.default_rng(0),
+    }  # fmt: skip
+    return calibrated_estimate("recall@10", synthetic, real, synthetic, **{**settings, **options})
+
+
+def test_random_effects_pool_equals_statsmodels_dersimonian_laird() -> None:
+    effects = np.array([0.5, 1.0, 0.2, 1.5, -0.3])
+    variances = np.array([0.1, 0.2, 0.05, 0.3, 0.15])
+    pooled = random_effects(effects, variances)
+    oracle = combine_effects(effects, variances, method_re="dl")
+    assert pooled.mu == pytest.approx(oracle.mean_effect_re, rel=1e-12)
+    assert pooled.tau is not None
+    assert pooled.tau**2 == pytest.approx(oracle.tau2, rel=1e-12)
+    assert pooled.se == pytest.approx(oracle.sd_eff_w_re, rel=1e-12)
+    assert pooled.df == 3
+
+
+def test_with_fewer_than_three_strata_the_spread_is_assumed_and_said() -> None:
+    pooled = random_effects(np.array([0.5, 1.0]), np.array([0.1, 0.2]))
+    assert pooled.tau is None
+    assert pooled.spread == ASSUMED_SPREAD
+    real = _records("real", "a", 30, 40, "ra") + _records("real", "b", 20, 40, "rb")
+    synthetic = (
+        _records("synthetic", "a", 38, 40, "sa")
+        + _records("synthetic", "b", 35, 40, "sb")
+        + _records("synthetic", "new", 30, 40, "sn")
+    )
+    estimate = _estimate(real, synthetic)
+    assert any("cannot be estimated" in note and "assumes 1 logit" in note for note in estimate.notes)
+    assert "(assumed) 1.00 logit" in estimate.text
+
+
+@pytest.mark.parametrize(
+    ("real_hits", "synthetic_hits", "new_hits"),
+    [(0, 40, 40), (40, 0, 40), (40, 40, 0), (0, 0, 40), (40, 40, 40), (1, 39, 40), (39, 1, 0)],
+)
+def test_every_estimate_and_bound_lies_in_zero_one(
+    real_hits: int, synthetic_hits: int, new_hits: int
+) -> None:
+    # Extreme gaps (synthetic 0 and real 1, or the reverse) carried to a stratum at 0 or 1: on the
+    # logit scale the corrected figure stays a proportion, no clipping needed.
+    real = _records("real", "a", real_hits, 40, "ra")
+    synthetic = _records("synthetic", "a", synthetic_hits, 40, "sa") + _records(
+        "synthetic", "b", new_hits, 40, "sb"
+    )
+    estimate = _estimate(real, synthetic)
+    assert 0.0 <= estimate.interval.low <= estimate.value <= estimate.interval.high <= 1.0
+    for stratum in estimate.strata:
+        assert 0.0 <= stratum.corrected <= 1.0
+
+
+def test_the_old_one_stratum_overshoot_cannot_happen() -> None:
+    # Issue 10: with one stratum the old additive correction quoted 1.37 (95% CI 1.30-1.43).
+    calibration = results_document(
+        [("syn", ranks_set("synthetic", 20, 20, prefix="o")), ("real", ranks_set("real", 38, 2, prefix="r"))]
+    )
+    current = results_document([("syn2", ranks_set("synthetic", 39, 1, prefix="n"))])
+    report = calibrate(current, calibrate_on=calibration, calibrate_by="none-such", now=NOW)
+    assert report.calibrated is not None
+    assert (
+        0.0
+        <= report.calibrated.interval.low
+        <= report.calibrated.value
+        <= report.calibrated.interval.high
+        <= 1
+    )
+    assert report.calibrated.value == pytest.approx(38 / 40)  # 40 real queries measure the only stratum
+
+
+def test_the_prediction_interval_widens_when_gaps_differ_between_strata() -> None:
+    def interval_width(gaps: list[int]) -> float:
+        real, synthetic = [], []
+        for i, extra in enumerate(gaps):
+            real += _records("real", f"s{i}", 20, 40, f"r{i}-")
+            synthetic += _records("synthetic", f"s{i}", 20 + extra, 40, f"s{i}-")
+        synthetic += _records("synthetic", "new", 30, 40, "new-")
+        # All traffic on the new stratum: the interval is its prediction interval alone.
+        weights = {**{f"s{i}": 0.0 for i in range(len(gaps))}, "new": 1.0}
+        estimate = _estimate(real, synthetic, weights=weights)
+        new = next(s for s in estimate.strata if s.value == "new")
+        assert new.source == "estimated"
+        return float(estimate.interval.high - estimate.interval.low)
+
+    assert interval_width([10, 19, 1, 15, 5]) > 1.5 * interval_width([10, 10, 10, 10, 10])
+
+
+def test_prediction_interval_covers_the_real_figure_in_simulation() -> None:
+    # Five strata measured with 40 real queries each, one new stratum with synthetic queries only. True
+    # logit real figures and gaps vary between strata; the truth is the traffic-weighted real figure.
+    rng = np.random.default_rng(20261203)
+    trials, covered = 200, 0
+    for trial in range(trials):
+        truth_logit = rng.normal(0.6, 0.8, 6)
+        gaps = rng.normal(1.0, 0.5, 6)
+        real_p, synthetic_p = _expit(truth_logit), _expit(truth_logit + gaps)
+        real: list[QueryResult] = []
+        synthetic: list[QueryResult] = []
+        for s in range(6):
+            if s < 5:
+                real += _records("real", f"s{s}", int(rng.binomial(40, real_p[s])), 40, f"r{s}-")
+            synthetic += _records("synthetic", f"s{s}", int(rng.binomial(60, synthetic_p[s])), 60, f"y{s}-")
+        estimate = _estimate(real, synthetic, rng=np.random.default_rng(trial), n_resamples=1000)
+        weights = {s.value: s.weight for s in estimate.strata}
+        truth = sum(weights[f"s{s}"] * real_p[s] for s in range(6))
+        covered += estimate.interval.low <= truth <= estimate.interval.high
+    assert covered / trials >= 0.9
+
+
+def test_thin_strata_use_the_other_strata_not_their_own_gap() -> None:
+    # One stratum only: a thin stratum cannot be predicted from the others, so it stays measured.
+    real = _records("real", "a", 2, 3, "r")
+    synthetic = _records("synthetic", "a", 3, 3, "s")
+    estimate = _estimate(real, synthetic)
+    assert [s.source for s in estimate.strata] == ["measured"]
+    assert estimate.value == pytest.approx(2 / 3)
+
+
+def test_traffic_weights_given_by_the_user_replace_the_default_mix() -> None:
+    real = _records("real", "a", 30, 40, "ra") + _records("real", "b", 10, 40, "rb")
+    synthetic = _records("synthetic", "a", 35, 40, "sa") + _records("synthetic", "b", 15, 40, "sb")
+    estimate = _estimate(real, synthetic, weights={"a": 3, "b": 1})
+    assert [s.weight for s in estimate.strata] == pytest.approx([0.75, 0.25])
+    assert estimate.value == pytest.approx(0.75 * 0.75 + 0.25 * 0.25)
+    with pytest.raises(InputError, match="no traffic weight for type=b"):
+        _estimate(real, synthetic, weights={"a": 1})
+
+
+# --- fingerprints: a gap belongs to its retriever and its generator ---------------------------------
+
+
+def _with_fingerprint(document: dict[str, Any], **retriever: Any) -> dict[str, Any]:
+    fingerprint = {"name": "bm25", "options": {"k1": 0.9}, "versions": {"bm25s": "0.2.14"}, **retriever}
+    return {**document, "fingerprints": {"retriever": fingerprint}}
+
+
+def _calibration() -> dict[str, Any]:
+    return results_document(
+        [("old", ranks_set("synthetic", 35, 5, prefix="o", type="lookup")),
+         ("real", ranks_set("real", 25, 15, prefix="r", type="lookup"))]
+    )  # fmt: skip
+
+
+def _current() -> dict[str, Any]:
+    return results_document([("new", ranks_set("synthetic", 36, 4, prefix="n", type="lookup"))])
+
+
+def test_a_calibration_of_another_retriever_is_refused_naming_the_free_alternative() -> None:
+    calibration = _with_fingerprint(_calibration(), options={"k1": 1.5})
+    with pytest.raises(InputError) as error:
+        calibrate(_with_fingerprint(_current()), calibrate_on=calibration, now=NOW)
+    message = str(error.value)
+    assert "does not carry to bm25 k1=0.9" in message
+    assert "the gap measured for bm25 k1=1.5" in message
+    assert "costs no model call" in message
+    assert "\n" not in message
+
+
+def test_a_calibration_with_other_library_versions_is_refused() -> None:
+    calibration = _with_fingerprint(_calibration(), versions={"bm25s": "0.1.0"})
+    with pytest.raises(InputError, match=r"versions differ: bm25s 0.1.0 then, 0.2.14 now"):
+        calibrate(_with_fingerprint(_current()), calibrate_on=calibration, now=NOW)
+
+
+def test_results_without_a_fingerprint_cannot_be_calibrated_on() -> None:
+    calibration = _calibration()
+    del calibration["fingerprints"]
+    with pytest.raises(InputError, match="records no retriever fingerprint"):
+        calibrate(_current(), calibrate_on=calibration, now=NOW)
+
+
+def _provenance(model: str, prompt: str) -> dict[str, Any]:
+    return {
+        "provenance": {"backend": "llm", "model": model, "prompt": {"sha256": prompt}, "temperature": 0.7}
+    }
+
+
+def test_a_calibration_of_another_generator_is_refused() -> None:
+    old = [
+        per_query(f"o{i}", "synthetic", rank=1, type="lookup", **_provenance("m1", "aaa")) for i in range(20)
+    ]
+    new = [
+        per_query(f"n{i}", "synthetic", rank=1, type="lookup", **_provenance("m2", "aaa")) for i in range(20)
+    ]
+    real = ranks_set("real", 15, 5, prefix="r", type="lookup")
+    calibration = results_document([("old", old), ("real", real)])
+    with pytest.raises(
+        InputError, match=r"synthetic questions of llm m1 .* does not carry to questions of llm m2"
+    ):
+        calibrate(results_document([("new", new)]), calibrate_on=calibration, now=NOW)
+    same = [
+        per_query(f"n{i}", "synthetic", rank=1, type="lookup", **_provenance("m1", "aaa")) for i in range(20)
+    ]
+    report = calibrate(results_document([("new", same)]), calibrate_on=calibration, now=NOW)
+    assert report.calibrated is not None
+
+
+def test_a_changed_corpus_is_noted_not_refused() -> None:
+    calibration = _calibration()
+    calibration["corpus"] = {**calibration["corpus"], "sha256": "1" * 64, "chunks": 2}
+    report = calibrate(_current(), calibrate_on=calibration, now=NOW)
+    assert report.calibrated is not None
+    assert any(
+        "the corpus changed since the calibration (2 chunks then, 3 now)" in n
+        for n in report.calibrated.notes
+    )
+
+
+def test_the_cli_refuses_another_retriever_with_one_line_and_exit_2(tmp_path: Path) -> None:
+    from support.cli import run
+
+    calibration = tmp_path / "a.json"
+    calibration.write_text(json.dumps(_with_fingerprint(_calibration(), name="hybrid")), encoding="utf-8")
+    current = tmp_path / "b.json"
+    current.write_text(json.dumps(_with_fingerprint(_current())), encoding="utf-8")
+    result = run("calibrate", str(current), "--calibrate-on", str(calibration))
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert "does not carry to bm25" in lines[0]
+    assert "costs no model call" in lines[0]
+
+
+# --- strata that do not match ----------------------------------------------------------------------
+
+
+def test_no_stratum_in_common_is_in_the_headline_of_every_format() -> None:
+    document = results_document(
+        [("syn", ranks_set("synthetic", 30, 10, prefix="s", type="extractive")),
+         ("real", ranks_set("real", 20, 20, prefix="r", type="conceptual"))]
+    )  # fmt: skip
+    report = calibrate(document, now=NOW)
+    assert "No stratum in common" in report.headline.text
+    assert "No stratum in common" in render(report, "markdown").split("\n\n")[0]
+    assert "No stratum in common" in json.loads(render(report, "json"))["headline"]["text"]
+    assert "No stratum in common" in render(report, "html")
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(report_table(report))
+    assert "No stratum in common" in console.export_text()
+
+
+# --- gates state their bound ------------------------------------------------------------------------
+
+
+def test_gates_report_the_interval_and_can_check_the_bound() -> None:
+    document = results_document(
+        [("syn", ranks_set("synthetic", 18, 2, prefix="s")), ("real", ranks_set("real", 14, 6, prefix="r"))]
+    )
+    point = calibrate(document, fail_under={"recall@10": 0.6}, now=NOW)
+    assert point.gates[0].passed
+    assert "(95% CI 0.481-0.855)" in point.gates[0].message
+    bound = calibrate(document, fail_under={"recall@10": 0.6}, gate_on="bound", now=NOW)
+    assert not bound.gates[0].passed
+    assert "its lower bound is under --fail-under 0.6" in bound.gates[0].message
+    gap_point = calibrate(document, max_gap=0.3, now=NOW)
+    gap_bound = calibrate(document, max_gap=0.3, gate_on="bound", now=NOW)
+    assert gap_point.gates[0].passed
+    assert not gap_bound.gates[0].passed
+    with pytest.raises(InputError, match="unknown gate_on 'upper'"):
+        calibrate(document, gate_on="upper", now=NOW)
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
