@@ -191,7 +191,7 @@ def test_language_and_type_columns_win_over_detection_and_rules(tmp_path: Path, 
     assert (query.language, query.type) == ("fr", "howto")
     assert "language_detected" not in query.metadata
     assert "type_rule" not in query.metadata
-    assert (query.field("form"), query.metadata["form_rule"]) == ("question", "question-mark")
+    assert query.field("form") == "question"
 
 
 def test_imported_queries_get_type_and_form_from_the_rules(tmp_path: Path, corpus_file: Path) -> None:

@@ -166,6 +166,30 @@ def test_a_run_naming_ids_the_corpus_lacks_is_warned_and_one_within_it_is_not():
     assert not any("ids that are not in the corpus" in w for w in clean.warnings)
 
 
+def test_a_query_without_type_or_form_gets_them_from_the_rules_and_its_own_labels_win():
+    # A BEIR or TREC set has no type: without one, no calibration stratum could match a synthetic set.
+    bare = GoldSet(
+        (
+            GoldQuery("q1", "Why does sync fail?", {"p1": 1}),
+            GoldQuery("q2", "reset password", {"p2": 1}, type="mine", metadata={"form": "chat"}),
+        ),
+        name="bare",
+    )
+    result = evaluate([bare], run=RUN, metrics=["recall@1"], by=("type", "form"))
+    first, second = result.gold_sets[0].queries
+    assert (first.type, first.field("form")) == ("troubleshooting", "question")
+    assert (second.type, second.field("form")) == ("mine", "chat")
+    assert "type_rule" not in first.fields  # no rule names: each would be one more slice of the report
+    slices = {(s.field, s.value): s.n for s in result.gold_sets[0].slices}
+    assert slices == {
+        ("type", "mine"): 1,
+        ("type", "troubleshooting"): 1,
+        ("form", "chat"): 1,
+        ("form", "question"): 1,
+    }
+    assert bare.queries[0].type is None  # the caller's gold set is left as it was
+
+
 def test_slicing_by_a_field_no_query_has_is_warned_naming_the_fields_present():
     with_source = GoldSet(
         (GoldQuery("q9", "x", {"p1": 1}, "real", metadata={"source": "chat"}),), name="other"
@@ -173,7 +197,7 @@ def test_slicing_by_a_field_no_query_has_is_warned_naming_the_fields_present():
     result = evaluate([GOLD, with_source], run=RUN, metrics=["recall@1"], by=("tpye", "language", "source"))
     assert result.warnings[0] == (
         "no query has the field 'tpye': its only slice is (none) "
-        "(fields present: origin, type, language, source)"
+        "(fields present: origin, type, language, form, source)"
     )
     assert not any("'language'" in w or "'source'" in w for w in result.warnings)
     assert [(s.field, s.value) for s in result.gold_sets[0].slices if s.field == "tpye"] == [("tpye", None)]

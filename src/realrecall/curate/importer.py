@@ -268,8 +268,8 @@ def _finish(
             detector = detector or LanguageDetector.for_languages(spec.languages)
             language, probability = detector.detect(draft.question)
             metadata["language_detected"] = round(probability, 3)
-        # A type column wins; a missing type and the form come from the same rules as for synthetic
-        # questions, each with the rule that gave it (type_rule, form_rule).
+        # A type column wins; a missing type (with the rule that gave it, type_rule) and the form come
+        # from the same rules as a synthetic question's.
         query = GoldQuery(
             query_id=draft.query_id,
             query=draft.question,

@@ -127,11 +127,11 @@ def load_type_rules(path: str | Path | None = None) -> TypeRules:
     return _parse(data, str(p))
 
 
-def label_query(query: GoldQuery, rules: TypeRules | None = None) -> GoldQuery:
+def label_query(query: GoldQuery, rules: TypeRules | None = None, *, record_rule: bool = True) -> GoldQuery:
     """``query`` with a missing ``type`` and ``form`` filled in by the rules (its own always win).
 
-    A filled-in label says which rule gave it (``type_rule``, ``form_rule``; ``default`` when none
-    matched), as ``gold import`` records it, so a reader can tell a derived label from a written one.
+    With ``record_rule``, a derived type names the rule that gave it (``type_rule``; ``default`` when
+    none matched), as ``gold import`` records it, so that a reader can tell it from a written one.
     """
     has_form = query.metadata.get("form") is not None
     if query.type is not None and has_form:
@@ -141,17 +141,22 @@ def label_query(query: GoldQuery, rules: TypeRules | None = None) -> GoldQuery:
     query_type = query.type
     if query_type is None:
         query_type, rule = rules.classify(query.query)
-        metadata["type_rule"] = rule or "default"
+        if record_rule:
+            metadata["type_rule"] = rule or "default"
     if not has_form:
-        metadata["form"], form_rule = rules.classify_form(query.query)
-        metadata["form_rule"] = form_rule or "default"
+        metadata["form"] = rules.classify_form(query.query)[0]
     return dataclasses.replace(query, type=query_type, metadata=metadata)
 
 
 def label_gold_set(gold: GoldSet, rules: TypeRules | None = None) -> GoldSet:
-    """``gold`` with every query labelled by :func:`label_query`; ``gold`` itself when none lacks one."""
+    """``gold`` with a missing type and form filled in, as evaluate does before slicing and scoring.
+
+    No rule name is recorded: every field of a query becomes a slice of the report, and the rule
+    names would add one of about ten values that says nothing about the retriever. ``gold`` itself
+    is returned when no query lacks a label.
+    """
     rules = rules or default_type_rules()
-    labelled = tuple(label_query(query, rules) for query in gold)
+    labelled = tuple(label_query(query, rules, record_rule=False) for query in gold)
     if all(new is old for new, old in zip(labelled, gold.queries, strict=True)):
         return gold
     return GoldSet(labelled, name=gold.name, path=gold.path)

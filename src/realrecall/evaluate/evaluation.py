@@ -72,8 +72,8 @@ def evaluate(
     _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
     # Strata match only if every query has a type and a form: a set without them (BEIR, TREC, an older
-    # synthetic set) gets them from the rules real and synthetic questions are typed by; a record's own
-    # labels win, and a derived one names its rule (type_rule, form_rule) in the per-query results.
+    # synthetic set) gets them from the rules real and synthetic questions are typed by (a record's
+    # own labels win).
     gold_sets = [label_gold_set(gold) for gold in gold_sets]
     if isinstance(metrics, str):
         metrics = [metrics]  # one metric named as a string, not its letters
