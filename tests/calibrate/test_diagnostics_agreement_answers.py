@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
-from scipy.stats import kendalltau
+from scipy.stats import bootstrap, kendalltau
 
 from calibrate.results_builder import per_query, ranks_set, results_document
-from realrecall.calibrate import answer_grid, calibrate, load_answers
+from realrecall.calibrate import answer_grid, calibrate, load_answers, rank_agreement
 from realrecall.errors import InputError
 from realrecall.evaluate.results import load_results
 
@@ -136,9 +137,145 @@ def test_rank_agreement_says_when_the_systems_differ_by_less_than_their_noise() 
              ("r", ranks_set("real", 20 + (i * 7) % 3, 20 - (i * 7) % 3, prefix="r"))],
             retriever=f"system{i}",
         )
-        for i in range(3)
+        for i in range(4)
     ]  # fmt: skip
     agreement = calibrate(documents).rank_agreement
     assert agreement is not None
     assert "On the real set the systems lie within 0.050 of each other" in agreement.advice
     assert "that order is mostly chance" in agreement.advice
+
+
+def systems_with(figures: list[tuple[int, int]], *, n_synthetic: int, n_real: int) -> list[dict]:
+    """One results document per system: (synthetic hits, real hits) found at rank 1, the rest missed."""
+    return [
+        results_document(
+            [("s", ranks_set("synthetic", s, n_synthetic - s, prefix="s")),
+             ("r", ranks_set("real", r, n_real - r, prefix="r"))],
+            retriever=name,
+        )
+        for name, (s, r) in zip(["bm25", "bm25-nostem", "title", "dense", "hybrid"], figures, strict=False)
+    ]  # fmt: skip
+
+
+def test_systems_the_synthetic_set_ties_are_reported_and_the_advice_does_not_send_you_to_it() -> None:
+    # The issue's case: synthetic 0.996 for bm25 and bm25 without stemming, real 0.820 and 0.797; the
+    # other systems well apart on both sets, in the same order (tau high).
+    figures = [(498, 246), (498, 239), (350, 120), (420, 180), (470, 210)]
+    agreement = rank_agreement(
+        [load_results(d) for d in systems_with(figures, n_synthetic=500, n_real=300)], "recall@10"
+    )
+    assert agreement is not None
+    assert agreement.tau >= 0.7
+    assert agreement.synthetic_ties == (("bm25", "bm25-nostem"),)
+    assert "use the synthetic set" not in agreement.advice.lower()
+    assert "bm25 and bm25-nostem (synthetic 0.996 and 0.996, real 0.820 and 0.797)" in agreement.advice
+    assert "Choose between tied systems on real questions" in agreement.advice
+    # Each system's interval is its Wilson interval, as for the headline.
+    bm25 = agreement.systems[0]
+    assert bm25.synthetic_interval is not None
+    assert bm25.synthetic_interval.method == "wilson"
+
+
+def test_without_ties_and_with_a_firm_tau_the_advice_is_to_compare_on_the_synthetic_set() -> None:
+    figures = [(480, 250), (350, 120), (420, 180), (300, 60), (200, 20)]
+    agreement = rank_agreement(
+        [load_results(d) for d in systems_with(figures, n_synthetic=500, n_real=300)], "recall@10"
+    )
+    assert agreement is not None
+    assert agreement.tau == pytest.approx(1.0)
+    assert agreement.synthetic_ties == ()
+    assert agreement.tau_interval is not None
+    assert agreement.tau_interval.low > 0.7
+    assert "Use the synthetic set to compare systems" in agreement.advice
+
+
+@pytest.mark.parametrize(
+    ("count", "why"),
+    [(2, "tau is +1 or -1 by construction"), (3, "a random order gives tau = 1 one time in 6")],
+)
+def test_no_advice_from_fewer_than_four_systems(count: int, why: str) -> None:
+    figures = [(480, 250), (350, 120), (200, 20)][:count]
+    agreement = rank_agreement(
+        [load_results(d) for d in systems_with(figures, n_synthetic=500, n_real=300)], "recall@10"
+    )
+    assert agreement is not None
+    assert agreement.tau == pytest.approx(1.0)
+    assert agreement.advice.startswith(f"No advice from {count} systems")
+    assert why in agreement.advice
+    assert "use the synthetic set" not in agreement.advice.lower()
+
+
+def test_tau_interval_equals_scipy_bootstrap_of_paired_query_resamples() -> None:
+    # Every system's mean recomputed on the same resampled query ids (synthetic and real drawn apart),
+    # tau from scipy on each resample: scipy.stats.bootstrap over the query indices is the oracle.
+    rng = np.random.default_rng(3)
+    systems, n_s, n_r = 5, 40, 30
+    s_ranks, r_ranks = rng.integers(1, 8, (n_s, systems)), rng.integers(1, 8, (n_r, systems))
+    results = [
+        load_results(results_document(
+            [("s", [per_query(f"s{i}", "synthetic", rank=int(s_ranks[i, j])) for i in range(n_s)]),
+             ("r", [per_query(f"r{i}", "real", rank=int(r_ranks[i, j])) for i in range(n_r)])],
+            retriever=f"system{j}",
+        ))
+        for j in range(systems)
+    ]  # fmt: skip
+    agreement = rank_agreement(results, "mrr@10", n_resamples=2000, seed=5)
+    synthetic, real = 1.0 / s_ranks, 1.0 / r_ranks
+
+    def tau_of_resample(i_s: np.ndarray, i_r: np.ndarray, axis: int) -> np.ndarray:
+        s_means = synthetic[i_s.astype(int)].mean(axis=-2).reshape(-1, systems)
+        r_means = real[i_r.astype(int)].mean(axis=-2).reshape(-1, systems)
+        taus = np.array([kendalltau(x, y).statistic for x, y in zip(s_means, r_means, strict=True)])
+        return taus if i_s.ndim > 1 else taus[0]
+
+    reference = bootstrap(
+        (np.arange(n_s), np.arange(n_r)), tau_of_resample, method="percentile", n_resamples=2000,
+        rng=np.random.default_rng(5),
+    ).confidence_interval  # fmt: skip
+    assert agreement is not None
+    assert agreement.tau_interval is not None
+    interval = agreement.tau_interval
+    assert (interval.low, interval.high) == pytest.approx((reference.low, reference.high), abs=1e-12)
+
+
+def test_resampled_taus_equal_scipy_kendalltau_row_by_row() -> None:
+    from realrecall.calibrate.statistics import kendall_tau_b
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 4, (200, 6)).astype(float)  # many ties, as resampled means of few queries have
+    y = rng.integers(0, 4, (200, 6)).astype(float)
+    x[0] = 1.0  # every value tied: tau undefined
+    ours = kendall_tau_b(x, y)
+    reference = np.array([kendalltau(a, b).statistic for a, b in zip(x, y, strict=True)])
+    assert np.isnan(ours[0])
+    assert np.isnan(reference[0])
+    assert ours[1:] == pytest.approx(reference[1:], abs=1e-12)
+
+
+def test_rank_agreement_renders_tau_interval_and_ties_in_every_format() -> None:
+    from realrecall.calibrate.report import render
+
+    figures = [(498, 246), (498, 239), (350, 120), (420, 180), (470, 210)]
+    report = calibrate(systems_with(figures, n_synthetic=500, n_real=300), metric="recall@10", by=[])
+    agreement = report.rank_agreement
+    assert agreement is not None
+    assert agreement.tau_interval is not None
+    ci = f"95% CI {agreement.tau_interval.low:+.2f} to {agreement.tau_interval.high:+.2f}"
+    for form in ("markdown", "html"):
+        text = render(report, form)
+        assert ci in text
+        assert "tied on synthetic" in text
+        assert "bm25-nostem" in text
+    data = json.loads(render(report, "json"))["rank_agreement"]
+    assert data["tau_ci"] == [agreement.tau_interval.low, agreement.tau_interval.high]
+    assert data["synthetic_ties"] == [["bm25", "bm25-nostem"]]
+    assert data["systems"][0]["synthetic_ci"] is not None
+    from rich.console import Console
+
+    from realrecall.calibrate.report import report_table
+
+    console = Console(width=200, record=True)
+    console.print(report_table(report))
+    table = console.export_text()
+    assert ci in table
+    assert "tied on synthetic" in table

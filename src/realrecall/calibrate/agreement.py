@@ -3,7 +3,18 @@
 Kendall's tau-b (``scipy.stats.kendalltau``) between the retrievers' means on the synthetic set and on
 the real set. Published studies find synthetic sets order systems much as real ones do (tau about 0.85
 on TREC DL 2023, Rahmani et al., SIGIR 2024) while overstating the absolute figures; hence the advice:
-use the synthetic set to compare systems, the real set to quote a figure.
+use the synthetic set to compare systems, the real set to quote a figure. Three things keep that
+advice honest:
+
+- **tau's interval**, from resampling queries: the query ids every system was evaluated on are drawn
+  with replacement (the synthetic and the real set apart), every system's mean is recomputed on the same
+  draw (paired), and so is tau; the percentile interval of those taus.
+- **no advice from fewer than 4 systems**: with 2, tau is +1 or -1 by construction, and a random order
+  gives tau = 1 half the time (1 in 6 with 3 systems); with 4 it is 1 in 24, under 5%.
+- **ties**: two systems whose synthetic figures each lie within the other's interval are tied on the
+  synthetic set, whatever tau says. The synthetic set cannot choose between them, so the advice never
+  sends you to it for that choice (the case that prompted this: synthetic 0.996 for bm25 and for bm25
+  without stemming, real 0.820 and 0.797).
 """
 
 from __future__ import annotations
@@ -11,59 +22,157 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 import numpy as np
 from scipy.stats import kendalltau
 
 from realrecall.calibrate.gap import metric_values
-from realrecall.evaluate.results import EvaluationResult, distinct_labels
+from realrecall.calibrate.statistics import (
+    Interval,
+    bootstrap_mean_matrix,
+    estimate_mean,
+    kendall_tau_b,
+)
+from realrecall.evaluate.metrics import is_binary
+from realrecall.evaluate.results import EvaluationResult, QueryResult, distinct_labels
 
-__all__ = ["RankAgreement", "SystemScore", "rank_agreement"]
+__all__ = ["MIN_SYSTEMS_FOR_ADVICE", "RankAgreement", "SystemScore", "rank_agreement"]
 
 # Below this tau the synthetic set is not trusted even for comparing systems.
 _GOOD_TAU = 0.7
+# Fewer systems: a random order reaches tau = 1 with probability 1/n! >= 1/6, so tau proves nothing.
+MIN_SYSTEMS_FOR_ADVICE = 4
+_ORIGINS = ("synthetic", "real")
+# The advice names this many tied pairs; the report's table lists every system's ties.
+_TIES_NAMED = 3
 
 
 @dataclass(frozen=True)
 class SystemScore:
-    """One retriever's mean on each set."""
+    """One retriever's mean on each set, with its interval (Wilson or bootstrap, as for the headline)."""
 
     name: str
     synthetic: float
     real: float
     n_synthetic: int
     n_real: int
+    synthetic_interval: Interval | None = None
+    real_interval: Interval | None = None
 
 
 @dataclass(frozen=True)
 class RankAgreement:
-    """Kendall's tau between the retrievers' order on the synthetic and the real set, with advice."""
+    """Kendall's tau between the retrievers' order on the synthetic and the real set, with advice.
+
+    ``tau_interval``: from resampling the queries every system shares (undefined when too few do).
+    ``synthetic_ties`` / ``real_ties``: pairs of system names whose figures on that set each lie
+    within the other's interval.
+    """
 
     metric: str
     systems: tuple[SystemScore, ...]
     tau: float
     p_value: float
     advice: str
+    tau_interval: Interval | None = None
+    synthetic_ties: tuple[tuple[str, str], ...] = ()
+    real_ties: tuple[tuple[str, str], ...] = ()
 
 
-def rank_agreement(results: Sequence[EvaluationResult], metric: str) -> RankAgreement | None:
+def rank_agreement(
+    results: Sequence[EvaluationResult],
+    metric: str,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> RankAgreement | None:
     """Agreement over the retrievers evaluated on both sets; None when fewer than two are."""
-    systems: list[SystemScore] = []
-    errors: dict[str, list[float]] = {"synthetic": [], "real": []}
+    rng = np.random.default_rng(seed)
+    binary = is_binary(metric)
+    named: list[tuple[str, np.ndarray, np.ndarray, dict[str, tuple[QueryResult, ...]]]] = []
     both = [item for item in results if item.of_origin("synthetic") and item.of_origin("real")]
     for item, name in zip(both, distinct_labels(both), strict=True):
         s = metric_values(item.of_origin("synthetic"), metric)
         r = metric_values(item.of_origin("real"), metric)
         if s.size and r.size:
-            systems.append(SystemScore(name, float(s.mean()), float(r.mean()), int(s.size), int(r.size)))
-            errors["synthetic"].append(_standard_error(s))
-            errors["real"].append(_standard_error(r))
-    if len(systems) < 2:
+            named.append((name, s, r, {origin: item.of_origin(origin) for origin in _ORIGINS}))
+    if len(named) < 2:
         return None
+    # tau's resamples are drawn first, from the seed, so they can be reproduced alone.
+    interval = _tau_interval([records for *_, records in named], metric, confidence, n_resamples, rng)
+    systems: list[SystemScore] = []
+    errors: dict[str, list[float]] = {"synthetic": [], "real": []}
+    for name, s, r, _ in named:
+        s_estimate, r_estimate = (
+            estimate_mean(v, binary=binary, confidence=confidence, n_resamples=n_resamples, rng=rng)
+            for v in (s, r)
+        )
+        systems.append(
+            SystemScore(
+                name, float(s.mean()), float(r.mean()), int(s.size), int(r.size),
+                s_estimate.interval, r_estimate.interval,
+            )
+        )  # fmt: skip
+        errors["synthetic"].append(_standard_error(s))
+        errors["real"].append(_standard_error(r))
     outcome = kendalltau([x.synthetic for x in systems], [x.real for x in systems])
     tau, p_value = float(outcome.statistic), float(outcome.pvalue)
-    advice = _advice(tau, len(systems)) + _noise_note(systems, errors)
-    return RankAgreement(metric, tuple(systems), tau, p_value, advice)
+    synthetic_ties, real_ties = _ties(systems, "synthetic"), _ties(systems, "real")
+    advice = _advice(tau, interval, systems, synthetic_ties) + _noise_note(systems, errors)
+    return RankAgreement(metric, tuple(systems), tau, p_value, advice, interval, synthetic_ties, real_ties)
+
+
+def _tau_interval(
+    records: Sequence[dict[str, tuple[QueryResult, ...]]],
+    metric: str,
+    confidence: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> Interval:
+    """Percentile interval of tau over paired resamples of the queries every system shares."""
+    draws = []
+    for origin in _ORIGINS:
+        values = _shared_values([system[origin] for system in records], metric)
+        if values.shape[0] < 2:
+            return Interval.undefined(confidence, "paired bootstrap")
+        draws.append(bootstrap_mean_matrix(values, n_resamples, rng))
+    taus = kendall_tau_b(draws[0], draws[1])
+    defined = taus[~np.isnan(taus)]
+    # A resample that ties every system on one set has no tau; with most resamples so, no interval.
+    if defined.size < n_resamples / 2:
+        return Interval.undefined(confidence, "paired bootstrap")
+    level = (1.0 - confidence) / 2.0
+    low, high = np.quantile(defined, [level, 1.0 - level])
+    return Interval(float(low), float(high), confidence, "paired bootstrap")
+
+
+def _shared_values(systems: Sequence[tuple[QueryResult, ...]], metric: str) -> np.ndarray:
+    """Queries (by gold set and query id) that every system has the metric for: queries x systems."""
+    indexed = [
+        {(q.gold_set, q.query_id): q.metrics[metric] for q in queries if metric in q.metrics}
+        for queries in systems
+    ]
+    shared = [key for key in indexed[0] if all(key in other for other in indexed[1:])]
+    return np.array([[values[key] for values in indexed] for key in shared], dtype=np.float64).reshape(
+        len(shared), len(systems)
+    )
+
+
+def _ties(systems: Sequence[SystemScore], origin: str) -> tuple[tuple[str, str], ...]:
+    """Pairs whose figures on ``origin`` each lie within the other's interval."""
+    pairs = []
+    for a, b in combinations(systems, 2):
+        a_interval, b_interval = getattr(a, f"{origin}_interval"), getattr(b, f"{origin}_interval")
+        if _within(getattr(a, origin), b_interval) and _within(getattr(b, origin), a_interval):
+            pairs.append((a.name, b.name))
+    return tuple(pairs)
+
+
+def _within(value: float, interval: Interval | None) -> bool:
+    # No interval (one query): nothing says the figures differ, so they count as tied.
+    return interval is None or not interval.defined or interval.low <= value <= interval.high
 
 
 def _standard_error(values: np.ndarray) -> float:
@@ -73,7 +182,7 @@ def _standard_error(values: np.ndarray) -> float:
 def _noise_note(systems: Sequence[SystemScore], errors: dict[str, list[float]]) -> str:
     # Figures closer together than about two standard errors are ordered by chance; tau then says little.
     notes = []
-    for origin in ("synthetic", "real"):
+    for origin in _ORIGINS:
         figures = [getattr(x, origin) for x in systems]
         spread, error = max(figures) - min(figures), float(np.median(errors[origin]))
         if spread < 2.0 * error:
@@ -84,18 +193,61 @@ def _noise_note(systems: Sequence[SystemScore], errors: dict[str, list[float]]) 
     return "".join(notes)
 
 
-def _advice(tau: float, count: int) -> str:
+def _advice(
+    tau: float, interval: Interval, systems: Sequence[SystemScore], ties: Sequence[tuple[str, str]]
+) -> str:
+    count = len(systems)
+    if count < MIN_SYSTEMS_FOR_ADVICE:
+        why = (
+            "with 2, tau is +1 or -1 by construction, and a random order gives +1 half the time"
+            if count == 2
+            else "tau can only be ±1 or ±1/3, and a random order gives tau = 1 one time in 6"
+        )
+        return (
+            f"No advice from {count} systems: {why}. Evaluate at least {MIN_SYSTEMS_FOR_ADVICE} systems "
+            "on both sets (then a random order gives tau = 1 one time in 24)."
+        )
     if math.isnan(tau):
         return "tau undefined (tied figures on one set): the sets cannot order these systems"
+    ci = (
+        f" ({interval.confidence * 100:g}% CI {interval.low:.2f} to {interval.high:.2f})"
+        if interval.defined
+        else ""
+    )
     small = (
         f" With only {count} systems tau is coarse; add configurations to firm it up." if count < 5 else ""
     )
-    if tau >= _GOOD_TAU:
+    tie_text = _tie_text(systems, ties)
+    if tau < _GOOD_TAU:
         return (
-            f"tau {tau:.2f}: the synthetic set orders systems like the real set. Use the synthetic set to "
-            f"compare systems and the real set to quote a figure.{small}"
+            f"tau {tau:.2f}{ci}: the synthetic set orders systems differently from the real set. Do not "
+            f"choose between systems on synthetic figures; compare them on real questions.{tie_text}{small}"
+        )
+    if ties:
+        # The order may agree, but the synthetic set cannot choose between tied systems.
+        return (
+            f"tau {tau:.2f}{ci}, but the synthetic set ties systems it cannot tell apart.{tie_text} "
+            f"Choose between tied systems on real questions; quote figures from the real set.{small}"
+        )
+    if interval.defined and interval.low <= 0.0:
+        return (
+            f"tau {tau:.2f}{ci}: the interval reaches {interval.low:.2f}, so this agreement may be chance. "
+            f"Compare systems on real questions until more queries or systems firm it up.{small}"
         )
     return (
-        f"tau {tau:.2f}: the synthetic set orders systems differently from the real set. Do not choose "
-        f"between systems on synthetic figures; compare them on real questions.{small}"
+        f"tau {tau:.2f}{ci}: the synthetic set orders systems like the real set. Use the synthetic set to "
+        f"compare systems and the real set to quote a figure.{small}"
     )
+
+
+def _tie_text(systems: Sequence[SystemScore], ties: Sequence[tuple[str, str]]) -> str:
+    if not ties:
+        return ""
+    by_name = {s.name: s for s in systems}
+    pairs = "; ".join(
+        f"{a} and {b} (synthetic {by_name[a].synthetic:.3f} and {by_name[b].synthetic:.3f}, "
+        f"real {by_name[a].real:.3f} and {by_name[b].real:.3f})"
+        for a, b in ties[:_TIES_NAMED]
+    )
+    more = f"; {len(ties) - _TIES_NAMED} more pairs in the table" if len(ties) > _TIES_NAMED else ""
+    return f" Tied on the synthetic set (each within the other's interval): {pairs}{more}."

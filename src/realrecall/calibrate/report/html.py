@@ -15,7 +15,15 @@ from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.report.svg import Bar, Series, gap_bars, histograms, line_chart
-from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows
+from realrecall.calibrate.report.text import (
+    AGREEMENT_HEADER,
+    agreement_line,
+    agreement_rows,
+    ci_text,
+    diagnostics_rows,
+    figure,
+    gap_rows,
+)
 
 __all__ = ["REAL_COLOUR", "SYNTHETIC_COLOUR", "render_html"]
 
@@ -207,11 +215,10 @@ def _agreement(report: CalibrationReport) -> list[str]:
     a = report.rank_agreement
     if a is None:
         return []
-    rows = [[s.name, figure(s.synthetic, 3), figure(s.real, 3)] for s in a.systems]
     return [
-        "<h2>Rank agreement</h2>",
-        f"<p>Kendall's tau = {figure(a.tau)} (p = {figure(a.p_value, 3)}). {escape(a.advice)}</p>",
-        _table(["system", f"synthetic {a.metric}", f"real {a.metric}"], rows),
+        f"<h2>Rank agreement on {escape(a.metric)}</h2>",
+        f"<p>{escape(agreement_line(a))} {escape(a.advice)}</p>",
+        _table(AGREEMENT_HEADER, agreement_rows(a)),
     ]
 
 

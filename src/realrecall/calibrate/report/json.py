@@ -89,12 +89,17 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             "metric": a.metric,
             "tau": _num(a.tau),
             "p_value": _num(a.p_value),
+            "tau_ci": None if a.tau_interval is None else _ci(a.tau_interval),
             "advice": a.advice,
             "systems": [
                 {"name": s.name, "synthetic": s.synthetic, "real": s.real, "n_synthetic": s.n_synthetic,
-                 "n_real": s.n_real}
+                 "n_real": s.n_real,
+                 "synthetic_ci": None if s.synthetic_interval is None else _ci(s.synthetic_interval),
+                 "real_ci": None if s.real_interval is None else _ci(s.real_interval)}
                 for s in a.systems
             ],
+            "synthetic_ties": [list(pair) for pair in a.synthetic_ties],
+            "real_ties": [list(pair) for pair in a.real_ties],
         }  # fmt: skip
     if report.answers is not None:
         grid = report.answers

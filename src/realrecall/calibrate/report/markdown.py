@@ -6,7 +6,16 @@ from collections.abc import Sequence
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
-from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows, signed
+from realrecall.calibrate.report.text import (
+    AGREEMENT_HEADER,
+    agreement_line,
+    agreement_rows,
+    ci_text,
+    diagnostics_rows,
+    figure,
+    gap_rows,
+    signed,
+)
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
 
@@ -51,13 +60,10 @@ def render_markdown(report: CalibrationReport) -> str:
             "",
             "## Rank agreement",
             "",
-            f"Kendall's tau = {figure(a.tau)} (p = {figure(a.p_value, 3)}).",
+            agreement_line(a),
             "",
         ]
-        lines += _table(
-            ["system", f"synthetic {a.metric}", f"real {a.metric}"],
-            [[s.name, figure(s.synthetic, 3), figure(s.real, 3)] for s in a.systems],
-        )
+        lines += _table(AGREEMENT_HEADER, agreement_rows(a))
         lines += ["", a.advice]
     if report.answers is not None:
         grid = report.answers

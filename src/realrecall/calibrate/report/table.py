@@ -12,7 +12,16 @@ from rich.text import Text
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.gap import SliceGap
-from realrecall.calibrate.report.text import ci_text, diagnostics_rows, figure, gap_rows, signed
+from realrecall.calibrate.report.text import (
+    AGREEMENT_HEADER,
+    agreement_line,
+    agreement_rows,
+    ci_text,
+    diagnostics_rows,
+    figure,
+    gap_rows,
+    signed,
+)
 
 __all__ = ["comparison_table", "report_table"]
 
@@ -55,11 +64,11 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
     parts.append(_diagnostics_table(report))
     if report.rank_agreement is not None:
         a = report.rank_agreement
-        table = Table(title=Text(f"rank agreement on {a.metric}: Kendall's tau {figure(a.tau)}"))
-        for column in ("system", "synthetic", "real"):
-            table.add_column(column, justify="left" if column == "system" else "right")
-        for s in a.systems:
-            table.add_row(*_plain(s.name, figure(s.synthetic, 3), figure(s.real, 3)))
+        table = Table(title=Text(f"rank agreement on {a.metric}: {agreement_line(a)}"))
+        for column in AGREEMENT_HEADER:
+            table.add_column(column, justify="left" if column in ("system", "tied on synthetic") else "right")
+        for row in agreement_rows(a):
+            table.add_row(*_plain(*row))
         parts += [table, Text(a.advice)]
     if report.answers is not None:
         grid = report.answers
