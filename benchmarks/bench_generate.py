@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
-from fake_openai import FakeOpenAI  # noqa: E402
 from generate.fakes import http_question_handler  # noqa: E402
 from realrecall.corpus import Chunk, Corpus  # noqa: E402
 from realrecall.generate import GenerateConfig, generate  # noqa: E402
 from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage  # noqa: E402
+from support.fake_openai import FakeOpenAI  # noqa: E402
 
 
 class SleepingClient:
@@ -41,7 +41,7 @@ class SleepingClient:
 
 
 def serve(delay: float, port_queue: multiprocessing.Queue) -> None:
-    import fake_openai
+    from support import fake_openai
 
     # The fake writes a reply's headers and body in two sends; with Nagle's algorithm on, the body
     # waits for the client's delayed ACK of the headers (about 40 ms a reply on Linux), which is

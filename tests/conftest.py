@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fake_openai import FakeOpenAI
+from support.fake_openai import FakeOpenAI
 from support.reference import find_reference_data
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from cli.harness import run_in_process
-from fake_openai import FakeOpenAI
 from generate.fakes import http_question_handler
+from support.fake_openai import FakeOpenAI
 
 PACKAGE = resources.files("realrecall")
 SAMPLE = PACKAGE.joinpath("data")

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI
 from generate.fakes import fill_disk_at, make_corpus
 from realrecall.errors import LLMError, OutputError, RealrecallError
 from realrecall.generate import BatchOptions, GenerateConfig, generate
 from realrecall.generate.batch import batch_state_path
 from realrecall.generate.store import GenerationStore
 from realrecall.llm import LLMConfig
+from support.fake_openai import FakeOpenAI
 
 
 def handler(body: dict[str, Any]) -> str:

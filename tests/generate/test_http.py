@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI
 from generate.fakes import http_question_handler, make_corpus
 from realrecall.corpus import Chunk, Corpus
 from realrecall.generate import GenerateConfig, generate
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from support import cli
+from support.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-placeholder-key"

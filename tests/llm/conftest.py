@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from fake_openai import FakeOpenAI
 from realrecall.llm import ChatRequest, LLMConfig
+from support.fake_openai import FakeOpenAI
 
 QUESTIONS_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from fake_openai import FakeOpenAI
 from realrecall.errors import InputError, LLMError
 from realrecall.llm import (
     BatchItemError,
@@ -20,6 +19,7 @@ from realrecall.llm import (
     submit_batch,
     write_batch_input,
 )
+from support.fake_openai import FakeOpenAI
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from fake_openai import FakeOpenAI
 from realrecall.errors import LLMCallError, LLMError
 from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage
+from support.fake_openai import FakeOpenAI
 
 
 def complete(client: OpenAIChatClient, request: ChatRequest) -> ChatResult:

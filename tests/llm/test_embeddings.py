@@ -8,9 +8,9 @@ import threading
 import numpy as np
 import pytest
 
-from fake_openai import FakeOpenAI, fake_embedding
 from realrecall.errors import InputError, LLMCallError
 from realrecall.llm import Embedder, LLMConfig, OpenAIEmbedder
+from support.fake_openai import FakeOpenAI, fake_embedding
 
 TEXTS = [f"text number {i} about topic {i % 3}" for i in range(10)]
 

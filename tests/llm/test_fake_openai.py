@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fake_openai import FakeOpenAI, fake_embedding
+from support.fake_openai import FakeOpenAI, fake_embedding
 
 
 def post_chat(base_url: str) -> dict:
@@ -44,7 +44,7 @@ def test_serves_32_requests_at_once() -> None:
 
 def test_runs_as_a_process_and_writes_its_port(tmp_path: Path) -> None:
     port_file = tmp_path / "port"
-    script = Path(__file__).resolve().parents[1] / "fake_openai.py"
+    script = Path(__file__).resolve().parents[1] / "support" / "fake_openai.py"
     process = subprocess.Popen(
         [sys.executable, str(script), "--port", "0", "--port-file", str(port_file)],
         stdout=subprocess.PIPE,

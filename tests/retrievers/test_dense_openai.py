@@ -1,7 +1,4 @@
-"""``dense`` through the OpenAI-compatible embedder against the HTTP fake on 127.0.0.1.
-
-Skips until both ``realrecall.llm`` (OpenAIEmbedder) and ``tests/fake_openai.py`` are in the tree.
-"""
+"""``dense`` through the OpenAI-compatible embedder against the HTTP fake on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -11,9 +8,7 @@ import pytest
 
 from realrecall.corpus import Corpus
 from realrecall.evaluate.retrievers import RunSettings, build_retriever
-
-fake_openai = pytest.importorskip("fake_openai", reason="tests/fake_openai.py is not in this tree yet")
-llm = pytest.importorskip("realrecall.llm.embeddings", reason="realrecall.llm is not in this tree yet")
+from support import fake_openai
 
 
 def test_dense_embeds_through_the_endpoint_once_and_then_from_the_cache(

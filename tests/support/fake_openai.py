@@ -21,7 +21,7 @@ answers that HTTP status with an OpenAI-style error body; the other kinds are de
 
 Also runnable as a process, for kill -9 tests and benchmarks::
 
-    python tests/fake_openai.py --port 0 --delay 0.2 --port-file /tmp/port
+    python tests/support/fake_openai.py --port 0 --delay 0.2 --port-file /tmp/port
 """
 
 from __future__ import annotations
