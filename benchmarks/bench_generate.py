@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests")]
 
-from generate.fakes import http_question_handler  # noqa: E402
 from realrecall.corpus import Chunk, Corpus  # noqa: E402
 from realrecall.generate import GenerateConfig, generate  # noqa: E402
 from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage  # noqa: E402
 from support.fake_openai import FakeOpenAI  # noqa: E402
+from support.questions import http_question_handler  # noqa: E402
 
 
 class SleepingClient:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from cli.harness import run_in_process
-from generate.fakes import http_question_handler
 from support.fake_openai import FakeOpenAI
+from support.questions import http_question_handler
 
 PACKAGE = resources.files("realrecall")
 SAMPLE = PACKAGE.joinpath("data")

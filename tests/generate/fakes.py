@@ -9,7 +9,6 @@ import re
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,6 +16,7 @@ from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import LLMError
 from realrecall.generate import store as store_module
 from realrecall.llm.types import ChatRequest, ChatResult, Usage
+from support.questions import question_for_seed
 
 Answer = str | Exception | ChatResult
 Handler = Callable[[ChatRequest], Answer]
@@ -39,56 +39,9 @@ def passage_of(request: ChatRequest) -> str:
     return ""
 
 
-EVERYDAY = [
-    "printer",
-    "wifi",
-    "refund",
-    "login",
-    "backup",
-    "folder",
-    "upload",
-    "calendar",
-    "storage",
-    "license",
-    "cable",
-    "battery",
-    "invoice",
-    "screen",
-    "laptop",
-    "phone",
-    "email",
-    "meeting",
-    "password",
-    "account",
-    "keyboard",
-    "mouse",
-    "desk",
-    "badge",
-    "parking",
-    "lunch",
-    "travel",
-    "expense",
-    "holiday",
-    "contract",
-    "salary",
-    "ticket",
-]
-
-
-def question_for_seed(seed: int) -> str:
-    """A question in everyday words that differs for each seed (so no two are near-duplicates)."""
-    w = [EVERYDAY[(seed >> shift) % len(EVERYDAY)] for shift in (0, 5, 10, 15, 20, 25)]
-    return f"why does my {w[0]} {w[1]} {w[2]} keep {w[3]} the {w[4]} {w[5]}? ({seed})"
-
-
 def paraphrase(request: ChatRequest) -> str:
     """A valid answer of the in-process fake client, different for each request seed."""
     return json.dumps({"question": question_for_seed(request.seed or 0)})
-
-
-def http_question_handler(body: dict[str, Any]) -> str:
-    """The same answers for the fake HTTP server, which hands its chat handler the request body."""
-    return json.dumps({"question": question_for_seed(int(body.get("seed") or 0))})
 
 
 class FakeChatClient:

@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from generate.fakes import EVERYDAY, http_question_handler
 from support import cli
 from support.fake_openai import FakeOpenAI
+from support.questions import EVERYDAY, http_question_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-placeholder-key"

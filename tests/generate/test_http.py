@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
-from generate.fakes import http_question_handler, make_corpus
+from generate.fakes import make_corpus
 from realrecall.corpus import Chunk, Corpus
 from realrecall.generate import GenerateConfig, generate
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from support import cli
 from support.fake_openai import FakeOpenAI
+from support.questions import http_question_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-placeholder-key"
