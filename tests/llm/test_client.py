@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from dataclasses import replace
 
 import pytest
 
 from realrecall.errors import LLMCallError, LLMError
 from realrecall.llm import ChatRequest, ChatResult, LLMConfig, OpenAIChatClient, Usage
-from support.fake_openai import FakeOpenAI
+from support.fake_openai import FakeOpenAI, answer_together
 
 
 def complete(client: OpenAIChatClient, request: ChatRequest) -> ChatResult:
@@ -316,18 +315,17 @@ def test_api_key_never_appears_in_error_repr_or_stats(
 def test_concurrent_completions_overlap(
     fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
 ) -> None:
-    fake_openai.delay = 0.3
-    client = OpenAIChatClient(config)
+    fake_openai.chat_handler = answer_together(16)  # no answer until all 16 are in flight at once
+    client = OpenAIChatClient(replace(config, timeout=60.0, max_attempts=1))
 
     async def many() -> list[ChatResult]:
         async with client:
             return await asyncio.gather(*(client.complete(question_request) for _ in range(16)))
 
-    started = time.monotonic()
     results = asyncio.run(many())
 
     assert len(results) == 16
-    assert time.monotonic() - started < 0.3 * 16 / 3
+    assert fake_openai.count("chat") == 16
 
 
 def test_one_client_serves_several_event_loops(

@@ -123,6 +123,21 @@ def default_chat_handler(body: dict[str, Any]) -> ChatAnswer:
     return json.dumps({"questions": [f"What does the passage say about {topic}?"]})
 
 
+def answer_together(parties: int, then: ChatHandler = default_chat_handler) -> ChatHandler:
+    """A chat handler that answers only once ``parties`` requests are being served at the same time.
+
+    Proves concurrency without timing anything: served one after another, the first request waits for
+    the others until the barrier gives up (30 s, on failure only) and is answered with a 500.
+    """
+    barrier = threading.Barrier(parties, timeout=30)
+
+    def handler(body: dict[str, Any]) -> ChatAnswer:
+        barrier.wait()
+        return then(body)
+
+    return handler
+
+
 class FakeOpenAI:
     """An OpenAI-compatible HTTP server in a daemon thread, with scripted answers and fault injection."""
 
