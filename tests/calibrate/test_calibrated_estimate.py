@@ -311,3 +311,26 @@ def test_gates_report_the_interval_and_can_check_the_bound() -> None:
 
 def _expit(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
+
+
+def test_a_sampled_synthetic_set_is_weighted_by_inverse_inclusion_probability() -> None:
+    # Generated from a sample: 10 questions stand for 100 chunks of "big" (p = 0.1) and 10 for the 10
+    # chunks of "small" (p = 1). The real set covers only "big"; "small" enters with its corpus share.
+    real = ranks_set("real", 30, 10, prefix="r", area="big")
+    synthetic = [
+        per_query(f"b{i}", "synthetic", rank=1 if i < 9 else None, area="big", inclusion_probability=0.1)
+        for i in range(10)
+    ]
+    synthetic += [
+        per_query(f"s{i}", "synthetic", rank=1 if i < 5 else None, area="small", inclusion_probability=1.0)
+        for i in range(10)
+    ]
+    report = calibrate(results_document([("syn", synthetic), ("real", real)]), calibrate_by="area", now=NOW)
+    calibrated = report.calibrated
+    assert calibrated is not None
+    weights = {s.value: s.weight for s in calibrated.strata}
+    assert weights == {"big": pytest.approx(100 / 110), "small": pytest.approx(10 / 110)}
+    unweighted = [{**r, "inclusion_probability": None} for r in synthetic]
+    plain = calibrate(results_document([("syn", unweighted), ("real", real)]), calibrate_by="area", now=NOW)
+    assert plain.calibrated is not None
+    assert {s.value: s.weight for s in plain.calibrated.strata}["small"] == pytest.approx(0.5)

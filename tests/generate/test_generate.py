@@ -523,3 +523,20 @@ def test_output_is_in_corpus_order_whatever_order_answers_arrive_in(output):
     generate(corpus, output, GenerateConfig(per_chunk=2, concurrency=8), client=ShuffledClient())
     expected = [f"syn-c{i}-{j}" for i in range(12) for j in range(2)]
     assert [r["query_id"] for r in read_records(output)] == expected
+
+
+def test_a_sampled_run_records_each_question_s_inclusion_probability_and_stratum(tmp_path: Path) -> None:
+    chunks = [Chunk(f"big{i}", f"Sentence number {i} about the large area of docs.", metadata={"area": "big"})
+              for i in range(30)]  # fmt: skip
+    chunks += [Chunk(f"small{i}", f"Sentence {i} about a small area here.", metadata={"area": "small"})
+               for i in range(2)]  # fmt: skip
+    output = tmp_path / "sampled.jsonl"
+    generate(
+        Corpus(tuple(chunks)), output, GenerateConfig(backend="extractive", sample=4, stratify_by="area")
+    )
+    records = read_records(output)
+    by_area = {record["area"]: record["inclusion_probability"] for record in records}
+    assert by_area == {"big": pytest.approx(3 / 30), "small": pytest.approx(1 / 2)}
+    unsampled = tmp_path / "all.jsonl"
+    generate(Corpus(tuple(chunks[:3])), unsampled, GenerateConfig(backend="extractive"))
+    assert all("inclusion_probability" not in record for record in read_records(unsampled))

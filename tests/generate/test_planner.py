@@ -10,7 +10,13 @@ from generate.fakes import make_corpus
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig, Shard, parse_shard, parse_weights
-from realrecall.generate.planner import plan_slots, sample_chunks, select_chunks, shard_chunks
+from realrecall.generate.planner import (
+    inclusion_probabilities,
+    plan_slots,
+    sample_chunks,
+    select_chunks,
+    shard_chunks,
+)
 
 GENERATOR = {"backend": "llm", "model": "m"}
 
@@ -26,11 +32,27 @@ def test_sample_is_stratified_by_document():
     assert Counter(chunk.metadata["document"] for chunk in sample) == {f"doc{i}": 5 for i in range(4)}
 
 
-def test_sample_uses_largest_remainders_for_uneven_strata():
+def test_sample_gives_every_stratum_one_then_the_rest_by_largest_remainders():
     chunks = [Chunk(f"a{i}", "x", metadata={"document": "a"}) for i in range(7)]
     chunks += [Chunk(f"b{i}", "x", metadata={"document": "b"}) for i in range(3)]
     sample = sample_chunks(chunks, 5, field="document", seed=0)
-    assert Counter(chunk.metadata["document"] for chunk in sample) == {"a": 4, "b": 1}
+    # One each, then 3 more over the remaining 6 and 2 chunks: 2.25 and 0.75, the remainder to b.
+    assert Counter(chunk.metadata["document"] for chunk in sample) == {"a": 3, "b": 2}
+
+
+def test_a_small_stratum_is_never_left_out_and_its_inclusion_probability_says_so():
+    chunks = [Chunk(f"a{i}", "x", metadata={"area": "big"}) for i in range(98)]
+    chunks += [Chunk(f"s{i}", "x", metadata={"area": "small"}) for i in range(2)]
+    config = GenerateConfig(sample=5, stratify_by="area")
+    corpus = Corpus(chunks)
+    sample = select_chunks(corpus, config)
+    assert Counter(chunk.metadata["area"] for chunk in sample) == {"big": 4, "small": 1}
+    probabilities = inclusion_probabilities(corpus, config)
+    assert probabilities["a0"] == pytest.approx(4 / 98)
+    assert probabilities["s0"] == pytest.approx(1 / 2)
+    # Horvitz-Thompson: the sampled chunks, weighted by 1/p, count as many chunks as the corpus has.
+    assert sum(1 / probabilities[c.id] for c in sample) == pytest.approx(100)
+    assert set(inclusion_probabilities(corpus, GenerateConfig()).values()) == {1.0}
 
 
 def test_sample_by_another_metadata_field_and_chunks_without_it():

@@ -60,6 +60,7 @@ __all__ = [
     "PooledGap",
     "Stratum",
     "calibrated_estimate",
+    "inclusion_weight",
     "parse_date",
     "pooled_gap",
     "random_effects",
@@ -215,9 +216,9 @@ def calibrated_estimate(
     cells = [
         _Cell(
             value,
-            metric_values(_member(calibration_real, by, value), metric),
-            metric_values(_member(calibration_synthetic, by, value), metric),
-            metric_values(_member(current, by, value), metric),
+            _Sample.of(_member(calibration_real, by, value), metric),
+            _Sample.of(_member(calibration_synthetic, by, value), metric),
+            _Sample.of(_member(current, by, value), metric),
             binary,
         )
         for value in values
@@ -331,9 +332,9 @@ class _Cell:
     """One stratum's per-query values: real and synthetic in the calibration, synthetic now."""
 
     value: Any
-    real: np.ndarray
-    calibration_synthetic: np.ndarray
-    synthetic: np.ndarray
+    real: _Sample
+    calibration_synthetic: _Sample
+    synthetic: _Sample
     binary: bool
 
     @property
@@ -375,46 +376,97 @@ class _Cell:
         return _expit(point), _expit_array(draws), BLENDED
 
 
-def _logit_mean(values: np.ndarray) -> float:
+@dataclass(frozen=True)
+class _Sample:
+    """One stratum's per-query values of one set, with their Horvitz-Thompson weights.
+
+    A synthetic question generated from a sample of chunks carries ``inclusion_probability`` p; its
+    weight is 1/p, so the mean (Hajek's weighted mean) estimates the whole corpus. ``n`` is the
+    effective sample size (Kish): what the weights leave of the count.
+    """
+
+    values: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def of(cls, records: Sequence[QueryResult], metric: str) -> _Sample:
+        chosen = [q for q in records if metric in q.metrics]
+        values = np.fromiter((q.metrics[metric] for q in chosen), dtype=np.float64, count=len(chosen))
+        weights = np.fromiter((inclusion_weight(q) for q in chosen), dtype=np.float64, count=len(chosen))
+        return cls(values, weights)
+
+    @property
+    def size(self) -> int:
+        return int(self.values.size)
+
+    @property
+    def total_weight(self) -> float:
+        return float(self.weights.sum())
+
+    @property
+    def n(self) -> float:
+        if self.size == 0:
+            return 0.0
+        return float(self.weights.sum() ** 2 / np.sum(self.weights**2))
+
+    def mean(self) -> float:
+        return float(np.sum(self.weights * self.values) / self.weights.sum())
+
+    def mean_variance(self) -> float:
+        """Variance of the weighted mean (the linearised Hajek variance; the plain one when unweighted)."""
+        if self.size < 2:
+            return 0.0
+        deviations = self.values - self.mean()
+        total = self.weights.sum()
+        return float(np.sum(self.weights**2 * deviations**2) / total**2 * self.size / (self.size - 1))
+
+
+def inclusion_weight(query: QueryResult) -> float:
+    """1/p for a question generated from a sample of chunks (``inclusion_probability`` p), else 1."""
+    probability = query.fields.get("inclusion_probability")
+    if isinstance(probability, int | float) and not isinstance(probability, bool) and 0 < probability <= 1:
+        return 1.0 / float(probability)
+    return 1.0
+
+
+def _logit_mean(sample: _Sample) -> float:
     """The logit of the mean, with half a count added on each side so that 0 and 1 stay finite."""
-    p = _smoothed(values)
+    p = _smoothed(sample)
     return math.log(p / (1.0 - p))
 
 
-def _smoothed(values: np.ndarray) -> float:
-    n = values.size
-    return float((values.sum() + 0.5) / (n + 1.0))
+def _smoothed(sample: _Sample) -> float:
+    return (sample.mean() * sample.n + 0.5) / (sample.n + 1.0)
 
 
-def _logit_variance(values: np.ndarray) -> float:
+def _logit_variance(sample: _Sample) -> float:
     """Delta-method variance of the logit of the mean: var(mean) / (p(1-p))^2."""
-    n = values.size
-    p = _smoothed(values)
-    binomial = p * (1.0 - p) / (n + 1.0)
-    observed = float(values.var(ddof=1)) / n if n > 1 else 0.0
+    p = _smoothed(sample)
+    binomial = p * (1.0 - p) / (sample.n + 1.0)
+    observed = sample.mean_variance()
     # All values equal (often the case in a small stratum) says little about the spread: take the
     # binomial variance at the smoothed mean, the largest values in [0, 1] can have.
     variance = observed if observed > 0 else binomial
     return variance / (p * (1.0 - p)) ** 2
 
 
-def _logit_draws(values: np.ndarray, binary: bool, n: int, rng: np.random.Generator) -> np.ndarray:
+def _logit_draws(sample: _Sample, binary: bool, n: int, rng: np.random.Generator) -> np.ndarray:
     if binary:
-        p = _beta_draws(values, n, rng)
+        p = _beta_draws(sample, n, rng)
         return np.log(p / (1.0 - p))
-    return _logit_mean(values) + math.sqrt(_logit_variance(values)) * rng.standard_normal(n)
+    return _logit_mean(sample) + math.sqrt(_logit_variance(sample)) * rng.standard_normal(n)
 
 
-def _mean_draws(values: np.ndarray, binary: bool, n: int, rng: np.random.Generator) -> np.ndarray:
+def _mean_draws(sample: _Sample, binary: bool, n: int, rng: np.random.Generator) -> np.ndarray:
     if binary:
-        return _beta_draws(values, n, rng)
-    return _expit_array(_logit_draws(values, binary, n, rng))
+        return _beta_draws(sample, n, rng)
+    return _expit_array(_logit_draws(sample, binary, n, rng))
 
 
-def _beta_draws(values: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
-    """Jeffreys posterior of a proportion, Beta(x + 1/2, n - x + 1/2), kept strictly inside (0, 1)."""
-    successes = float(values.sum())
-    draws = rng.beta(successes + 0.5, values.size - successes + 0.5, n)
+def _beta_draws(sample: _Sample, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Jeffreys posterior of a proportion, Beta(x + 1/2, n - x + 1/2) in effective counts, inside (0, 1)."""
+    successes = sample.mean() * sample.n
+    draws = rng.beta(successes + 0.5, sample.n - successes + 0.5, n)
     tiny = np.finfo(np.float64).tiny
     return np.clip(draws, tiny, 1.0 - np.finfo(np.float64).eps)
 
@@ -442,11 +494,17 @@ def _weights(cells: Sequence[_Cell], given: Mapping[Any, float] | None, by: str 
             raise InputError("the traffic weights sum to 0", hint="give positive weights")
         return [float(weight or 0.0) / total for weight in found]
     n_real = sum(c.real.size for c in cells)
-    n_synthetic = sum(c.synthetic.size for c in cells)
+    # The corpus mix: synthetic questions weighted by 1/p, so a sampled stratum counts for its size.
+    synthetic_total = sum(c.synthetic.total_weight for c in cells if c.synthetic.size)
     uncovered = [c for c in cells if c.real.size == 0]
-    u = sum(c.synthetic.size for c in uncovered) / n_synthetic if n_synthetic and uncovered else 0.0
+    u = (
+        sum(c.synthetic.total_weight for c in uncovered) / synthetic_total
+        if synthetic_total and uncovered
+        else 0.0
+    )
     return [
-        (1.0 - u) * c.real.size / n_real if c.real.size else c.synthetic.size / n_synthetic for c in cells
+        (1.0 - u) * c.real.size / n_real if c.real.size else c.synthetic.total_weight / synthetic_total
+        for c in cells
     ]
 
 

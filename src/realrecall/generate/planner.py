@@ -30,8 +30,10 @@ from realrecall.generate.config import GenerateConfig, Shard
 
 __all__ = [
     "Slot",
+    "allocate",
     "check_stratify_field",
     "chunk_language",
+    "inclusion_probabilities",
     "plan_slots",
     "sample_chunks",
     "select_chunks",
@@ -77,12 +79,27 @@ def sample_chunks(chunks: Sequence[Chunk], n: int, *, field: str, seed: int) -> 
     strata: dict[str, list[Chunk]] = defaultdict(list)
     for chunk in chunks:
         strata[stratum(chunk, field)].append(chunk)
-    quotas = _largest_remainder({name: len(members) for name, members in strata.items()}, n)
+    quotas = allocate({name: len(members) for name, members in strata.items()}, n)
     chosen: set[str] = set()
     for name, members in strata.items():
         ranked = sorted(members, key=lambda chunk: (_hash_int("sample", seed, chunk.id), chunk.id))
         chosen.update(chunk.id for chunk in ranked[: quotas[name]])
     return [chunk for chunk in chunks if chunk.id in chosen]
+
+
+def allocate(sizes: Mapping[str, int], n: int) -> dict[str, int]:
+    """How many of ``n`` sampled chunks each stratum gets: one each when there is room, so no stratum
+    is missing from the sample, then the rest in proportion to size (largest remainders).
+
+    Small strata are thereby over-sampled; their questions carry a higher inclusion probability and
+    count less in weighted figures, so the sample still estimates the corpus.
+    """
+    if n >= sum(sizes.values()):
+        return dict(sizes)
+    if n < len(sizes):
+        return _largest_remainder(sizes, n)
+    rest = _largest_remainder({name: size - 1 for name, size in sizes.items()}, n - len(sizes))
+    return {name: 1 + rest[name] for name in sizes}
 
 
 def _largest_remainder(sizes: Mapping[str, int], n: int) -> dict[str, int]:
@@ -94,6 +111,24 @@ def _largest_remainder(sizes: Mapping[str, int], n: int) -> dict[str, int]:
     for name in by_remainder[:left]:
         quotas[name] += 1
     return quotas
+
+
+def inclusion_probabilities(corpus: Corpus, config: GenerateConfig) -> dict[str, float]:
+    """Each sampled chunk's probability of being in the sample: its stratum's quota over its size.
+
+    Recorded on every synthetic question (``inclusion_probability``) so that figures over the sample
+    can be weighted by ``1/p`` (Horvitz-Thompson) to estimate the whole corpus: a stratum sampled at
+    1% counts ten times a stratum sampled at 10%. Without ``sample`` every chunk is in: p = 1.
+    """
+    chunks = list(corpus)
+    if config.sample is None or config.sample >= len(chunks):
+        return {chunk.id: 1.0 for chunk in chunks}
+    names = {chunk.id: stratum(chunk, config.stratify_by) for chunk in chunks}
+    sizes: dict[str, int] = defaultdict(int)
+    for name in names.values():
+        sizes[name] += 1
+    quotas = allocate(sizes, config.sample)
+    return {chunk_id: quotas[name] / sizes[name] for chunk_id, name in names.items()}
 
 
 def select_chunks(corpus: Corpus, config: GenerateConfig) -> list[Chunk]:

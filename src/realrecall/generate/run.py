@@ -14,8 +14,8 @@ import json
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
-from realrecall.generate.planner import Slot, plan_slots, select_chunks
+from realrecall.generate.planner import Slot, inclusion_probabilities, plan_slots, select_chunks
 from realrecall.generate.sources import (
     AnswerabilityJudge,
     Candidate,
@@ -64,6 +64,8 @@ class Setup:
     style: StyleExamples
     style_text: str
     generator: dict[str, Any]
+    inclusion: Mapping[str, float] = field(default_factory=dict)
+    """Chunk id -> probability of being in the sample (absent: 1, no sample)."""
 
 
 def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
@@ -113,6 +115,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         style=style,
         style_text=format_style_examples(style),
         generator=generator,
+        inclusion={k: p for k, p in inclusion_probabilities(corpus, config).items() if p < 1.0},
     )
 
 
@@ -507,12 +510,26 @@ class _Run:
             **requested,
             "form": form,
             "language": slot.language,
+            **self.sampled(slot),
             "provenance": provenance,
         }
         self.duplicates.add(slot.key, question, slot.language)
         if self.write:
             self.store.add_record(slot.key, record)
         self.added += 1
+
+    def sampled(self, slot: Slot) -> dict[str, Any]:
+        """A sampled chunk's inclusion probability and sample stratum, so figures can be weighted by 1/p."""
+        probability = self.setup.inclusion.get(slot.chunk.id)
+        if probability is None:
+            return {}
+        field_name = self.config.stratify_by
+        record: dict[str, Any] = {"inclusion_probability": probability}
+        value = slot.chunk.metadata.get(field_name)
+        # The chunk's value of the sample's stratum field travels too, so calibrate can stratify by it.
+        if value is not None and field_name not in ("query_id", "query", "gold", "origin", "type"):
+            record[field_name] = value
+        return record
 
     def fail(self, slot: Slot, outcome: str, reason: str, reasons: list[str], *, message: str = "") -> None:
         if not self.write:
