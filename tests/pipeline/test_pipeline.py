@@ -419,3 +419,16 @@ def test_the_demo_refuses_a_file_or_a_projects_folder_and_reruns_in_its_own(tmp_
     lines = demo_config_text(sample_data_dir()).splitlines(keepends=True)
     (earlier / "pipeline.toml").write_text(lines[0] + "".join(lines[2:]))
     check_demo_folder(earlier)
+
+
+def test_run_takes_retriever_options_from_the_command_line(tmp_path):
+    config = write_job(tmp_path, backend="extractive")
+    done = cli.run("run", str(config), "--retriever-option", "k1=1.7", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "realrecall-runs" / "results.json").read_text(encoding="utf-8"))
+    assert results["fingerprints"]["retriever"]["options"]["k1"] == 1.7
+    assert "k1=1.7" in results["retriever"]["description"]
+    wrong = cli.run("run", str(config), "--retriever-option", "k9=1", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert "k9" in wrong.stderr
+    assert len(wrong.stderr.strip().splitlines()) == 1

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 @app.command("run")
 def run_command(
     config: Annotated[Path, typer.Argument(help="pipeline.toml")],
+    retriever_option: Annotated[
+        list[str] | None,
+        typer.Option(help="Retriever option KEY=VALUE over [evaluate.retriever] (repeatable)."),
+    ] = None,
 ) -> None:
     """Run the scheduled job: incremental generate, evaluate on both sets, calibrate, record history."""
     with user_errors():
@@ -25,6 +29,13 @@ def run_command(
         from realrecall.pipeline.run import run_pipeline
 
         loaded = load_pipeline_config(config)
+        if retriever_option:
+            from dataclasses import replace
+
+            from realrecall.evaluate.retrievers import parse_option_assignments
+
+            given = parse_option_assignments(retriever_option)
+            loaded = replace(loaded, retriever_options={**loaded.retriever_options, **given})
         _show(run_pipeline(loaded, progress=note, on_warning=warn), loaded.history)
 
 
