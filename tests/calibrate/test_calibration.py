@@ -232,3 +232,16 @@ def test_evaluate_warnings_in_the_results_reach_every_report_format() -> None:
 def test_malformed_warnings_in_the_results_are_an_input_error() -> None:
     with pytest.raises(InputError, match='"warnings" must be a list of strings'):
         calibrate(hand_document() | {"warnings": "oops"}, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("right", "ranks"), [((False, False), (3, None)), ((False,), (None,)), ((False,), (2,))]
+)
+def test_every_answer_verdict_that_names_a_cause_states_its_k(right: tuple[bool, ...], ranks: tuple) -> None:
+    from realrecall.calibrate import answer_grid, load_results
+
+    records = load_results(
+        results_document([("r", [per_query(f"q{i}", "real", rank=rank) for i, rank in enumerate(ranks)])])
+    ).queries
+    grid = answer_grid(records, {f"q{i}": label for i, label in enumerate(right)}, k=5)
+    assert "top 5" in grid.verdict

@@ -93,7 +93,10 @@ def _verdict(counts: Mapping[str, int], k: int) -> str:
             f"work on answering (generation and context assembly): {assembly} of {wrong} wrong answers "
             f"had the evidence in the top {k}"
         )
-    return f"both halves: the {wrong} wrong answers split evenly between missing and unused evidence"
+    return (
+        f"both halves: the {wrong} wrong answers split evenly between evidence missing from the top {k} "
+        "and evidence there but unused"
+    )
 
 
 def _query_id(value: Any, path: Path, line: int) -> str:
