@@ -14,7 +14,7 @@ import pytest
 from realrecall.errors import GateFailed, InputError
 from realrecall.pipeline.config import load_pipeline_config
 from realrecall.pipeline.demo import run_demo
-from realrecall.pipeline.history import history_trend, load_history
+from realrecall.pipeline.history import HistoryRow, history_trend, load_history
 from realrecall.pipeline.run import run_pipeline
 from support import cli
 
@@ -104,9 +104,10 @@ def test_rerun_with_nothing_changed_sends_no_request_and_is_marked_unchanged(llm
     assert second.unchanged
     assert second.generation.kept == len(CHUNKS)
     rows = load_history(config.history)
-    assert [row["unchanged"] for row in rows] == [False, True]
-    assert rows[1]["figures"] == rows[0]["figures"]
-    assert rows[1]["generation"]["requests"] == 0
+    assert [row.unchanged for row in rows] == [False, True]
+    assert rows[1].figures == rows[0].figures
+    assert rows[1].generation.requests == 0
+    assert second.history_row == rows[1]
 
 
 def test_a_changed_chunk_is_the_only_one_sent_again(llm_job):
@@ -136,12 +137,14 @@ def test_pipeline_writes_results_reports_and_a_history_row(llm_job):
     html = result.report_paths["html"].read_text()
     assert result.report.headline.text.split(" (")[0] in html
     (row,) = load_history(config.history)
-    assert row["figures"]["metric"] == "recall@3"
-    assert row["figures"]["n_real"] == 3
-    assert row["figures"]["n_synthetic"] == 5
-    assert row["model"] == "test-model"
-    assert len(row["prompt_sha256"]) == 64
-    assert row["corpus_sha256"] == results["corpus"]["sha256"]
+    assert row.figures.metric == "recall@3"
+    assert row.figures.n_real == 3
+    assert row.figures.n_synthetic == 5
+    assert row.model == "test-model"
+    assert len(row.prompt_sha256 or "") == 64
+    assert row.corpus_sha256 == results["corpus"]["sha256"]
+    # The line on disk is the row's to_dict, with the keys every version wrote.
+    assert json.loads(config.history.read_text()) == row.to_dict()
 
 
 def test_a_failing_gate_is_recorded_then_raised(tmp_path):
@@ -151,7 +154,7 @@ def test_a_failing_gate_is_recorded_then_raised(tmp_path):
     with pytest.raises(GateFailed, match="recall@3"):
         run_pipeline(config)
     (row,) = load_history(config.history)
-    assert row["gates"] == [{"gate": "fail-under recall@3", "passed": False}]
+    assert [gate.to_dict() for gate in row.gates] == [{"gate": "fail-under recall@3", "passed": False}]
 
 
 def test_demo_runs_offline_and_a_second_run_is_unchanged(tmp_path):
@@ -176,7 +179,7 @@ def test_history_trend_flags_a_drop():
         {"time": "2026-11-08", "figures": {"metric": "recall@10", "real": 0.71, "synthetic": 0.9}},
         {"time": "2026-11-15", "figures": {"metric": "recall@10", "real": 0.62, "synthetic": 0.9}},
     ]
-    trend = history_trend(rows)
+    trend = history_trend([HistoryRow.from_dict(row) for row in rows])
     assert [row.drop for row in trend.rows] == [False, False, True]
     assert trend.drops[0].change == pytest.approx(-0.09)
 

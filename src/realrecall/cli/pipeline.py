@@ -90,10 +90,10 @@ def _show(result: PipelineResult, history: Path) -> None:
     from realrecall.calibrate.report.table import report_table
 
     out.print(report_table(result.report, warnings=False))  # printed as they came (on_warning=warn)
-    g = result.history_row["generation"]
+    g = result.history_row.generation
     note(
-        f"synthetic set: {g['added']} added, {g['kept']} kept, {g['removed']} removed, "
-        f"{g['requests']} requests" + (" (nothing changed since the last run)" if result.unchanged else ""),
+        f"synthetic set: {g.added} added, {g.kept} kept, {g.removed} removed, "
+        f"{g.requests} requests" + (" (nothing changed since the last run)" if result.unchanged else ""),
         style="",
     )
     for fmt, path in result.report_paths.items():

@@ -2,7 +2,7 @@
 
     run.py      run_pipeline: incremental generate, evaluate on both sets, calibrate, a history row
     config.py   load_pipeline_config: pipeline.toml, checked whole before any work
-    history.py  the append-only history of runs and the trend of the quoted figures
+    history.py  the append-only history of runs (typed rows) and the trend of the quoted figures
     demo.py     the offline demo on the bundled sample data
 
 Names are imported lazily, so ``realrecall history`` does not load the generator.
@@ -19,6 +19,7 @@ _LAZY = {
     "run_pipeline": "realrecall.pipeline.run",
     "PipelineConfig": "realrecall.pipeline.config",
     "load_pipeline_config": "realrecall.pipeline.config",
+    "HistoryRow": "realrecall.pipeline.history",
     "HistoryTrend": "realrecall.pipeline.history",
     "TrendRow": "realrecall.pipeline.history",
     "append_history": "realrecall.pipeline.history",
@@ -29,6 +30,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "HistoryRow",
     "HistoryTrend",
     "PipelineConfig",
     "PipelineResult",
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from realrecall.pipeline.config import PipelineConfig, load_pipeline_config
     from realrecall.pipeline.demo import check_demo_folder, run_demo
     from realrecall.pipeline.history import (
+        HistoryRow,
         HistoryTrend,
         TrendRow,
         append_history,

@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
 from realrecall.pipeline.config import PipelineConfig
-from realrecall.pipeline.history import append_history, load_history
+from realrecall.pipeline.history import (
+    GateRecord,
+    GenerationCounts,
+    HistoryFigures,
+    HistoryRow,
+    append_history,
+    load_history,
+)
 
 if TYPE_CHECKING:
     from realrecall.calibrate import CalibrationReport, Interval
@@ -34,7 +41,7 @@ class PipelineResult:
 
     generation: GenerateSummary
     report: CalibrationReport
-    history_row: Mapping[str, Any]
+    history_row: HistoryRow
     results_path: Path
     per_query_path: Path
     report_paths: Mapping[str, Path]
@@ -43,7 +50,7 @@ class PipelineResult:
 
     @property
     def unchanged(self) -> bool:
-        return bool(self.history_row["unchanged"])
+        return self.history_row.unchanged
 
 
 def run_pipeline(
@@ -123,7 +130,8 @@ def run_pipeline(
     history = load_history(config.history)
     row = _history_row(config, result.to_dict(), report, generation, now, history[-1] if history else None)
     for fmt, path in report_paths.items():
-        text = render_html(report, history=[*history, row]) if fmt == "html" else render(report, fmt)
+        rows = [past.to_dict() for past in (*history, row)]
+        text = render_html(report, history=rows) if fmt == "html" else render(report, fmt)
         write_report(text, path)
     append_history(config.history, row)
     if on_warning is not None:
@@ -177,48 +185,49 @@ def _history_row(
     report: CalibrationReport,
     generation: GenerateSummary,
     now: dt.datetime,
-    previous: Mapping[str, Any] | None,
-) -> dict[str, Any]:
+    previous: HistoryRow | None,
+) -> HistoryRow:
     generator = _generator_record(generation)
     fingerprint = _fingerprint(config, results, generator)
-    requests = sum(stage.requests for stage in generation.stages)
+    counts = GenerationCounts(
+        added=generation.added,
+        kept=generation.kept,
+        removed=generation.removed,
+        requests=sum(stage.requests for stage in generation.stages),
+        tokens_in=sum(stage.tokens_in for stage in generation.stages),
+        tokens_out=sum(stage.tokens_out for stage in generation.stages),
+    )
     overall = report.overall()
-    return {
-        "time": now.isoformat(timespec="seconds"),
-        "unchanged": previous is not None
-        and previous.get("fingerprint") == fingerprint
-        and requests == 0
-        and generation.added == 0
-        and generation.removed == 0,
-        "fingerprint": fingerprint,
-        "corpus_sha256": results["corpus"]["sha256"],
-        "prompt_sha256": generator.get("prompt_sha256"),
-        "model": generator.get("model"),
-        "retriever": results["retriever"]["description"],
-        "figures": {
-            "metric": report.metric,
-            "real": _number(overall.real.value),
-            "real_ci": _interval(overall.real.interval),
-            "synthetic": _number(overall.synthetic.value),
-            "gap": _number(overall.gap),
-            "calibrated": _number(report.calibrated.value) if report.calibrated else None,
-            "calibrated_on": report.calibrated.calibrated_on if report.calibrated else None,
-            "calibrated_stale": report.calibrated.stale if report.calibrated else None,
-            "n_real": overall.n_real,
-            "n_synthetic": overall.n_synthetic,
-        },
-        "overall": {g["name"]: g["overall"]["metrics"] for g in results["gold_sets"]},
-        "generation": {
-            "added": generation.added,
-            "kept": generation.kept,
-            "removed": generation.removed,
-            "requests": requests,
-            "tokens_in": sum(stage.tokens_in for stage in generation.stages),
-            "tokens_out": sum(stage.tokens_out for stage in generation.stages),
-        },
-        "gates": [{"gate": g.gate, "passed": g.passed} for g in report.gates],
-        "headline": report.headline.text,
-    }
+    calibrated = report.calibrated
+    return HistoryRow(
+        time=now.isoformat(timespec="seconds"),
+        unchanged=previous is not None
+        and previous.fingerprint == fingerprint
+        and counts.requests == 0
+        and counts.added == 0
+        and counts.removed == 0,
+        fingerprint=fingerprint,
+        corpus_sha256=results["corpus"]["sha256"],
+        prompt_sha256=generator.get("prompt_sha256"),
+        model=generator.get("model"),
+        retriever=results["retriever"]["description"],
+        figures=HistoryFigures(
+            metric=report.metric,
+            real=_number(overall.real.value),
+            real_ci=_interval(overall.real.interval),
+            synthetic=_number(overall.synthetic.value),
+            gap=_number(overall.gap),
+            calibrated=_number(calibrated.value) if calibrated else None,
+            calibrated_on=calibrated.calibrated_on if calibrated else None,
+            calibrated_stale=calibrated.stale if calibrated else None,
+            n_real=overall.n_real,
+            n_synthetic=overall.n_synthetic,
+        ),
+        overall={g["name"]: g["overall"]["metrics"] for g in results["gold_sets"]},
+        generation=counts,
+        gates=tuple(GateRecord(gate=g.gate, passed=g.passed) for g in report.gates),
+        headline=report.headline.text,
+    )
 
 
 def _generator_record(generation: GenerateSummary) -> dict[str, Any]:
@@ -233,5 +242,5 @@ def _number(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
 
 
-def _interval(interval: Interval) -> list[float] | None:
-    return [float(interval.low), float(interval.high)] if interval.defined else None
+def _interval(interval: Interval) -> tuple[float, float] | None:
+    return (float(interval.low), float(interval.high)) if interval.defined else None
