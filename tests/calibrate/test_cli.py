@@ -7,12 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from calibrate.results_builder import per_query, ranks_set, results_document
-from realrecall.cli import app
-
-runner = CliRunner()
+from support import cli
 
 
 @pytest.fixture
@@ -23,14 +20,14 @@ def results_file(write_results: Callable[..., Path]) -> Path:
 
 
 def test_calibrate_prints_the_headline_and_exits_zero(results_file: Path) -> None:
-    result = runner.invoke(app, ["calibrate", str(results_file)])
-    assert result.exit_code == 0, result.output
+    result = cli.run("calibrate", str(results_file))
+    assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[0].startswith("Quote real recall@10 = 0.67 (95% CI")
 
 
 def test_fail_under_crossed_exits_one_with_the_reason(results_file: Path) -> None:
-    result = runner.invoke(app, ["calibrate", str(results_file), "--fail-under", "recall@10=0.7"])
-    assert result.exit_code == 1
+    result = cli.run("calibrate", str(results_file), "--fail-under", "recall@10=0.7")
+    assert result.returncode == 1
     assert (
         "gate failed: real recall@10 = 0.667 (95% CI 0.488-0.808); the point is under --fail-under 0.7"
         in (result.stderr)
@@ -38,8 +35,8 @@ def test_fail_under_crossed_exits_one_with_the_reason(results_file: Path) -> Non
 
 
 def test_max_gap_crossed_exits_one(results_file: Path) -> None:
-    result = runner.invoke(app, ["calibrate", str(results_file), "--max-gap", "0.15"])
-    assert result.exit_code == 1
+    result = cli.run("calibrate", str(results_file), "--max-gap", "0.15")
+    assert result.returncode == 1
     assert (
         "overstates the real figure by 0.267 (95% CI +0.063 to +0.452); the point is over --max-gap 0.15"
         in (result.stderr)
@@ -47,27 +44,23 @@ def test_max_gap_crossed_exits_one(results_file: Path) -> None:
 
 
 def test_gates_that_hold_exit_zero(results_file: Path) -> None:
-    result = runner.invoke(
-        app, ["calibrate", str(results_file), "--fail-under", "recall@10=0.6", "--max-gap", "0.3"]
-    )
-    assert result.exit_code == 0, result.output
+    result = cli.run("calibrate", str(results_file), "--fail-under", "recall@10=0.6", "--max-gap", "0.3")
+    assert result.returncode == 0, result.stderr
 
 
 def test_bad_input_exits_two(results_file: Path, tmp_path: Path) -> None:
-    assert runner.invoke(app, ["calibrate", str(results_file), "--metric", "ndcg@3"]).exit_code == 2
-    assert runner.invoke(app, ["calibrate", str(results_file), "--fail-under", "recall@10"]).exit_code == 2
-    assert runner.invoke(app, ["calibrate", str(tmp_path / "missing.json")]).exit_code == 2
-    assert runner.invoke(app, ["calibrate"]).exit_code == 2
+    assert cli.run("calibrate", str(results_file), "--metric", "ndcg@3").returncode == 2
+    assert cli.run("calibrate", str(results_file), "--fail-under", "recall@10").returncode == 2
+    assert cli.run("calibrate", str(tmp_path / "missing.json")).returncode == 2
+    assert cli.run("calibrate").returncode == 2
 
 
 def test_report_file_format_follows_the_suffix_and_is_written_whole(
     results_file: Path, tmp_path: Path
 ) -> None:
     target = tmp_path / "out" / "report.json"
-    result = runner.invoke(
-        app, ["calibrate", str(results_file), "-o", str(target), "--fail-under", "recall@10=0.9"]
-    )
-    assert result.exit_code == 1  # the report is still written before the gate fails the job
+    result = cli.run("calibrate", str(results_file), "-o", str(target), "--fail-under", "recall@10=0.9")
+    assert result.returncode == 1  # the report is still written before the gate fails the job
     data = json.loads(target.read_text(encoding="utf-8"))
     assert data["headline"]["n_real"] == 30
     assert [p.name for p in target.parent.iterdir()] == ["report.json"]  # no temporary file left
@@ -82,12 +75,12 @@ def test_compare_command_writes_markdown(write_results: Callable[..., Path], tmp
     )
     b = write_results(b_doc)
     target = tmp_path / "compare.md"
-    result = runner.invoke(
-        app, ["compare", str(a), str(b), "--metric", "mrr@10", "--format", "markdown", "-o", str(target)]
+    result = cli.run(
+        "compare", str(a), str(b), "--metric", "mrr@10", "--format", "markdown", "-o", str(target)
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     text = target.read_text(encoding="utf-8")
-    assert text.splitlines()[0].startswith("dense vs bm25: mrr@10 1.000 vs 0.611")
+    assert text.splitlines()[0].startswith("dense vs bm25 on real queries: mrr@10 1.000 vs 0.611")
 
 
 def test_one_call_mode_evaluates_both_sets_then_calibrates(tmp_path: Path) -> None:
@@ -112,11 +105,10 @@ def test_one_call_mode_evaluates_both_sets_then_calibrates(tmp_path: Path) -> No
         f"r{i}": ["x", f"p{i}"] if i < 2 else ["x"] for i in range(4)
     }
     run.write_text("\n".join(json.dumps({"query_id": q, "ranked": ids}) for q, ids in ranked.items()))
-    result = runner.invoke(
-        app,
-        ["calibrate", "--synthetic", str(synthetic), "--real", str(real), "--run", str(run), "--k", "1,10"],
+    result = cli.run(
+        "calibrate", "--synthetic", str(synthetic), "--real", str(real), "--run", str(run), "--k", "1,10"
     )
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     assert "Quote real recall@10 = 0.50" in result.stdout
 
 
@@ -130,15 +122,13 @@ def test_bca_bootstrap_option_reaches_the_report(
         )
     )  # fmt: skip
     target = tmp_path / "report.json"
-    result = runner.invoke(
-        app, ["calibrate", str(ranked), "--bootstrap", "bca", "--metric", "mrr@10", "-o", str(target)]
-    )
-    assert result.exit_code == 0, result.output
+    result = cli.run("calibrate", str(ranked), "--bootstrap", "bca", "--metric", "mrr@10", "-o", str(target))
+    assert result.returncode == 0, result.stderr
     data = json.loads(target.read_text(encoding="utf-8"))
     assert data["headline"]["metric"] == "mrr@10"
     assert {s["real_method"] for s in data["overall"] if s["metric"] == "mrr@10"} == {"bootstrap-bca"}
-    bad = runner.invoke(app, ["calibrate", str(results_file), "--bootstrap", "studentized"])
-    assert bad.exit_code == 2
+    bad = cli.run("calibrate", str(results_file), "--bootstrap", "studentized")
+    assert bad.returncode == 2
 
 
 def test_origin_option_names_the_real_set_of_results_evaluated_without_origins(
@@ -155,11 +145,11 @@ def test_origin_option_names_the_real_set_of_results_evaluated_without_origins(
     for record in real_set["per_query"]:
         record["origin"] = None
     path = write_results(document)
-    refused = runner.invoke(app, ["calibrate", str(path)])
-    assert refused.exit_code == 2
+    refused = cli.run("calibrate", str(path))
+    assert refused.returncode == 2
     assert "--origin beir_real=real" in refused.stderr
-    result = runner.invoke(app, ["calibrate", str(path), "--origin", "beir_real=real"])
-    assert result.exit_code == 0, result.output
+    result = cli.run("calibrate", str(path), "--origin", "beir_real=real")
+    assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Quote real recall@10 = 0.60")
 
 
@@ -168,8 +158,8 @@ def test_answers_option_prints_the_grid_and_verdict(results_file: Path, tmp_path
     # r0..r19 were found at rank 1, r20..r29 were missed.
     rows = [f"r{i},{'false' if i >= 24 else 'true'}" for i in range(30)]
     answers.write_text("query_id,correct\n" + "\n".join(rows) + "\n", encoding="utf-8")
-    result = runner.invoke(app, ["calibrate", str(results_file), "--answers", str(answers), "-f", "markdown"])
-    assert result.exit_code == 0, result.output
+    result = cli.run("calibrate", str(results_file), "--answers", str(answers), "-f", "markdown")
+    assert result.returncode == 0, result.stderr
     assert "| Retrieval problem | 6 |" in result.stdout
     assert "| Lucky | 4 |" in result.stdout
     assert (
@@ -183,12 +173,11 @@ def test_calibrate_on_earlier_results_quotes_a_calibrated_figure_and_warns_when_
     regenerated = write_results(
         results_document([("new", ranks_set("synthetic", 27, 3, prefix="n", type="lookup"))])
     )
-    result = runner.invoke(
-        app,
-        ["calibrate", str(regenerated), "--calibrate-on", str(results_file), "--real-date", "2020-01-01",
-         "-f", "markdown"],
+    result = cli.run(
+        "calibrate", str(regenerated), "--calibrate-on", str(results_file), "--real-date", "2020-01-01",
+        "-f", "markdown",
     )  # fmt: skip
-    assert result.exit_code == 0, result.output
+    assert result.returncode == 0, result.stderr
     # The real set covers the only stratum (lookup) with 30 queries: its measured figure is the estimate.
     assert result.stdout.startswith(
         "Not measured on real questions: an estimate from synthetic questions corrected by the gap the "
