@@ -7,11 +7,11 @@ import io
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from support import process
 from support.cli import run_captured
 
 Snapshot = dict[str, tuple[object, ...]]
@@ -42,15 +42,7 @@ def run_in_process(args: Sequence[str], stdout: io.StringIO, stderr: io.StringIO
 
 def start_process(args: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[str]:
     """Start ``python -m realrecall ARGS`` as a real process (stdin closed, stdout/stderr piped)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "realrecall", *args],
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return process.start(*args, cwd=cwd, env=env)
 
 
 def finish_process(process: subprocess.Popen[str], timeout: float = 120) -> Outcome:

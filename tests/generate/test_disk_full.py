@@ -15,19 +15,15 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support import cli
-from support.fake_openai import FakeOpenAI
+from support import cli, process
 from support.questions import EVERYDAY, http_question_handler
 
-ROOT = Path(__file__).resolve().parents[2]
-KEY = "sk-test-placeholder-key"
 DISK_FULL = "cannot write the output: the disk is full; free some space or write the output elsewhere"
 
 pytestmark = pytest.mark.slow
@@ -101,14 +97,9 @@ def write_corpus(path: Path, numbers: range) -> Path:
     return path
 
 
-def run(
-    args: list[str], *, server: FakeOpenAI | None = None, script: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "OPENAI_API_KEY": KEY}
-    if server is not None:
-        env["OPENAI_BASE_URL"] = server.base_url
-    command = [sys.executable, "-c", script] if script else [sys.executable, "-m", "realrecall"]
-    return subprocess.run([*command, *args], env=env, capture_output=True, text=True, timeout=120)
+def run(args: list[str], *, script: str | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real process, with this test's environment (the fake endpoint's, where one runs)."""
+    return process.cli(*args, script=script, timeout=120)
 
 
 def records(path: Path) -> list[dict[str, Any]]:
@@ -159,7 +150,7 @@ def test_disk_full_with_the_model_backend_loses_no_paid_answer(tmp_path, small_d
     cache = disk / "synthetic.cache.jsonl"
     args = ["generate", "--corpus", str(corpus), "--output", str(output), "--concurrency", "4"]
 
-    done = run(args, server=fake_openai)
+    done = run(args)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     (line,) = done.stderr.strip().splitlines()
@@ -197,7 +188,7 @@ def test_batch_state_on_a_full_disk_stops_the_run_before_a_batch_is_paid_for(
     ]
     filler = fill(disk)
 
-    done = run(args, server=fake_openai)
+    done = run(args)
     assert_one_line_error(done, disk / "s.batch.json")
     assert (fake_openai.count("files"), fake_openai.count("batches")) == (0, 0)
 

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,9 +16,9 @@ from realrecall.generate import GenerateConfig, generate
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from support import cli
 from support.fake_openai import FakeOpenAI
+from support.process import start
 from support.questions import http_question_handler
 
-ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-placeholder-key"
 
 
@@ -144,17 +141,6 @@ def test_api_key_is_never_written(server, client, tmp_path):
         assert KEY not in path.read_text("utf-8"), path
 
 
-def run_cli(args: list[str], server: FakeOpenAI, **kwargs: Any) -> subprocess.Popen[bytes]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": str(ROOT / "src"),
-        "OPENAI_BASE_URL": server.base_url,
-        "OPENAI_API_KEY": KEY,
-    }
-    command = [sys.executable, "-m", "realrecall", "generate", *args]
-    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
-
-
 @pytest.mark.slow
 def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, tmp_path):
     corpus_path = tmp_path / "chunks.jsonl"
@@ -166,7 +152,7 @@ def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, 
     output = tmp_path / "synthetic.jsonl"
     args = ["--corpus", str(corpus_path), "--output", str(output), "--concurrency", "4"]
     server.delay = 0.05
-    process = run_cli(args, server)
+    process = start("generate", *args)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if output.exists() and len(output.read_bytes().splitlines()) >= 10:
@@ -180,16 +166,16 @@ def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, 
     sent_before = server.count("chat")
 
     server.delay = 0.0
-    finished = run_cli(args, server)
+    finished = start("generate", *args)
     stdout, stderr = finished.communicate(timeout=60)
-    assert finished.returncode == 0, stderr.decode()
+    assert finished.returncode == 0, stderr
     final = records(output)
     ids = [record["query_id"] for record in final]
     assert sorted(ids) == sorted(f"syn-k{i}-0" for i in range(60))
     # Answers received before the kill were cached; only those in flight (4) or still in the writer's
     # queue (at most as many again) may be asked twice.
     assert server.count("chat") - sent_before <= 60 - killed_at + 2 * 4
-    assert b"kept" in stdout
+    assert "kept" in stdout
 
 
 def test_cli_dry_run_sends_nothing(server, tmp_path):
