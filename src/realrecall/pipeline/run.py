@@ -130,8 +130,7 @@ def run_pipeline(
     history = load_history(config.history)
     row = _history_row(config, result.to_dict(), report, generation, now, history[-1] if history else None)
     for fmt, path in report_paths.items():
-        rows = [past.to_dict() for past in (*history, row)]
-        text = render_html(report, history=rows) if fmt == "html" else render(report, fmt)
+        text = render_html(report, history=[*history, row]) if fmt == "html" else render(report, fmt)
         write_report(text, path)
     append_history(config.history, row)
     if on_warning is not None:

@@ -6,13 +6,12 @@ CLI prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
-from realrecall.calibrate.report.html import render_html
+from realrecall.calibrate.report.html import HistoryRows, render_html
 from realrecall.calibrate.report.json import (
     comparison_to_dict,
     render_comparison_json,
@@ -47,11 +46,11 @@ COMPARISON_FORMATS: Mapping[str, Callable[[ComparisonReport], str]] = {
 }
 
 
-def render(report: CalibrationReport, format: str, *, history: Sequence[Mapping[str, Any]] = ()) -> str:
+def render(report: CalibrationReport, format: str, *, history: HistoryRows = ()) -> str:
     """The report as text in ``format`` (one of ``FORMATS``).
 
-    ``history`` (the scheduled job's history rows) adds a trend chart to the HTML report; the text
-    formats leave trends to ``realrecall pipeline history``.
+    ``history`` (the scheduled job's history rows, e.g. ``load_history(path)``) adds a trend chart to
+    the HTML report; the text formats leave trends to ``realrecall pipeline history``.
     """
     if format not in FORMATS:
         raise InputError(f"unknown format {format!r}", hint=f"choose from table, {', '.join(FORMATS)}")

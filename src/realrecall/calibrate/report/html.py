@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import Any, Protocol
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.report.svg import Bar, Series, gap_bars, histograms, line_chart
@@ -25,7 +25,17 @@ from realrecall.calibrate.report.text import (
     gap_rows,
 )
 
-__all__ = ["REAL_COLOUR", "SYNTHETIC_COLOUR", "render_html"]
+__all__ = ["REAL_COLOUR", "SYNTHETIC_COLOUR", "HistoryRows", "render_html"]
+
+
+class _Row(Protocol):
+    """A history row as ``realrecall.pipeline.history.HistoryRow`` is one (calibrate does not import it)."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+HistoryRows = Sequence[Mapping[str, Any] | _Row]
+"""The scheduled job's history rows: typed (``load_history``) or as their JSON objects."""
 
 REAL_COLOUR = "#1c7ed6"
 SYNTHETIC_COLOUR = "#e8590c"
@@ -51,7 +61,7 @@ tr.empty td { color: #999; }
 """
 
 
-def render_html(report: CalibrationReport, *, history: Sequence[Mapping[str, Any]] = ()) -> str:
+def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
     """One HTML document; the headline is the page title and its first visible line.
 
     ``history``: rows of the scheduled job's history file; with two or more, a trend chart of the
@@ -94,9 +104,10 @@ def render_html(report: CalibrationReport, *, history: Sequence[Mapping[str, Any
     )
 
 
-def _trend(history: Sequence[Mapping[str, Any]]) -> list[str]:
-    if len(history) < 2:
+def _trend(rows: HistoryRows) -> list[str]:
+    if len(rows) < 2:
         return []
+    history = [row if isinstance(row, Mapping) else row.to_dict() for row in rows]
     figures = [row.get("figures", {}) for row in history]
     metric = next((f.get("metric") for f in reversed(figures) if f.get("metric")), "figure")
 
