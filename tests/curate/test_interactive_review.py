@@ -5,25 +5,24 @@ from __future__ import annotations
 import io
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 from realrecall.curate import add_judgements, read_judgements
 from realrecall.gold import load_gold
+from support import process
 
 pexpect = pytest.importorskip("pexpect")
 
-ROOT = Path(__file__).resolve().parents[2]
 PROMPT = r"\[r\]elevant / \[n\]ot / \[s\]kip / \[q\]uit \? "
 
 
 def spawn(args: list[str], cwd: Path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"}
-    return pexpect.spawn(
-        sys.executable, ["-m", "realrecall", *args], cwd=str(cwd), env=env, encoding="utf-8", timeout=60
-    )
+    """The CLI as a real process on a pseudo-terminal (``support.process``'s command and environment)."""
+    env = process.environment({**os.environ, "NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"})
+    program, *arguments = process.command(args)
+    return pexpect.spawn(program, arguments, cwd=str(cwd), env=env, encoding="utf-8", timeout=60)
 
 
 def review_args(results: Path, per_query: Path, judgements: Path) -> list[str]:
