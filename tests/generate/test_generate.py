@@ -69,6 +69,11 @@ def test_records_are_gold_queries_with_provenance(corpus, output, fake_client):
     written = json.loads(summary.summary_path.read_text())
     assert written["stages"]["generation"]["requests"] == 12
     assert written["config"]["per_chunk"] == 2
+    # The generator's description travels in the summary as the file records it (keys in file order).
+    assert summary.generator == written["generator"]
+    assert summary.generator["model"] == "gpt-4o-mini"
+    assert summary.generator["prompt_sha256"] == provenance["prompt"]["sha256"]
+    assert list(written)[:4] == ["realrecall_version", "created", "config", "generator"]
 
 
 def test_requests_use_strict_json_schema_and_delimit_the_chunk(corpus, output, fake_client):

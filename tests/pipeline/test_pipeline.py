@@ -147,6 +147,23 @@ def test_pipeline_writes_results_reports_and_a_history_row(llm_job):
     assert json.loads(config.history.read_text()) == row.to_dict()
 
 
+def test_the_history_row_takes_the_generator_from_the_summary_not_its_file(llm_job, monkeypatch):
+    import realrecall.generate
+
+    real_generate = realrecall.generate.generate
+
+    def generate_then_lose_the_summary_file(*args, **kwargs):
+        summary = real_generate(*args, **kwargs)
+        summary.summary_path.unlink()
+        return summary
+
+    monkeypatch.setattr(realrecall.generate, "generate", generate_then_lose_the_summary_file)
+    config, _ = llm_job
+    row = run_pipeline(config).history_row
+    assert row.model == "test-model"
+    assert len(row.prompt_sha256 or "") == 64
+
+
 def test_a_failing_gate_is_recorded_then_raised(tmp_path):
     config = load_pipeline_config(
         write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')

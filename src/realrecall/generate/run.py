@@ -198,8 +198,7 @@ async def agenerate(
                 "realrecall_version": __version__,
                 "created": datetime.now(UTC).isoformat(timespec="seconds"),
                 "config": _config_record(config),
-                "generator": setup.generator,
-                **summary.to_dict(),
+                **summary.to_dict(),  # the generator's description first, as before
             },
             indent=2,
             ensure_ascii=False,
@@ -586,4 +585,5 @@ class _Run:
             style_example_ids=self.setup.style.ids,
             elapsed=elapsed,
             warnings=warnings,
+            generator=self.setup.generator,
         )

@@ -99,6 +99,8 @@ class GenerateSummary:
     (or to other parameters). ``filtered`` counts candidate questions rejected per filter (``overlap``,
     ``near_duplicate``, ``unanswerable``) and per invalid answer reason; ``shortfall`` maps a chunk id
     to how many of its questions are missing once the retry budget was spent or the endpoint failed.
+    ``generator`` describes what wrote the questions (backend, model, prompt hashes, parameters, style
+    example ids): the description that is part of every slot key, as the summary file records it.
     """
 
     output_path: Path
@@ -117,6 +119,7 @@ class GenerateSummary:
     style_example_ids: tuple[str, ...] = ()
     elapsed: float = 0.0
     warnings: tuple[str, ...] = ()  # e.g. the corpus-order rewrite left for the next run (no room)
+    generator: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -132,6 +135,7 @@ class GenerateSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "generator": dict(self.generator),
             "output": str(self.output_path),
             "backend": self.backend,
             "chunks": self.chunks,

@@ -186,7 +186,7 @@ def _history_row(
     now: dt.datetime,
     previous: HistoryRow | None,
 ) -> HistoryRow:
-    generator = _generator_record(generation)
+    generator = generation.generator
     fingerprint = _fingerprint(config, results, generator)
     counts = GenerationCounts(
         added=generation.added,
@@ -227,13 +227,6 @@ def _history_row(
         gates=tuple(GateRecord(gate=g.gate, passed=g.passed) for g in report.gates),
         headline=report.headline.text,
     )
-
-
-def _generator_record(generation: GenerateSummary) -> dict[str, Any]:
-    try:
-        return dict(json.loads(generation.summary_path.read_text(encoding="utf-8")).get("generator", {}))
-    except (OSError, ValueError):
-        return {}
 
 
 def _number(value: float | None) -> float | None:
