@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from realrecall.cli import calibrate as _calibrate  # noqa: F401
+from realrecall.cli import corpus as _corpus  # noqa: F401
 from realrecall.cli import evaluate as _evaluate  # noqa: F401
 from realrecall.cli import generate as _generate  # noqa: F401
 from realrecall.cli import gold as _gold  # noqa: F401

@@ -2,9 +2,12 @@
 
 Named on the command line as ``package.module:function`` (importable from the Python path) or
 ``path/to/file.py:function``; passed in Python as the callable itself. A hit may be an id (str or int),
-a mapping with an ``"id"`` key (e.g. a vector store's result dict) or an object with an ``.id``
-attribute (e.g. a LangChain/LlamaIndex node or a dataclass). Results are reduced to ids, duplicates
-dropped keeping the first, and cut to k. With ``workers`` > 1 the function is called from that many
+a mapping with an ``"id"`` key (e.g. a vector store's result dict), an object with an ``.id``
+attribute (e.g. a LangChain Document or a dataclass) or a LlamaIndex node (its ``node_id``); with the
+option ``id_field`` the chunk id is read from that key of the hit's ``metadata`` (or of the mapping)
+instead. Results are reduced to ids, duplicates dropped keeping the first, and cut to k. The name may
+also point at a LangChain retriever or vector store or a LlamaIndex retriever or index, which
+``frameworks`` adapts. With ``workers`` > 1 the function is called from that many
 threads at once (it must then be thread-safe); the order of the results never depends on it.
 
 Failures are the user's code, so they are :class:`UserCodeError` lines with the original exception as
@@ -51,6 +54,9 @@ class CustomOptions:
     function: Annotated[
         str | SearchFunction | None, "module:function or path/to/file.py:function (taken from --retriever)"
     ] = None
+    id_field: Annotated[
+        str | None, "metadata field (or dict key) of each hit that holds the chunk id (default: its id)"
+    ] = None
 
 
 class RetrieverQueryError(UserCodeError):
@@ -61,15 +67,24 @@ class RetrieverQueryError(UserCodeError):
     """
 
     def __init__(
-        self, what: str, *, retriever: str, query: str, position: int, hint: str, query_id: str | None = None
+        self,
+        what: str,
+        *,
+        retriever: str,
+        query: str,
+        position: int,
+        hint: str,
+        query_id: str | None = None,
+        kind: str = "custom retriever",
     ) -> None:
         self.what = what
         self.retriever = retriever
         self.query = query
         self.position = position
         self.query_id = query_id
+        self.kind = kind
         label = f"{_shorten(query)!r}" if query_id is None else f"{query_id!r} ({_shorten(query)!r})"
-        super().__init__(f"custom retriever {retriever} {what} for query {label}", hint=hint)
+        super().__init__(f"{kind} {retriever} {what} for query {label}", hint=hint)
 
     def for_query_id(self, query_id: str) -> RetrieverQueryError:
         """The same error naming the query by its id too."""
@@ -80,6 +95,7 @@ class RetrieverQueryError(UserCodeError):
             position=self.position,
             hint=self.hint or "",
             query_id=query_id,
+            kind=self.kind,
         )
 
 
@@ -87,7 +103,8 @@ class FunctionRetriever:
     """A ``Retriever`` over a per-query search function (see the module docstring).
 
     ``query_timeout``: seconds one call may run before the query fails with a one-line error
-    (None, the default: no limit).
+    (None, the default: no limit). ``kind`` and ``fix_hint`` word those errors for callers that wrap
+    their own code, not the user's (the vector-store retrievers: ``retriever chroma raised ...``).
     """
 
     def __init__(
@@ -97,6 +114,9 @@ class FunctionRetriever:
         name: str | None = None,
         workers: int = 1,
         query_timeout: float | None = None,
+        kind: str = "custom retriever",
+        fix_hint: str = "fix the function (run with --debug for its traceback)",
+        id_field: str | None = None,
     ) -> None:
         if not callable(function):
             raise InputError(f"custom retriever {name or function!r} is not callable")
@@ -105,6 +125,9 @@ class FunctionRetriever:
         self._function = function
         self._workers = workers
         self._timeout = query_timeout
+        self._kind = kind
+        self._fix_hint = fix_hint
+        self._id_field = id_field
         self.name = name or _qualified_name(function)
         self.description = f"custom function {self.name} (workers={workers})"
 
@@ -133,6 +156,7 @@ class FunctionRetriever:
                 query=query,
                 position=position,
                 hint="make the function faster, or allow more time per query (query timeout)",
+                kind=self._kind,
             ) from None
         except (Exception, SystemExit) as exc:  # sys.exit() in a retriever is its failure, not ours
             # The user's bug: one line here, its traceback kept as the cause (shown with --debug).
@@ -141,10 +165,13 @@ class FunctionRetriever:
                 retriever=self.name,
                 query=query,
                 position=position,
-                hint="fix the function (run with --debug for its traceback)",
+                hint=self._fix_hint,
+                kind=self._kind,
             ) from exc
         try:
-            return normalise_hits(hits, k, source=self.name, query=query, position=position)
+            return normalise_hits(
+                hits, k, source=self.name, query=query, position=position, id_field=self._id_field
+            )
         except RetrieverQueryError:
             raise
         except (Exception, SystemExit) as exc:  # a generator of hits, or a hit's .id, can raise as it is read
@@ -153,7 +180,8 @@ class FunctionRetriever:
                 retriever=self.name,
                 query=query,
                 position=position,
-                hint="fix the function (run with --debug for its traceback)",
+                hint=self._fix_hint,
+                kind=self._kind,
             ) from exc
 
     def _call(self, query: str, k: int) -> Any:
@@ -180,15 +208,39 @@ class FunctionRetriever:
 
 
 def build_custom(corpus: Corpus, options: CustomOptions, settings: RunSettings) -> FunctionRetriever:
-    """The function of ``options`` (a callable, or a ``module:function`` name to import) as a retriever."""
+    """The function of ``options`` (a callable, or a ``module:function`` name to import) as a retriever.
+
+    A LangChain or LlamaIndex object, named or given, becomes a ``FrameworkRetriever``.
+    """
+    from realrecall.evaluate.retrievers.frameworks import framework_retriever
+
     target = options.function
     if target is None:
         raise InputError("no custom retriever function given", hint="give --retriever module:function")
-    if isinstance(target, str):
-        return FunctionRetriever(
-            load_function(target), name=target, workers=settings.workers, query_timeout=settings.query_timeout
+    name = target if isinstance(target, str) else None
+    found: object = load_object(target) if isinstance(target, str) else target
+    adapted = framework_retriever(
+        found,
+        name=name,
+        id_field=options.id_field,
+        workers=settings.workers,
+        query_timeout=settings.query_timeout,
+    )
+    if adapted is not None:
+        return adapted
+    if not callable(found):
+        raise InputError(
+            f"{name or 'the custom retriever'!r} is a {type(found).__name__}, not a function",
+            hint="name a function f(query, k), a LangChain retriever or vector store, or a LlamaIndex "
+            "retriever",
         )
-    return FunctionRetriever(target, workers=settings.workers, query_timeout=settings.query_timeout)
+    return FunctionRetriever(
+        found,
+        name=name,
+        workers=settings.workers,
+        query_timeout=settings.query_timeout,
+        id_field=options.id_field,
+    )
 
 
 # Not a name in the registry's table: any name with a colon, or a callable, is built by this entry.
@@ -212,8 +264,10 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def normalise_hits(hits: object, k: int, *, source: str, query: str, position: int = 0) -> list[str]:
-    """The ids of ``hits`` in order, first occurrence kept, at most ``k``."""
+def normalise_hits(
+    hits: object, k: int, *, source: str, query: str, position: int = 0, id_field: str | None = None
+) -> list[str]:
+    """The ids of ``hits`` in order, first occurrence kept, at most ``k`` (``id_field``: see ``_hit_id``)."""
     if isinstance(hits, str | bytes | Mapping) or not isinstance(hits, Iterable):
         raise RetrieverQueryError(
             f"returned {type(hits).__name__}",
@@ -225,14 +279,14 @@ def normalise_hits(hits: object, k: int, *, source: str, query: str, position: i
     ids: list[str] = []
     seen: set[str] = set()
     for number, hit in enumerate(hits, start=1):
-        chunk_id = _hit_id(hit)
+        chunk_id = _hit_id(hit, id_field)
         if chunk_id is None:
             raise RetrieverQueryError(
-                f"returned a {type(hit).__name__} as hit {number}",
+                _no_id(hit, number, id_field),
                 retriever=source,
                 query=query,
                 position=position,
-                hint="each hit must be an id (str), a dict with an 'id', or an object with an .id",
+                hint=_no_id_hint(hit, id_field),
             )
         if chunk_id not in seen:
             seen.add(chunk_id)
@@ -242,15 +296,61 @@ def normalise_hits(hits: object, k: int, *, source: str, query: str, position: i
     return ids
 
 
-def _hit_id(hit: object) -> str | None:
-    value = hit.get("id") if isinstance(hit, Mapping) else getattr(hit, "id", hit)
+def _hit_id(hit: object, id_field: str | None = None) -> str | None:
+    """A hit's chunk id: the hit itself, its ``"id"``/``.id``, a LlamaIndex node's ``node_id``; with
+    ``id_field``, that key of its ``metadata`` (a Document's, a node's) or of the mapping itself."""
+    node = getattr(hit, "node", hit)  # a LlamaIndex NodeWithScore holds its node
+    value: object
+    if id_field is not None:
+        metadata = hit if isinstance(hit, Mapping) else getattr(node, "metadata", None)
+        value = None
+        if isinstance(metadata, Mapping):
+            value = metadata.get(id_field)
+            inner = metadata.get("metadata")
+            if value is None and isinstance(inner, Mapping):
+                value = inner.get(id_field)
+    elif isinstance(hit, Mapping):
+        value = hit.get("id")
+    elif hasattr(node, "node_id") and not hasattr(node, "id"):
+        value = node.node_id
+    else:
+        value = getattr(hit, "id", hit)
     if isinstance(value, bool) or not isinstance(value, str | int):
         return None
     return str(value)
 
 
+def _no_id(hit: object, number: int, id_field: str | None) -> str:
+    node = getattr(hit, "node", hit)
+    if id_field is not None and (isinstance(hit, Mapping) or hasattr(node, "metadata")):
+        return f"returned hit {number} ({type(hit).__name__}) without a metadata field {id_field!r}"
+    if hasattr(node, "metadata"):
+        return f"returned hit {number} ({type(hit).__name__}) without an id"
+    return f"returned a {type(hit).__name__} as hit {number}"
+
+
+def _no_id_hint(hit: object, id_field: str | None) -> str:
+    if id_field is not None:
+        return f"store the chunk id in each hit's metadata as {id_field!r}, or fix id_field"
+    if hasattr(getattr(hit, "node", hit), "metadata"):
+        return (
+            "add the chunks with their ids (ids=[...]), or name the metadata field holding the chunk id: "
+            "--retriever-option id_field=NAME"
+        )
+    return "each hit must be an id (str), a dict with an 'id', or an object with an .id"
+
+
 def load_function(spec: str) -> SearchFunction:
     """Import ``module:function`` or ``path/to/file.py:function`` and return the callable."""
+    found = load_object(spec)
+    if not callable(found):
+        raise InputError(f"{spec!r} is a {type(found).__name__}, not a function", hint="name a function")
+    function: SearchFunction = found
+    return function
+
+
+def load_object(spec: str) -> object:
+    """Import ``module:name`` or ``path/to/file.py:name`` and return what the name holds."""
     target, _, attribute = spec.rpartition(":")
     if not target or not attribute:
         raise InputError(
@@ -265,10 +365,8 @@ def load_function(spec: str) -> SearchFunction:
                 hint=f"define def {attribute}(query: str, k: int) there, or fix the name",
             )
         module = getattr(module, part)
-    if not callable(module):
-        raise InputError(f"{spec!r} is a {type(module).__name__}, not a function", hint="name a function")
-    function: SearchFunction = module
-    return function
+    found: object = module
+    return found
 
 
 def _is_path(target: str) -> bool:
@@ -336,13 +434,23 @@ def _import_failed(exc: BaseException, spec: str, what: str, path: Path | None) 
         )
     where, line = _where(exc, path)
     hint = (
-        "install the missing package, or fix the import"
+        _missing_package_hint(exc)
         if isinstance(exc, ImportError)
         else "fix the code that runs at import (run with --debug for its traceback)"
     )
     return UserCodeError(
         f"custom retriever {spec!r}: {what}: {_describe(exc)}", path=where, line=line, hint=hint
     )
+
+
+def _missing_package_hint(exc: ImportError) -> str:
+    """Name the extra that installs a missing framework (LangChain, LlamaIndex), else the general fix."""
+    from realrecall.evaluate.retrievers.frameworks import EXTRAS, extra_for_module
+
+    framework = extra_for_module(exc.name or "")
+    if framework is not None:
+        return f"pip install '{EXTRAS[framework][1]}'"
+    return "install the missing package, or fix the import"
 
 
 def _where(exc: BaseException, path: Path | None) -> tuple[str | None, int | None]:

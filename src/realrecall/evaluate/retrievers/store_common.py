@@ -1,0 +1,222 @@
+"""What the vector-store retrievers (``chroma``, ``lancedb``, ``qdrant``) share.
+
+Each store is one module holding its options, its retriever and its corpus export; this one holds
+what they do alike:
+
+- ``require``: the store's client library, imported only when the store is used; a missing one is one
+  line naming the extra to install (``pip install 'realrecall[chroma]'``).
+- ``query_embedder``: how queries become vectors when the store's own embedding function is not used:
+  a Python ``Embedder``, or an OpenAI-compatible endpoint's model (``realrecall.llm.OpenAIEmbedder``).
+- ``StoreRetriever``: embeds each batch of queries in one call, then asks the store one query at a
+  time through ``FunctionRetriever``, so ``RunSettings.workers`` threads and the per-query
+  ``query_timeout`` work as they do for a custom function.
+- ``record_id`` / ``field_value`` / ``plain_metadata``: a store record as a chunk (its id, or a
+  metadata field named by ``id_field``; metadata as JSON values).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.base import Embedder, check_k, check_queries
+from realrecall.evaluate.retrievers.options import RunSettings
+
+__all__ = [
+    "StoreExport",
+    "StoreRetriever",
+    "chunk_record",
+    "field_value",
+    "plain_metadata",
+    "query_embedder",
+    "record_id",
+    "require",
+]
+
+# One store query: (query text, its vector or None when the store embeds it, k) -> ranked chunk ids.
+SearchOne = Callable[[str, "np.ndarray | None", int], list[str]]
+
+
+def require(module: str, *, extra: str, store: str) -> ModuleType:
+    """Import a store's client library, or say in one line which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise InputError(
+            f"the {store} store needs the {module} package, which is not installed ({exc})",
+            hint=f"pip install 'realrecall[{extra}]'",
+        ) from exc
+
+
+def query_embedder(
+    *,
+    embedder: Embedder | None,
+    embed_model: str | None,
+    base_url: str | None,
+    llm_config: Any,
+    settings: RunSettings,
+) -> Embedder | None:
+    """The query embedder: the Python one, else the endpoint's ``embed_model``, else None (the store's).
+
+    Query vectors go through the embedding cache like the dense retriever's, so a repeated run asks
+    the endpoint nothing new.
+    """
+    from realrecall.evaluate.retrievers.dense import with_cache
+
+    if embedder is not None:
+        return with_cache(embedder, settings)
+    if not embed_model:
+        return None
+    # Imported here so realrecall.llm (and openai) load only when an endpoint embeds the queries.
+    from realrecall.llm import LLMConfig
+    from realrecall.llm.embeddings import OpenAIEmbedder
+
+    config = llm_config if llm_config is not None else LLMConfig(base_url=base_url)
+    endpoint: Embedder = OpenAIEmbedder(embed_model, config)
+    return with_cache(endpoint, settings)
+
+
+class StoreRetriever:
+    """A ``Retriever`` over a store's one-query search (see the module docstring).
+
+    ``concurrent``: whether the client may be called from several threads at once; when it may not
+    (Qdrant's local mode), queries run one at a time whatever ``settings.workers`` says.
+    ``fix_hint``: what to check when a query fails (the store's address, say).
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        search_one: SearchOne,
+        embedder: Embedder | None,
+        settings: RunSettings,
+        concurrent: bool = True,
+        fix_hint: str,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self._search_one = search_one
+        self._embedder = embedder
+        self._workers = settings.workers if concurrent else 1
+        self._timeout = settings.query_timeout
+        self._fix_hint = fix_hint
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
+        from realrecall.evaluate.retrievers.custom import FunctionRetriever
+
+        check_k(k)
+        check_queries(queries)
+        vectors = self._embed(queries)
+
+        def one(query: str, n: int) -> list[str]:
+            return self._search_one(query, None if vectors is None else vectors[query], n)
+
+        runner = FunctionRetriever(
+            one,
+            name=self.name,
+            workers=self._workers,
+            query_timeout=self._timeout,
+            kind="retriever",
+            fix_hint=self._fix_hint,
+        )
+        return runner.search(queries, k)
+
+    def _embed(self, queries: Sequence[str]) -> dict[str, np.ndarray] | None:
+        """The batch's query vectors by text (one embedder call for the batch), or None."""
+        if self._embedder is None:
+            return None
+        texts = list(dict.fromkeys(queries))
+        matrix = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(texts):
+            raise InputError(
+                f"embedder {self._embedder.name!r} returned shape {matrix.shape} for {len(texts)} queries",
+                hint="an embedder returns one row per text",
+            )
+        return {text: matrix[row] for row, text in enumerate(texts)}
+
+
+def field_value(record: Mapping[str, Any] | None, field: str) -> Any:
+    """``record[field]``, where ``a.b`` reaches into nested mappings; None when absent."""
+    value: Any = record
+    for part in field.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def record_id(
+    store_id: object, metadata: Mapping[str, Any] | None, id_field: str | None, *, where: str
+) -> str:
+    """A record's chunk id: the store's own id, or the metadata field ``id_field``.
+
+    ``where`` names the collection, so a record without the field is one line the user can act on.
+    """
+    value = store_id if id_field is None else field_value(metadata, id_field)
+    if isinstance(value, str) and value.strip():
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if id_field is None:
+        raise InputError(f"{where}: a record's id {store_id!r} is not a non-empty string or an integer")
+    raise InputError(
+        f"{where}: record {store_id!r} has no usable {id_field!r} field (got {value!r})",
+        hint=f"give every record a {id_field!r} field, or leave id_field out to use the store's ids",
+    )
+
+
+def plain_metadata(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Metadata as JSON values: numpy numbers as numbers, dates as ISO text, bytes as base64."""
+    return {str(key): _plain(value) for key, value in (values or {}).items()}
+
+
+def _plain(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, Mapping):
+        return plain_metadata(value)
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return str(value)
+
+
+@dataclass(frozen=True)
+class StoreExport:
+    """A store's records as corpus chunks: ``total`` (for a progress bar) and the records, paged."""
+
+    total: int
+    records: Iterator[dict[str, Any]]
+
+
+def chunk_record(
+    chunk_id: str, text: object, *, title: object = None, metadata: Mapping[str, Any] | None, where: str
+) -> dict[str, Any]:
+    """A line of the exported corpus as ``load_corpus`` reads it: ``{"id", "text", "title"?, "metadata"}``."""
+    if not isinstance(text, str):
+        raise InputError(
+            f"{where}: record {chunk_id!r} has no text (got {type(text).__name__})",
+            hint="export a collection that stores its chunks' texts, or name the field that holds them",
+        )
+    record: dict[str, Any] = {"id": chunk_id, "text": text}
+    if title is not None:
+        record["title"] = title if isinstance(title, str) else str(title)
+    record["metadata"] = plain_metadata(metadata)
+    return record

@@ -1,0 +1,120 @@
+"""The corpus from a vector store: the ids, texts and metadata the store serves, as a chunks file.
+
+    export_corpus("chroma", "chunks.jsonl", options={"host": "127.0.0.1", "collection": "docs"})
+
+writes what ``realrecall corpus export --from chroma --option host=127.0.0.1 ...`` writes, so
+questions are generated from exactly the chunks the ``chroma`` retriever searches. The options are
+the store retriever's own (``--retriever-option`` and ``--option`` take the same keys): where the
+store is, ``id_field``/``title_field`` and, for LanceDB and Qdrant, ``text_field``. Each store's
+records are read ``page_size`` at a time; the file is written atomically (all of it or nothing) and
+its chunk ids must be unique. Metadata is kept as the store holds it (document ids, offsets...).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from realrecall.errors import InputError
+
+__all__ = ["STORES", "export_corpus"]
+
+STORES: Mapping[str, str] = {
+    "chroma": "realrecall.evaluate.retrievers.chroma",
+    "lancedb": "realrecall.evaluate.retrievers.lancedb",
+    "qdrant": "realrecall.evaluate.retrievers.qdrant",
+}
+"""Store name -> the retriever module that reads it (its options, ``RETRIEVER`` and ``export_chunks``)."""
+
+# The progress callback hears about every this many records (and the last one).
+_PROGRESS_EVERY = 256
+
+
+def export_corpus(
+    store: str,
+    output: str | Path,
+    *,
+    options: Mapping[str, object] | object | None = None,
+    page_size: int = 500,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write every record of ``store`` to ``output`` as a corpus (JSON Lines); returns the number written.
+
+    ``options``: the store retriever's options, typed or as text (``{"port": "8000"}``).
+    ``progress(done, total)`` is called as records are read. Raises ``InputError`` (an unknown store,
+    a missing extra, an unreachable store, a record without text, two records with one id) and
+    ``OutputError``; nothing is written unless the whole export succeeds.
+    """
+    from realrecall.evaluate.retrievers.options import make_options
+    from realrecall.files import check_distinct, write_jsonl_atomic
+
+    module = store_module(store)
+    built = make_options(module.RETRIEVER, options)
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+        raise InputError(f"page size must be a positive integer, got {page_size!r}")
+    check_distinct(_store_paths(built), {"--output": output})
+    export = module.export_chunks(built, page_size=page_size)
+    return write_jsonl_atomic(output, _checked(export.records, export.total, store, progress))
+
+
+def store_module(store: str) -> ModuleType:
+    """The retriever module of a store name; one line listing the stores for any other name."""
+    if store not in STORES:
+        raise InputError(f"unknown store {store!r}; choose from {', '.join(STORES)}")
+    return importlib.import_module(STORES[store])
+
+
+def _store_paths(options: object) -> dict[str, str | Path | None]:
+    """The local paths among the options (a store folder must never be the output)."""
+    paths: dict[str, str | Path | None] = {}
+    for key in ("path", "uri"):
+        value = getattr(options, key, None)
+        if isinstance(value, Path) or (isinstance(value, str) and "://" not in value):
+            paths[f"--option {key}"] = value
+    return paths
+
+
+def _checked(
+    records: Iterator[dict[str, Any]], total: int, store: str, progress: Callable[[int, int], None] | None
+) -> Iterator[dict[str, Any]]:
+    seen: set[str] = set()
+    if progress is not None:
+        progress(0, total)
+    done = 0
+    for record in _reading(records, store):
+        chunk_id = record["id"]
+        if chunk_id in seen:
+            raise InputError(
+                f"the {store} store has two records with the chunk id {chunk_id!r}",
+                hint="a corpus needs unique ids: give id_field a field unique per chunk, or leave it out",
+            )
+        seen.add(chunk_id)
+        yield record
+        done += 1
+        if progress is not None and done % _PROGRESS_EVERY == 0:
+            progress(done, max(total, done))
+    if progress is not None:
+        progress(done, max(total, done))
+
+
+def _reading(records: Iterator[dict[str, Any]], store: str) -> Iterator[dict[str, Any]]:
+    """The records, a client failure mid-way (a server gone, a page refused) as one line."""
+    from realrecall.errors import RealrecallError
+
+    while True:
+        try:
+            record = next(records)
+        except StopIteration:
+            return
+        except RealrecallError:
+            raise
+        except Exception as exc:
+            text = " ".join(str(exc).split())[:200]
+            raise InputError(
+                f"reading the {store} store failed: {type(exc).__name__}: {text}",
+                hint="check that the store is reachable and try again (nothing was written)",
+            ) from exc
+        yield record
