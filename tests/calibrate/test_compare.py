@@ -89,7 +89,8 @@ def test_compare_finds_a_real_improvement_significant_overall_and_per_slice() ->
     assert lookup.significant
     assert not howto.significant
     assert howto.p_value == 1.0
-    assert report.headline.startswith("hybrid vs bm25: mrr@10")
+    assert report.headline.startswith("hybrid vs bm25 on real queries: mrr@10")
+    assert report.unpaired == 0
 
 
 def test_compare_with_t_test_and_bootstrap_runs_the_named_test() -> None:
@@ -98,11 +99,127 @@ def test_compare_with_t_test_and_bootstrap_runs_the_named_test() -> None:
     assert compare(a, b, metric="mrr@10", test="bootstrap", n_resamples=3000).rows[0].p_value < 0.05
 
 
-def test_compare_of_different_gold_sets_is_an_input_error() -> None:
+def test_compare_of_different_queries_is_an_input_error() -> None:
     a = results_document([("one", [per_query("q1", "real", rank=1)])])
-    b = results_document([("two", [per_query("q1", "real", rank=1)])])
+    b = results_document([("one", [per_query("q2", "real", rank=1)])])
     with pytest.raises(InputError, match="no query has recall@10 in both results"):
         compare(a, b)
+
+
+def mixed(ranks_real: list[int | None], ranks_synthetic: list[int | None], retriever: str) -> dict:
+    return results_document(
+        [("real", [per_query(f"r{i}", "real", rank=r) for i, r in enumerate(ranks_real)]),
+         ("synthetic", [per_query(f"s{i}", "synthetic", rank=r) for i, r in enumerate(ranks_synthetic)])],
+        retriever=retriever,
+    )  # fmt: skip
+
+
+def test_compare_never_pools_real_and_synthetic_queries() -> None:
+    # b is better on the 30 real queries and worse on the 50 synthetic ones: pooled, the two would
+    # blur into one verdict that holds for neither.
+    a = mixed([None] * 15 + [1] * 15, [1] * 50, "bm25")
+    b = mixed([1] * 30, [None] * 20 + [1] * 30, "hybrid")
+    report = compare(a, b, n_resamples=2000, by=[])
+    assert [(row.origin, row.field, row.n) for row in report.rows] == [
+        ("real", None, 30),
+        ("synthetic", None, 50),
+    ]
+    real, synthetic = report.verdicts
+    assert real.difference == pytest.approx(0.5)
+    assert synthetic.difference == pytest.approx(-0.4)
+    assert real.significant
+    assert synthetic.significant
+    assert report.headline.startswith("hybrid vs bm25 on real queries: recall@10 1.000 vs 0.500")
+    assert " On synthetic queries: recall@10 0.600 vs 1.000" in report.headline
+    assert "all queries" not in report.headline
+
+
+def test_slices_are_within_one_origin() -> None:
+    a, b = two_systems(shift_lookup=4)
+    report = compare(a, b, metric="mrr@10", by=["type", "origin"], n_resamples=500)
+    # origin is not a slice: every row is of one origin already.
+    assert [row.label for row in report.rows] == [
+        "real: all queries",
+        "real: type=howto",
+        "real: type=lookup",
+    ]
+
+
+def test_unpaired_queries_are_counted_per_origin_and_reported() -> None:
+    a = mixed([1] * 10, [1] * 6, "bm25")
+    b = results_document(
+        [("real", [per_query(f"r{i}", "real", rank=1) for i in [*range(8), 20]]),
+         ("synthetic", [per_query(f"s{i}", "synthetic", rank=1) for i in range(6)])],
+        retriever="hybrid",
+    )  # fmt: skip
+    report = compare(a, b, n_resamples=500, by=[])
+    assert report.unpaired == 3
+    (real,) = report.unpaired_by_origin
+    assert (real.origin, real.only_a, real.only_b) == ("real", 2, 1)
+    assert report.unpaired_text == "real queries left out: 2 only in bm25's results, 1 only in hybrid's"
+    assert report.unpaired_text in report.warnings
+    assert [row.n for row in report.verdicts] == [8, 6]
+
+
+def test_two_chunkings_of_one_corpus_pair_by_query_id() -> None:
+    # The same questions evaluated over two chunkings: other gold set names, other passage ids.
+    questions = [f"how do I reset setting {i}" for i in range(12)]
+    a = results_document(
+        [("real-512", [per_query(f"q{i}", "real", rank=2, query=text, gold=[f"doc{i}#512-0"])
+                       for i, text in enumerate(questions)])], retriever="chunks-512",
+    )  # fmt: skip
+    b = results_document(
+        [("real-256", [per_query(f"q{i}", "real", rank=1, query=text, gold=[f"doc{i}#256-3"])
+                       for i, text in enumerate(questions)])], retriever="chunks-256",
+    )  # fmt: skip
+    report = compare(a, b, metric="mrr@10", n_resamples=500, by=[])
+    assert report.unpaired == 0
+    assert report.verdicts[0].n == 12
+    assert report.verdicts[0].difference == pytest.approx(0.5)
+
+
+def test_a_query_id_with_another_question_text_is_not_paired() -> None:
+    a = results_document([("real", [per_query(f"q{i}", "real", rank=1) for i in range(5)])])
+    b = results_document(
+        [("real", [per_query(f"q{i}", "real", rank=1, query="something else" if i == 4 else None)
+                   for i in range(5)])], retriever="hybrid",
+    )  # fmt: skip
+    report = compare(a, b, n_resamples=500, by=[])
+    assert report.verdicts[0].n == 4
+    assert report.unpaired_by_origin[0].text_differs == 1
+    assert "1 with the same id but another question text" in report.unpaired_text
+
+
+def test_ids_repeating_across_gold_sets_of_one_origin_pair_by_gold_set_too() -> None:
+    def document(rank: int, retriever: str) -> dict:
+        return results_document(
+            [("forum", [per_query(f"q{i}", "real", rank=rank, query=f"forum {i}") for i in range(4)]),
+             ("tickets", [per_query(f"q{i}", "real", rank=None, query=f"ticket {i}") for i in range(4)])],
+            retriever=retriever,
+        )  # fmt: skip
+
+    report = compare(document(3, "bm25"), document(1, "hybrid"), metric="mrr@10", n_resamples=500, by=[])
+    assert report.verdicts[0].n == 8
+    assert report.unpaired == 0
+    assert report.verdicts[0].difference == pytest.approx((1 - 1 / 3) / 2)
+    assert any("paired by gold set name and query id" in w for w in report.warnings)
+
+
+def test_compare_reports_show_each_origin_and_the_unpaired_queries() -> None:
+    import json
+
+    from realrecall.calibrate.report import render_comparison
+
+    a = mixed([1] * 10, [1] * 6, "bm25")
+    b = mixed([1] * 8, [None] * 6, "hybrid")
+    report = compare(a, b, n_resamples=500, by=[])
+    markdown = render_comparison(report, "markdown")
+    assert "| real: all queries | 8 |" in markdown
+    assert "| synthetic: all queries | 6 |" in markdown
+    assert "real queries left out: 2 only in bm25's results" in markdown
+    data = json.loads(render_comparison(report, "json"))
+    assert [row["origin"] for row in data["rows"]] == ["real", "synthetic"]
+    assert data["unpaired_by_origin"] == [{"origin": "real", "only_a": 2, "only_b": 0, "text_differs": 0}]
 
 
 def test_compare_rejects_an_unknown_test() -> None:

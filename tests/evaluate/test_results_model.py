@@ -65,9 +65,10 @@ def two_results(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_compare_by_origin_shows_real_and_synthetic_rows_not_one_missing(two_results) -> None:  # type: ignore[no-untyped-def]
+    # Each origin has its own rows (never one pooled row), so --by origin adds no slice.
     report = compare(*two_results, metric="recall@1", by=["origin"], n_resamples=200)
-    assert [row.label for row in report.rows] == ["all queries", "origin=real", "origin=synthetic"]
-    assert [row.n for row in report.rows] == [24, 12, 12]
+    assert [row.label for row in report.rows] == ["real: all queries", "synthetic: all queries"]
+    assert [row.n for row in report.rows] == [12, 12]
     assert report.warnings == ()
 
 
@@ -76,10 +77,9 @@ def test_cli_compare_by_origin_prints_both_origins(two_results) -> None:  # type
     done = cli.run("compare", str(a), str(b), "--by", "origin", "--n-resamples", "200", "--format", "json")
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["rows"]
-    assert [(row["field"], row["value"], row["n"]) for row in rows] == [
-        (None, None, 24),
-        ("origin", "real", 12),
-        ("origin", "synthetic", 12),
+    assert [(row["origin"], row["field"], row["n"]) for row in rows] == [
+        ("real", None, 12),
+        ("synthetic", None, 12),
     ]
 
 
@@ -151,7 +151,8 @@ def test_calibrate_compare_and_review_take_the_evaluation_result_itself(tmp_path
     a = evaluate(_gold_sets(), run=_run(1, "a"), k=(1, 3))
     b = evaluate(_gold_sets(), run=_run(0, "b"), k=(1, 3))
     assert calibrate(a, metric="recall@1", n_resamples=200).overall().n_real == 12
-    assert compare(a, b, metric="recall@1", n_resamples=200).rows[0].n == 24
+    # One verdict per origin, never one over the union of real and synthetic queries.
+    assert [row.n for row in compare(a, b, metric="recall@1", n_resamples=200).verdicts] == [12, 12]
     corpus_file = tmp_path / "corpus.jsonl"
     corpus_file.write_text("".join(json.dumps({"id": f"p{i}", "text": f"t{i}"}) + "\n" for i in range(4)))
     review = find_misses(a, corpus=corpus_file, k=1)

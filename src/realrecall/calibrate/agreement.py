@@ -27,6 +27,7 @@ from itertools import combinations
 import numpy as np
 from scipy.stats import kendalltau
 
+from realrecall.calibrate.comparison import query_key
 from realrecall.calibrate.gap import metric_values
 from realrecall.calibrate.statistics import (
     Interval,
@@ -149,10 +150,11 @@ def _tau_interval(
 
 
 def _shared_values(systems: Sequence[tuple[QueryResult, ...]], metric: str) -> np.ndarray:
-    """Queries (by gold set and query id) that every system has the metric for: queries x systems."""
+    """Queries that every system has the metric for, paired as compare pairs them: queries x systems."""
+    with_metric = [[q for q in queries if metric in q.metrics] for queries in systems]
+    by_gold_set = any(len({query_key(q) for q in queries}) < len(queries) for queries in with_metric)
     indexed = [
-        {(q.gold_set, q.query_id): q.metrics[metric] for q in queries if metric in q.metrics}
-        for queries in systems
+        {query_key(q, by_gold_set=by_gold_set): q.metrics[metric] for q in queries} for queries in with_metric
     ]
     shared = [key for key in indexed[0] if all(key in other for other in indexed[1:])]
     return np.array([[values[key] for values in indexed] for key in shared], dtype=np.float64).reshape(

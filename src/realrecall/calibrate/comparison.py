@@ -1,8 +1,16 @@
-"""Two retrievers on the same gold set: is the difference real? A paired test, overall and per slice.
+"""Two retrievers on the same queries: is the difference real? A paired test per origin and slice.
 
-Queries are paired by gold set and query id. Tests (defined in ``statistics``): ``randomization``
-(default; ranx ``"fisher"``), ``t`` (ranx ``"student"``) and ``bootstrap`` (the paired bootstrap test).
-Every row also carries a paired percentile-bootstrap interval of the difference ``b - a``.
+Real and synthetic queries are never pooled: each origin gets its own rows and its own verdict (a
+difference measured on 300 real and 500 synthetic questions at once is neither figure). Queries are
+paired by origin and query id, so two evaluations of one gold set over two chunkings of the corpus
+(other passage ids, the same questions) pair; a query id whose question text differs between the two
+results is not the same query and is left out, counted. Queries found in one result only are counted
+per origin and reported. Query ids that repeat across gold sets of one origin are told apart by the gold
+set's name.
+
+Tests (defined in ``statistics``): ``randomization`` (default; ranx ``"fisher"``), ``t`` (ranx
+``"student"``) and ``bootstrap`` (the paired bootstrap test). Every row also carries a paired
+percentile-bootstrap interval of the difference ``b - a``.
 """
 
 from __future__ import annotations
@@ -37,13 +45,18 @@ __all__ = [
     "TESTS",
     "ComparisonReport",
     "PairedComparison",
+    "Unpaired",
     "compare",
+    "query_key",
 ]
+
+# Real first: it is the figure to quote; queries without an origin last.
+_ORIGIN_ORDER = {"real": 0, "synthetic": 1}
 
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """System b against system a on one slice (``field`` None = all paired queries)."""
+    """System b against system a on one slice of one origin (``field`` None = all its paired queries)."""
 
     metric: str
     field: str | None
@@ -56,19 +69,47 @@ class PairedComparison:
     p_value: float
     significant: bool
     note: str = ""
+    origin: str | None = None
 
     @property
     def label(self) -> str:
-        return (
+        where = (
             "all queries"
             if self.field is None
             else f"{self.field}={'(missing)' if self.value is None else self.value}"
         )
+        return f"{_origin_text(self.origin)}: {where}"
+
+
+@dataclass(frozen=True)
+class Unpaired:
+    """Queries of one origin that could not be paired: in a's results only, in b's only, or under one
+    query id with a different question text in each."""
+
+    origin: str | None
+    only_a: int
+    only_b: int
+    text_differs: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.only_a + self.only_b + 2 * self.text_differs
+
+    def text(self, name_a: str, name_b: str) -> str:
+        parts = [f"{self.only_a} only in {name_a}'s results"] if self.only_a else []
+        parts += [f"{self.only_b} only in {name_b}'s"] if self.only_b else []
+        if self.text_differs:
+            parts.append(f"{self.text_differs} with the same id but another question text")
+        return f"{_origin_text(self.origin)} queries left out: {', '.join(parts)}"
 
 
 @dataclass(frozen=True)
 class ComparisonReport:
-    """The comparison of two retrievers, with a one-line headline first."""
+    """The comparison of two retrievers, with a one-line headline first (one verdict per origin).
+
+    ``rows``: per origin, its all-queries row first, then its slices. ``unpaired``: how many queries
+    were left out in all; ``unpaired_by_origin``: where and why.
+    """
 
     name_a: str
     name_b: str
@@ -79,6 +120,19 @@ class ComparisonReport:
     unpaired: int
     headline: str
     warnings: tuple[str, ...] = ()
+    unpaired_by_origin: tuple[Unpaired, ...] = ()
+
+    @property
+    def verdicts(self) -> tuple[PairedComparison, ...]:
+        """The all-queries row of each origin."""
+        return tuple(row for row in self.rows if row.field is None)
+
+    @property
+    def unpaired_text(self) -> str:
+        """One line on the queries left out, or that none were."""
+        if not self.unpaired_by_origin:
+            return "every query paired"
+        return "; ".join(u.text(self.name_a, self.name_b) for u in self.unpaired_by_origin)
 
 
 TESTS: Mapping[str, Callable[..., float]] = {
@@ -100,61 +154,135 @@ def compare(
     n_resamples: int = 10_000,
     seed: int = 0,
 ) -> ComparisonReport:
-    """Compare retriever b against retriever a on the queries both were evaluated on.
+    """Compare retriever b against retriever a on the queries both were evaluated on, origin by origin.
 
     ``a``, ``b``: what ``evaluate`` returned, or its results.json (a path or the parsed mapping).
-    ``by``: slice fields, any field of the gold sets (None: every field present, origin aside).
-    Significance: ``p_value <= alpha``.
+    ``by``: slice fields, any field of the gold sets (None: every field present, origin aside; the
+    rows are per origin already). Significance: ``p_value <= alpha``.
     """
     check_settings(confidence=confidence, n_resamples=n_resamples, alpha=alpha, seed=seed)
     if test not in TESTS:
         raise InputError(f"unknown test {test!r}", hint=f"choose from {', '.join(TESTS)}")
     first, second = load_results(a), load_results(b)
     chosen = metric or _default_metric(first, second)
-    pairs = _pairs(first, second, chosen)
-    if not pairs:
+    name_a, name_b = distinct_labels([first, second])
+    pairing = _Pairing.of(first, second, chosen)
+    if not pairing.pairs:
         raise InputError(
             f"no query has {chosen} in both results",
             path=second.source,
-            hint="compare two evaluations of the same gold set",
+            hint="compare two evaluations of the same queries (paired by query id)",
         )
     if isinstance(by, str):
         by = [by]  # one field named as a string, not its letters
     fields, unsliced = (tuple(by), ()) if by is not None else default_slice_fields(first)
     unsliced += _absent_fields(fields if by is not None else (), first)
+    fields = tuple(name for name in fields if name != "origin")  # every row is of one origin already
     rng = np.random.default_rng(seed)
-    rows = [_row(chosen, None, None, pairs, test, alpha, confidence, n_resamples, rng)]
-    records = [qa for qa, _ in pairs]
-    for name in fields:
-        for value in slice_values(records, name):
-            subset = [(qa, qb) for qa, qb in pairs if qa.field(name) == value]
-            rows.append(_row(chosen, name, value, subset, test, alpha, confidence, n_resamples, rng))
-    unpaired = len(first.queries) + len(second.queries) - 2 * len(pairs)
-    name_a, name_b = distinct_labels([first, second])
+    settings = _Settings(chosen, test, alpha, confidence, n_resamples, rng)
+    rows: list[PairedComparison] = []
+    for origin in pairing.origins():
+        pairs = [(qa, qb) for qa, qb in pairing.pairs if qa.origin == origin]
+        rows.append(_row(settings, origin, None, None, pairs))
+        for name in fields:
+            for value in slice_values([qa for qa, _ in pairs], name):
+                subset = [(qa, qb) for qa, qb in pairs if qa.field(name) == value]
+                rows.append(_row(settings, origin, name, value, subset))
+    unpaired = pairing.unpaired()
+    warnings = unsliced + pairing.notes + tuple(u.text(name_a, name_b) for u in unpaired)
     return ComparisonReport(
-        name_a,
-        name_b,
-        chosen,
-        test,
-        alpha,
-        tuple(rows),
-        unpaired,
-        _headline(rows[0], name_a, name_b, test, alpha),
-        unsliced,
-    )
+        name_a, name_b, chosen, test, alpha, tuple(rows), sum(u.total for u in unpaired),
+        _headline(rows, name_a, name_b, test, alpha), warnings, unpaired,
+    )  # fmt: skip
+
+
+def query_key(query: QueryResult, *, by_gold_set: bool = False) -> tuple[str | None, ...]:
+    """What pairs a query across two results: its origin and id (and gold set, when ids repeat)."""
+    return (query.origin, query.gold_set if by_gold_set else None, query.query_id)
+
+
+@dataclass(frozen=True)
+class _Settings:
+    metric: str
+    test: str
+    alpha: float
+    confidence: float
+    n_resamples: int
+    rng: np.random.Generator
+
+
+@dataclass(frozen=True)
+class _Pairing:
+    """The queries of two results paired by :func:`query_key`, and those left out."""
+
+    pairs: tuple[tuple[QueryResult, QueryResult], ...]
+    only_a: tuple[QueryResult, ...]
+    only_b: tuple[QueryResult, ...]
+    text_differs: tuple[tuple[QueryResult, QueryResult], ...]
+    notes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, first: EvaluationResult, second: EvaluationResult, metric: str) -> _Pairing:
+        mine = [q for q in first.queries if metric in q.metrics]
+        theirs = [q for q in second.queries if metric in q.metrics]
+        by_gold_set = _ids_repeat(mine) or _ids_repeat(theirs)
+        notes = (
+            ("query ids repeat across gold sets of one origin: queries are paired by gold set name and "
+             "query id, so the gold sets of both results must have the same names",)
+            if by_gold_set else ()
+        )  # fmt: skip
+        index = {query_key(q, by_gold_set=by_gold_set): q for q in theirs}
+        pairs, differs, only_a = [], [], []
+        for q in mine:
+            other = index.pop(query_key(q, by_gold_set=by_gold_set), None)
+            if other is None:
+                only_a.append(q)
+            elif q.query and other.query and q.query.strip() != other.query.strip():
+                differs.append((q, other))
+            else:
+                pairs.append((q, other))
+        return cls(tuple(pairs), tuple(only_a), tuple(index.values()), tuple(differs), notes)
+
+    def origins(self) -> list[str | None]:
+        present = {qa.origin for qa, _ in self.pairs}
+        return sorted(present, key=_origin_rank)
+
+    def unpaired(self) -> tuple[Unpaired, ...]:
+        origins = {q.origin for q in (*self.only_a, *self.only_b)} | {
+            qa.origin for qa, _ in self.text_differs
+        }
+        return tuple(
+            Unpaired(
+                origin,
+                sum(q.origin == origin for q in self.only_a),
+                sum(q.origin == origin for q in self.only_b),
+                sum(qa.origin == origin for qa, _ in self.text_differs),
+            )
+            for origin in sorted(origins, key=_origin_rank)
+        )
+
+
+def _ids_repeat(queries: Sequence[QueryResult]) -> bool:
+    keys = [query_key(q) for q in queries]
+    return len(set(keys)) < len(keys)
+
+
+def _origin_rank(origin: str | None) -> tuple[int, str]:
+    return (_ORIGIN_ORDER.get(origin or "", 2 if origin is not None else 3), origin or "")
+
+
+def _origin_text(origin: str | None) -> str:
+    return "(no origin)" if origin is None else origin
 
 
 def _row(
-    metric: str,
+    settings: _Settings,
+    origin: str | None,
     field: str | None,
     value: Any,
     pairs: Sequence[tuple[QueryResult, QueryResult]],
-    test: str,
-    alpha: float,
-    confidence: float,
-    n_resamples: int,
-    rng: np.random.Generator,
 ) -> PairedComparison:
+    metric, confidence = settings.metric, settings.confidence
     a = np.array([qa.metrics[metric] for qa, _ in pairs], dtype=np.float64)
     b = np.array([qb.metrics[metric] for _, qb in pairs], dtype=np.float64)
     if a.size < 2:
@@ -163,13 +291,15 @@ def _row(
         note = "one paired query: no test" if a.size == 1 else "no paired query"
         return PairedComparison(
             metric, field, value, int(a.size), mean_a, mean_b, mean_b - mean_a,
-            Interval.undefined(confidence), math.nan, False, note,
+            Interval.undefined(confidence), math.nan, False, note, origin,
         )  # fmt: skip
-    p_value = TESTS[test](a, b, n_resamples, rng)
-    interval = paired_difference_interval(a, b, confidence=confidence, n_resamples=n_resamples, rng=rng)
+    p_value = TESTS[settings.test](a, b, settings.n_resamples, settings.rng)
+    interval = paired_difference_interval(
+        a, b, confidence=confidence, n_resamples=settings.n_resamples, rng=settings.rng
+    )
     return PairedComparison(
         metric, field, value, int(a.size), float(a.mean()), float(b.mean()), float(b.mean() - a.mean()),
-        interval, p_value, bool(p_value <= alpha),
+        interval, p_value, bool(p_value <= settings.alpha), "", origin,
     )  # fmt: skip
 
 
@@ -184,17 +314,6 @@ def _absent_fields(by: Sequence[str], result: EvaluationResult) -> tuple[str, ..
     )
 
 
-def _pairs(
-    first: EvaluationResult, second: EvaluationResult, metric: str
-) -> list[tuple[QueryResult, QueryResult]]:
-    index = {(q.gold_set, q.query_id): q for q in second.queries if metric in q.metrics}
-    return [
-        (q, index[(q.gold_set, q.query_id)])
-        for q in first.queries
-        if metric in q.metrics and (q.gold_set, q.query_id) in index
-    ]
-
-
 def _default_metric(first: EvaluationResult, second: EvaluationResult) -> str:
     shared = [m for m in first.metrics if m in second.metrics]
     if not shared:
@@ -202,12 +321,19 @@ def _default_metric(first: EvaluationResult, second: EvaluationResult) -> str:
     return "recall@10" if "recall@10" in shared else shared[0]
 
 
-def _headline(row: PairedComparison, name_a: str, name_b: str, test: str, alpha: float) -> str:
+def _headline(rows: Sequence[PairedComparison], name_a: str, name_b: str, test: str, alpha: float) -> str:
+    """One line, one verdict per origin: real and synthetic queries are never pooled into one."""
+    first, *others = [_verdict(row, test, alpha) for row in rows if row.field is None]
+    return f"{name_b} vs {name_a} on {first}" + "".join(f" On {sentence}" for sentence in others)
+
+
+def _verdict(row: PairedComparison, test: str, alpha: float) -> str:
+    where = f"{_origin_text(row.origin)} queries"
     if math.isnan(row.p_value):
-        return f"{name_b} vs {name_a} on {row.metric}: too few paired queries ({row.n}) to test."
+        return f"{where}: too few paired queries ({row.n}) to test {row.metric}."
     verdict = "significant" if row.significant else "not significant"
     return (
-        f"{name_b} vs {name_a}: {row.metric} {row.mean_b:.3f} vs {row.mean_a:.3f} "
+        f"{where}: {row.metric} {row.mean_b:.3f} vs {row.mean_a:.3f} "
         f"(difference {row.difference:+.3f}, {row.interval.confidence * 100:g}% CI "
         f"{row.interval.low:+.3f} to {row.interval.high:+.3f}, n={row.n}); {test} test p={row.p_value:.4f}, "
         f"{verdict} at alpha {alpha:g}."

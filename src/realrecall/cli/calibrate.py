@@ -174,7 +174,9 @@ def calibrate(
 @app.command()
 def compare(
     results_a: Annotated[Path, typer.Argument(help="results.json of system a (the baseline).")],
-    results_b: Annotated[Path, typer.Argument(help="results.json of system b, on the same gold set.")],
+    results_b: Annotated[
+        Path, typer.Argument(help="results.json of system b on the same queries (paired by query id).")
+    ],
     metric: Annotated[str | None, typer.Option(help="Metric to compare (default recall@10).")] = None,
     by: Annotated[str | None, typer.Option(help="Slice fields (default: every field present).")] = None,
     test: Annotated[str, typer.Option(help="randomization (ranx fisher), t (ranx student) or bootstrap.")] = (
@@ -186,7 +188,8 @@ def compare(
     output_format: Annotated[str, typer.Option("--format", "-f", help="table, markdown or json.")] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the comparison here.")] = None,
 ) -> None:
-    """Is b better than a? A paired test on the same queries, overall and per slice."""
+    """Is b better than a? A paired test on the same queries, per origin (real and synthetic apart) and
+    per slice; queries pair by id, so two chunkings of one corpus compare."""
     with user_errors():
         from realrecall.files import check_distinct
 

@@ -130,8 +130,13 @@ def comparison_to_dict(report: ComparisonReport) -> dict[str, Any]:
         "test": report.test,
         "alpha": report.alpha,
         "unpaired": report.unpaired,
+        "unpaired_by_origin": [
+            {"origin": u.origin, "only_a": u.only_a, "only_b": u.only_b, "text_differs": u.text_differs}
+            for u in report.unpaired_by_origin
+        ],
         "rows": [
             {
+                "origin": r.origin,
                 "field": r.field,
                 "value": r.value,
                 "n": r.n,

@@ -92,7 +92,7 @@ def render_comparison_markdown(report: ComparisonReport) -> str:
     )
     lines += [
         "",
-        f"_{report.test} test, alpha {report.alpha:g}; {report.unpaired} unpaired queries left out._",
+        f"_{report.test} test, alpha {report.alpha:g}; {report.unpaired_text}._",
         "",
     ]
     return "\n".join(lines)

@@ -94,6 +94,7 @@ def comparison_table(report: ComparisonReport) -> RenderableType:
             ci_text(r.interval, signed_values=True, digits=3), figure(r.p_value, 4),
             "yes" if r.significant else ("-" if r.note else "no"),
         )  # fmt: skip
+    table.caption = Text(f"{report.test} test, alpha {report.alpha:g}; {report.unpaired_text}")
     return Group(Text(report.headline, style="bold"), table)
 
 
