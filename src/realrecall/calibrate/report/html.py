@@ -19,7 +19,6 @@ from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
     agreement_line,
     agreement_rows,
-    ci_text,
     diagnostics_rows,
     figure,
     gap_rows,
@@ -211,13 +210,10 @@ def _calibrated(report: CalibrationReport) -> list[str]:
     if c is None:
         return []
     when = c.calibrated_on[:10] if c.calibrated_on else "an undated real set"
-    text = (
-        f"Calibrated {c.metric} = {figure(c.value)} ({ci_text(c.interval)}), calibrated on the real set "
-        f"of {when}" + (f", {c.age_text}" if c.age_text else "") + "."
-    )
-    rows = [[str(s.value), figure(s.weight), figure(s.synthetic), figure(s.gap), figure(s.corrected),
-             str(s.n_synthetic), str(s.n_real)] for s in c.strata]  # fmt: skip
-    header = [c.by or "stratum", "weight", "synthetic", "gap", "corrected", "n synthetic", "n real"]
+    text = f"{c.text} Real set of {when}" + (f", {c.age_text}" if c.age_text else "") + "."
+    rows = [[str(s.value), s.source, figure(s.weight), figure(s.synthetic), figure(s.gap),
+             figure(s.corrected), str(s.n_synthetic), str(s.n_real)] for s in c.strata]  # fmt: skip
+    header = [c.by or "stratum", "figure", "weight", "synthetic", "gap", "estimate", "n synthetic", "n real"]
     notes = [f'<p class="warning">{escape(n)}</p>' for n in c.notes]
     return ["<h2>Calibrated estimate</h2>", f"<p>{escape(text)}</p>", _table(header, rows), *notes]
 

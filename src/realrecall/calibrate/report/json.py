@@ -66,12 +66,19 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             "value": _num(c.value),
             "ci": _ci(c.interval),
             "by": c.by,
+            "text": c.text,
+            "measured_share": c.measured_share,
+            "pooled_gap": None
+            if c.pooled is None
+            else {"logit_mu": c.pooled.mu, "se": c.pooled.se, "tau": c.pooled.tau, "strata": c.pooled.strata},
+            "left_out": list(c.left_out),
             "calibrated_on": c.calibrated_on,
             "age_days": c.age_days,
             "stale": c.stale,
             "strata": [
                 {
                     "value": s.value,
+                    "source": s.source,
                     "weight": s.weight,
                     "synthetic": _num(s.synthetic),
                     "gap": _num(s.gap),

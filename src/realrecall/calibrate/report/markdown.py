@@ -106,21 +106,21 @@ def _calibrated(report: CalibrationReport) -> list[str]:
     lines = [
         "## Calibrated estimate",
         "",
-        f"{c.metric} = {figure(c.value)} ({ci_text(c.interval)}), calibrated on the real set of {when}"
+        f"{c.text} Real set of {when}"
         + (f" ({c.age_text})" if c.age_text else "")
         + (", **stale**" if c.stale else "")
         + ".",
         "",
     ]
     lines += _table(
-        [c.by or "stratum", "weight", "synthetic", "gap", "corrected", "n synth", "n real"],
+        [c.by or "stratum", "figure", "weight", "synthetic", "gap", "estimate", "n synth", "n real"],
         [
-            [str(s.value), figure(s.weight), figure(s.synthetic), signed(s.gap), figure(s.corrected),
-             str(s.n_synthetic), str(s.n_real)]
+            [str(s.value), s.source, figure(s.weight), figure(s.synthetic), signed(s.gap),
+             figure(s.corrected), str(s.n_synthetic), str(s.n_real)]
             for s in c.strata
         ],
     )  # fmt: skip
-    return lines + [f"- {note}" for note in c.notes]
+    return lines + ([""] if c.notes else []) + [f"- {note}" for note in c.notes]
 
 
 def _diagnostics(report: CalibrationReport) -> list[str]:

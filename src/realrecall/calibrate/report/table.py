@@ -59,8 +59,7 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
     if c is not None:
         when = c.calibrated_on[:10] if c.calibrated_on else "undated real set"
         stale = " [STALE]" if c.stale else ""
-        parts.append(Text(f"Calibrated {c.metric} = {figure(c.value)} ({ci_text(c.interval)}), "
-                          f"calibrated on {when}{stale}"))  # fmt: skip
+        parts.append(Text(f"{c.text} Real set of {when}{stale}."))
     parts.append(_diagnostics_table(report))
     if report.rank_agreement is not None:
         a = report.rank_agreement
