@@ -2,8 +2,9 @@
 
 Formats, chosen by the path (read by ``realrecall.formats``):
 - ``*.jsonl``: one query per line, ``{"query_id", "query", "gold": {"<passage id>": grade, ...}}`` or
-  ``"gold_ids": [...]`` (grade 1), ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``;
-  every other field is kept in ``metadata`` (provenance, source, ...).
+  ``"gold_ids": [...]`` (grade 1), ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``,
+  ``"provenance"?`` (how generate made the question: ``GoldQuery.provenance``); every other field is
+  kept in ``metadata`` (source, form, ...).
 - BEIR: a folder holding ``queries.jsonl`` and ``qrels/test.tsv``, or a ``qrels/<split>.tsv`` file
   whose folder's parent holds ``queries.jsonl``.
 - TREC qrels (any other file): ``query_id iteration passage_id grade`` per line, ``#`` comment lines
@@ -26,15 +27,29 @@ from realrecall.files import write_jsonl_atomic
 from realrecall.formats import beir, jsonl, trec_qrels
 from realrecall.formats.grades import MAX_GRADE, check_grade
 from realrecall.formats.records import ORIGINS, GoldRecord
+from realrecall.provenance import Provenance
 
 # MAX_GRADE, check_grade and ORIGINS are rules of the file formats; they are re-exported here, beside
 # the type they constrain, where the rest of the code imports them from.
-__all__ = ["MAX_GRADE", "ORIGINS", "GoldQuery", "GoldSet", "check_grade", "load_gold", "write_gold"]
+__all__ = [
+    "MAX_GRADE",
+    "ORIGINS",
+    "GoldQuery",
+    "GoldSet",
+    "Provenance",
+    "check_grade",
+    "load_gold",
+    "write_gold",
+]
 
 
 @dataclass(frozen=True)
 class GoldQuery:
-    """One query and its judged passages (``gold``: passage id -> integer grade)."""
+    """One query and its judged passages (``gold``: passage id -> integer grade).
+
+    ``metadata``: every other field of the record, as given; ``provenance``: how a synthetic question
+    was made (None for a question written by a person, or by another tool).
+    """
 
     query_id: str
     query: str
@@ -43,6 +58,7 @@ class GoldQuery:
     type: str | None = None
     language: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    provenance: Provenance | None = None
 
     def __post_init__(self) -> None:
         # Loaders check grades with the file and line; this catches a query built in Python, whose NaN
@@ -59,12 +75,18 @@ class GoldQuery:
         """The value of a gold-set field used for slicing: a core field or any metadata key."""
         if name in ("query_id", "query", "origin", "type", "language"):
             return getattr(self, name)
-        return self.metadata.get(name)
+        return self.extra_fields().get(name)
 
     def present_fields(self) -> list[str]:
         """The names :meth:`field` gives a value for (not None): what a slice can be made of."""
         core = [name for name in ("origin", "type", "language") if getattr(self, name) is not None]
-        return core + [name for name, value in self.metadata.items() if value is not None]
+        return core + [name for name, value in self.extra_fields().items() if value is not None]
+
+    def extra_fields(self) -> dict[str, Any]:
+        """Every field of the record beyond the core ones, as JSON holds them (provenance last)."""
+        if self.provenance is None:
+            return dict(self.metadata)
+        return {**self.metadata, "provenance": self.provenance.to_dict()}
 
     def to_record(self) -> dict[str, Any]:
         """The JSON Lines record of this query (the inverse of reading it)."""
@@ -73,7 +95,7 @@ class GoldQuery:
             value = getattr(self, name)
             if value is not None:
                 record[name] = value
-        record.update(self.metadata)
+        record.update(self.extra_fields())
         return record
 
 

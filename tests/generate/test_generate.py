@@ -22,7 +22,7 @@ from realrecall.generate import (
 )
 from realrecall.generate.planner import shard_chunks
 from realrecall.generate.store import GenerationStore
-from realrecall.gold import GoldQuery, GoldSet, load_gold
+from realrecall.gold import GoldQuery, GoldSet, Provenance, load_gold, write_gold
 from realrecall.llm.types import ChatRequest, ChatResult, Usage
 
 
@@ -62,6 +62,9 @@ def test_records_are_gold_queries_with_provenance(corpus, output, fake_client):
     gold = load_gold(output)
     assert len(gold) == 12
     assert gold.origins() == {"synthetic"}
+    assert gold["syn-c0-0"].provenance == Provenance.from_dict(provenance)
+    write_gold(output.with_name("again.jsonl"), gold)  # generate writes what the gold writer writes
+    assert output.with_name("again.jsonl").read_text("utf-8") == output.read_text("utf-8")
     stage = summary.stage("generation")
     assert stage is not None
     assert (stage.requests, stage.tokens_in, stage.tokens_out) == (12, 1200, 120)
@@ -306,9 +309,7 @@ def test_style_examples_are_shown_recorded_and_flag_a_leak(tmp_path, corpus, out
     assert shown == list(summary.style_example_ids)
     assert "secret-chunk" not in prompt
     synthetic = load_gold(output)
-    assert {tuple(q.metadata["provenance"]["style_example_ids"]) for q in synthetic} == {
-        summary.style_example_ids
-    }
+    assert {q.provenance.style_example_ids for q in synthetic} == {summary.style_example_ids}
     warning = style_leak_warning(synthetic, load_gold(real))
     assert warning is not None
     assert "2 question(s)" in warning

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
@@ -47,7 +47,7 @@ def evaluate(
     gold_sets: Sequence[GoldSet] | GoldSet,
     *,
     corpus: Corpus | None = None,
-    retriever: Retriever | None = None,
+    retriever: Retriever | object | None = None,
     run: Run | None = None,
     metrics: Sequence[str] | None = None,
     k: Sequence[int] | int = DEFAULT_K,
@@ -60,7 +60,8 @@ def evaluate(
 
     Each gold set gets its overall figures, one slice per value of every field in ``by`` (with the
     number of queries behind it) and per-query outcomes. The retriever is asked for ``depth`` ids
-    per query (default: the largest cutoff the metrics use).
+    per query (default: the largest cutoff the metrics use). ``retriever`` may also be a LangChain
+    retriever or vector store or a LlamaIndex retriever or index (``retrievers.frameworks``).
     """
     from realrecall import __version__
     from realrecall.curate.type_rules import label_gold_set
@@ -68,6 +69,7 @@ def evaluate(
 
     if (retriever is None) == (run is None):
         raise InputError("give either a retriever or a run, not both and not neither")
+    retriever = _as_retriever(retriever)
     gold_sets, k, by = _checked_arguments(gold_sets, k, by)
     _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
@@ -111,6 +113,16 @@ def evaluate(
         version=__version__,
         retriever_fingerprint=_fingerprint_of(retriever, run),
     )
+
+
+def _as_retriever(retriever: object) -> Retriever | None:
+    """A LangChain or LlamaIndex object as a retriever; anything else as given (checked later)."""
+    from realrecall.evaluate.retrievers.frameworks import framework_retriever
+
+    if retriever is None:
+        return None
+    adapted = framework_retriever(retriever)
+    return adapted if adapted is not None else cast("Retriever", retriever)
 
 
 def _fingerprint_of(retriever: Retriever | None, run: Run | None) -> Mapping[str, Any]:
@@ -357,7 +369,7 @@ def _mtime(path: Path) -> str:
 def _fields(query: GoldQuery, by: Sequence[str]) -> dict[str, Any]:
     """Every field of the query's gold-set record (not only those sliced here), so that calibrate and
     compare can slice the results by any of them; a ``by`` field the query lacks is recorded as None."""
-    fields = {name: _jsonable(value) for name, value in query.metadata.items()}
+    fields = {name: _jsonable(value) for name, value in query.extra_fields().items()}
     for name in by:
         if name not in RESERVED_FIELDS:
             fields.setdefault(name, _jsonable(query.field(name)))

@@ -2,7 +2,8 @@
 
 - Gold set, one query per line: ``{"query_id", "query", "gold": {"<passage id>": grade, ...}}`` or
   ``"gold_ids": [...]`` (grade 1), ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``;
-  every other field is kept in ``metadata``. A key given twice in one object is refused.
+  ``"provenance"?`` (what generate records, parsed into ``realrecall.provenance.Provenance``); every
+  other field is kept in ``metadata``. A key given twice in one object is refused.
 - Corpus, one chunk per line: ``{"id", "text", "title"?, "metadata"?}``; BEIR's ``corpus.jsonl``
   (``"_id"`` instead of ``"id"``) reads the same way. Or a JSON object ``{"<id>": "<text>", ...}``.
 - Run: ``{"query_id", "ranked": ["id", ...]}`` (order kept), ``{"query_id", "ranked": [{"id",
@@ -22,10 +23,11 @@ from realrecall.files import iter_jsonl, parse_jsonl_line, read_text_lines
 from realrecall.formats.grades import check_grade
 from realrecall.formats.ids import parse_id, text_id
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
+from realrecall.provenance import Provenance
 
 __all__ = ["read_corpus", "read_corpus_mapping", "read_gold", "read_run"]
 
-_KNOWN_FIELDS = ("query_id", "query", "gold", "gold_ids", "origin", "type", "language")
+_KNOWN_FIELDS = ("query_id", "query", "gold", "gold_ids", "origin", "type", "language", "provenance")
 
 
 # -- gold sets --------------------------------------------------------------------------------------
@@ -74,9 +76,15 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
                 type=record.get("type"),
                 language=record.get("language"),
                 metadata={k: v for k, v in record.items() if k not in _KNOWN_FIELDS},
+                provenance=_provenance(record, path, number),
             )
         )
     return queries
+
+
+def _provenance(record: Mapping[str, Any], path: Path, line: int) -> Provenance | None:
+    raw = record.get("provenance")
+    return None if raw is None else Provenance.from_dict(raw, path=path, line=line)
 
 
 def _gold_from_record(record: Mapping[str, Any], path: Path, line: int) -> dict[str, int]:

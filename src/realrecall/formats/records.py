@@ -1,9 +1,13 @@
 """The plain records the readers return; ``realrecall.gold`` and ``realrecall.corpus`` build their types
-from them, so this package never imports the types (the dependency points one way only)."""
+from them, so this package never imports those types (the dependency points one way only). The one
+type it uses is ``realrecall.provenance.Provenance``, a leaf module: the JSON Lines reader parses a
+record's ``"provenance"`` there, where it knows the line."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
+
+from realrecall.provenance import Provenance
 
 __all__ = ["ORIGINS", "ChunkRecord", "GoldRecord"]
 
@@ -21,6 +25,7 @@ class GoldRecord(TypedDict):
     type: str | None
     language: str | None
     metadata: dict[str, Any]
+    provenance: NotRequired[Provenance | None]
 
 
 class ChunkRecord(TypedDict):

@@ -43,7 +43,9 @@ from realrecall.generate.store import GenerationStore, sidecar_paths
 from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
 from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
+from realrecall.gold import GoldQuery
 from realrecall.llm.types import ChatClient
+from realrecall.provenance import PromptRef, Provenance, TokenUsage
 from realrecall.text_features import lexical_overlap
 
 __all__ = ["Setup", "agenerate", "check_paths", "generate", "prepare", "still_valid"]
@@ -472,27 +474,26 @@ class _Run:
         spent: list[int],
     ) -> None:
         config = self.config
-        provenance: dict[str, Any] = {
-            "generator": f"realrecall {__version__}",
-            "backend": config.backend,
-            "model": candidate.model,
-            "prompt": None
-            if self.setup.prompt is None
-            else {"name": self.setup.prompt.name, "sha256": self.setup.prompt.sha256},
-            "temperature": config.temperature if config.backend == "llm" else None,
-            "seed": config.seed,
-            "request_seed": candidate.request_seed,
-            "persona": slot.persona,
-            "chunk_hash": slot.chunk.content_hash,
-            "question_index": slot.index,
-            "attempt": candidate.attempt,
-            "usage": {"prompt_tokens": spent[0], "completion_tokens": spent[1]},
-            "created": datetime.now(UTC).isoformat(timespec="seconds"),
-            "overlap": round(overlap, 4),
-            "style_example_ids": list(self.setup.style.ids),
-            "judge": judged,
-            "slot_key": slot.key,
-        }
+        prompt = self.setup.prompt
+        provenance = Provenance(
+            generator=f"realrecall {__version__}",
+            backend=config.backend,
+            model=candidate.model,
+            prompt=None if prompt is None else PromptRef(name=prompt.name, sha256=prompt.sha256),
+            temperature=config.temperature if config.backend == "llm" else None,
+            seed=config.seed,
+            request_seed=candidate.request_seed,
+            persona=slot.persona,
+            chunk_hash=slot.chunk.content_hash,
+            question_index=slot.index,
+            attempt=candidate.attempt,
+            usage=TokenUsage(prompt_tokens=spent[0], completion_tokens=spent[1]),
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
+            overlap=round(overlap, 4),
+            style_example_ids=self.setup.style.ids,
+            judge=judged,
+            slot_key=slot.key,
+        )
         # The type and form come from the rules that label real questions, so that strata match; the
         # type an LLM was asked to write is kept beside it (a model does not always write what it is
         # asked for, and the extractive backend is asked for nothing).
@@ -500,18 +501,17 @@ class _Run:
         query_type, _ = rules.classify(question)
         form, _ = rules.classify_form(question)
         requested = {"requested_type": slot.type} if config.backend == "llm" else {}
-        record = {
-            "query_id": slot.query_id,
-            "query": question,
-            "gold": {slot.chunk.id: 1},
-            "origin": "synthetic",
-            "type": query_type,
-            **requested,
-            "form": form,
-            "language": slot.language,
-            **self.sampled(slot),
-            "provenance": provenance,
-        }
+        # Written by the gold writer's own record function, so a synthetic record is a gold record.
+        record = GoldQuery(
+            query_id=slot.query_id,
+            query=question,
+            gold={slot.chunk.id: 1},
+            origin="synthetic",
+            type=query_type,
+            language=slot.language,
+            metadata={**requested, "form": form, **self.sampled(slot)},
+            provenance=provenance,
+        ).to_record()
         self.duplicates.add(slot.key, question, slot.language)
         if self.write:
             self.store.add_record(slot.key, record)

@@ -53,9 +53,8 @@ def style_leak_warning(synthetic_set: GoldSet, real_set: GoldSet) -> str | None:
     """
     used: set[str] = set()
     for query in synthetic_set:
-        provenance = query.metadata.get("provenance")
-        if isinstance(provenance, dict):
-            used.update(str(qid) for qid in provenance.get("style_example_ids") or ())
+        if query.provenance is not None:
+            used.update(query.provenance.style_example_ids)
     leaked = sorted(qid for qid in used if qid in real_set)
     if not leaked:
         return None
