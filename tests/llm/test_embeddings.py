@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from realrecall.errors import InputError, LLMCallError
-from realrecall.llm import Embedder, LLMConfig, OpenAIEmbedder
+from realrecall.evaluate.retrievers import Embedder
+from realrecall.llm import LLMConfig, OpenAIEmbedder
 from support.fake_openai import FakeOpenAI, fake_embedding
 
 TEXTS = [f"text number {i} about topic {i % 3}" for i in range(10)]

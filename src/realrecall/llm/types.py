@@ -1,4 +1,4 @@
-"""The values that cross the LLM boundary: configuration, requests, results, and the two protocols.
+"""The values that cross the LLM boundary: configuration, requests, results, and the chat protocol.
 
 Nothing here imports openai, so the generator, the retrievers and their tests can use these types
 (and fake the protocols) without the SDK.
@@ -10,11 +10,9 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
-
-import numpy as np
 
 from realrecall.errors import InputError
 
@@ -26,7 +24,6 @@ __all__ = [
     "ChatClient",
     "ChatRequest",
     "ChatResult",
-    "Embedder",
     "LLMConfig",
     "LLMStats",
     "ResponseFormat",
@@ -250,12 +247,5 @@ class ChatClient(Protocol):
     async def complete(self, request: ChatRequest) -> ChatResult: ...
 
 
-@runtime_checkable
-class Embedder(Protocol):
-    """Texts to vectors; ``name`` is the model identity and cache key (``openai:text-embedding-3-small``)."""
-
-    name: str
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """An array of shape (len(texts), d), float32, row i for texts[i]."""
-        ...
+# The Embedder protocol is the retrievers' (realrecall.evaluate.retrievers.Embedder): they are what
+# takes any embedder; OpenAIEmbedder (realrecall.llm.embeddings) is one of its implementations.

@@ -42,7 +42,10 @@ class Retriever(Protocol):
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into vectors; the same shape as ``realrecall.llm.Embedder``.
+    """Turns texts into vectors: the one embedder protocol (dense and the vector stores take any).
+
+    ``realrecall.llm.OpenAIEmbedder``, ``SentenceTransformerEmbedder`` and ``CachedEmbedder`` are
+    implementations; a Python object with ``name`` and ``embed`` is one too.
 
     ``name`` identifies the model (and anything else that changes the vectors): the embedding cache
     keys on it, so two embedders with the same name must give the same vectors.
