@@ -9,9 +9,10 @@ the option lists in errors are all read from here.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
@@ -85,7 +86,7 @@ def find_spec(name: str) -> RetrieverSpec[Any]:
 
 
 def build_retriever(
-    name: str | SearchFunction,
+    name: str | SearchFunction | object,
     corpus: Corpus,
     *,
     options: Mapping[str, object] | object | None = None,
@@ -95,16 +96,18 @@ def build_retriever(
     """The retriever ``name`` means, over ``corpus``.
 
     ``name`` is a registered name (bm25, dense, local-dense, hybrid...), ``module:function``,
-    ``path/to/file.py:function``, or in Python a function ``f(query, k)`` itself. ``options`` is the
+    ``path/to/file.py:function``, or in Python a function ``f(query, k)`` itself or a LangChain
+    retriever or vector store or LlamaIndex retriever or index (see ``frameworks``). ``options`` is the
     retriever's options dataclass (``BM25Options(k1=1.2)``) or a mapping of its fields, values typed
     or as text (``{"k1": "1.2"}``, as ``--retriever-option`` gives them). ``settings`` says how the run
     calls it (cache folder, workers, query timeout, progress). ``defaults``: values of older specific
     flags, used only by a retriever that has such an option (see ``make_options``).
     """
     settings = settings if settings is not None else RunSettings()
-    if callable(name):
+    if not isinstance(name, str):  # a function, or a framework's object (its options: id_field)
         spec: RetrieverSpec[Any] = CUSTOM
-        built: Any = custom.CustomOptions(function=name)
+        given = make_options(CUSTOM, cast("Mapping[str, object] | custom.CustomOptions | None", options))
+        built: Any = dataclasses.replace(given, function=cast(Any, name))
     else:
         spec = find_spec(name)
         built = make_options(spec, options, defaults=defaults)
@@ -112,7 +115,9 @@ def build_retriever(
             built = _with_function(built, name.strip())
     retriever = spec.build(corpus, built, settings)
     # Recorded by evaluate in results.json, so calibrate can tell whether two results share a retriever.
-    retriever.fingerprint = retriever_fingerprint(spec, built)  # type: ignore[attr-defined]
+    # A framework's retriever fingerprints itself (its class and the framework's version, not its data).
+    own = getattr(retriever, "fingerprint", None)
+    retriever.fingerprint = own or retriever_fingerprint(spec, built)  # type: ignore[attr-defined]
     return retriever
 
 
@@ -127,7 +132,7 @@ def _with_function(options: custom.CustomOptions, target: str) -> custom.CustomO
             f"custom retriever {target!r} was also given the option function={options.function!r}",
             hint="name the function once, in --retriever",
         )
-    return custom.CustomOptions(function=target)
+    return dataclasses.replace(options, function=target)
 
 
 def options_help() -> str:
