@@ -166,7 +166,12 @@ def test_help_lists_each_retrievers_own_options_from_the_registry() -> None:
     assert options_help() == (
         "bm25: k1, b, method, stemmer, stopwords; dense: embed_model, base_url; "
         "local-dense: local_model, batch_size; "
-        "hybrid: dense_component, rrf_k, fusion_depth and its parts' options"
+        "hybrid: dense_component, rrf_k, fusion_depth and its parts' options; "
+        "chroma: collection, host, port, ssl, path, id_field, title_field, embed_model, base_url; "
+        "lancedb: uri, table, id_field, text_field, title_field, vector_column, distance, embed_model, "
+        "base_url; "
+        "qdrant: collection, url, path, api_key_env, id_field, text_field, title_field, vector_name, "
+        "embed_model, base_url"
     )
 
 

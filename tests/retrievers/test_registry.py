@@ -15,12 +15,13 @@ def test_unknown_name_lists_the_registry_and_the_custom_form(pets_corpus: Corpus
     with pytest.raises(InputError) as caught:
         build_retriever("bm26", pets_corpus)
     assert str(caught.value) == (
-        "unknown retriever 'bm26'; choose from bm25, dense, local-dense, hybrid, or module:function"
+        "unknown retriever 'bm26'; choose from bm25, dense, local-dense, hybrid, chroma, lancedb, qdrant, "
+        "or module:function"
     )
 
 
 def test_registry_holds_the_built_in_names() -> None:
-    assert list(RETRIEVERS) == ["bm25", "dense", "local-dense", "hybrid"]
+    assert list(RETRIEVERS) == ["bm25", "dense", "local-dense", "hybrid", "chroma", "lancedb", "qdrant"]
 
 
 def test_a_built_retriever_satisfies_the_protocol(pets_corpus: Corpus) -> None:

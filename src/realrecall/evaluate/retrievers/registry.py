@@ -17,6 +17,9 @@ from typing import Any, cast
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import bm25, custom, dense, hybrid, local_dense
+from realrecall.evaluate.retrievers import chroma as chroma_store
+from realrecall.evaluate.retrievers import lancedb as lancedb_store
+from realrecall.evaluate.retrievers import qdrant as qdrant_store
 from realrecall.evaluate.retrievers.base import Retriever
 from realrecall.evaluate.retrievers.custom import SearchFunction
 from realrecall.evaluate.retrievers.options import (
@@ -45,6 +48,9 @@ _REGISTRY: dict[str, RetrieverSpec[Any]] = {
         dense.RETRIEVER,
         local_dense.RETRIEVER,
         hybrid.RETRIEVER,
+        chroma_store.RETRIEVER,
+        lancedb_store.RETRIEVER,
+        qdrant_store.RETRIEVER,
     )
 }
 RETRIEVERS: Mapping[str, RetrieverSpec[Any]] = MappingProxyType(_REGISTRY)

@@ -35,6 +35,7 @@ __all__ = [
     "StoreRetriever",
     "chunk_record",
     "field_value",
+    "one_line",
     "plain_metadata",
     "query_embedder",
     "record_id",
@@ -143,6 +144,12 @@ class StoreRetriever:
                 hint="an embedder returns one row per text",
             )
         return {text: matrix[row] for row, text in enumerate(texts)}
+
+
+def one_line(exc: BaseException) -> str:
+    """``NotFoundError: Collection [x] does not exist``: a client's exception on one readable line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
 def field_value(record: Mapping[str, Any] | None, field: str) -> Any:

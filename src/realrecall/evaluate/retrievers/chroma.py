@@ -1,0 +1,198 @@
+"""``chroma``: a Chroma collection, on a server (``chroma run``) or in a local persistent folder.
+
+Queries are embedded by the collection's own embedding function (the one it was created with, which
+must be known to this process: Chroma's built-in ones, or one registered with Chroma's
+``register_embedding_function``), or, with ``embed_model``, by an OpenAI-compatible endpoint (in
+Python, any ``Embedder``). Hits are the store's ids, or the metadata field ``id_field``.
+
+The client comes from the ``chromadb`` package (extra ``chroma``), imported only when this retriever
+or ``realrecall corpus export --from chroma`` is used. Chroma's anonymous telemetry is turned off for
+the clients realrecall opens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+
+from realrecall.corpus import Corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.base import Embedder
+from realrecall.evaluate.retrievers.dense import describe_embedder
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+from realrecall.evaluate.retrievers.store_common import (
+    StoreExport,
+    StoreRetriever,
+    chunk_record,
+    field_value,
+    one_line,
+    query_embedder,
+    record_id,
+    require,
+)
+
+__all__ = ["RETRIEVER", "ChromaOptions", "build_chroma", "export_chunks"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChromaOptions:
+    """Where the collection is (``host``/``port``, or ``path``) and how its records map to chunks."""
+
+    collection: Annotated[str, "the collection's name"]
+    host: Annotated[str | None, "a Chroma server's host, e.g. 127.0.0.1 (or give path)"] = None
+    port: Annotated[int, "the Chroma server's port"] = 8000
+    ssl: Annotated[bool, "talk to the server over HTTPS"] = False
+    path: Annotated[Path | None, "a local persistent Chroma folder, instead of a server"] = None
+    id_field: Annotated[str | None, "metadata field holding the chunk id (default: the store's ids)"] = None
+    title_field: Annotated[str | None, "metadata field exported as the chunk's title"] = None
+    embed_model: Annotated[
+        str | None, "embed queries with this endpoint model (default: the collection's own function)"
+    ] = None
+    base_url: Annotated[str | None, "the OpenAI-compatible endpoint (default OPENAI_BASE_URL)"] = None
+    llm_config: Annotated[Any, "a realrecall.llm.LLMConfig, instead of base_url"] = None
+    embedder: Annotated[Embedder | None, "any Embedder for the queries, instead of embed_model"] = None
+
+
+def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) -> StoreRetriever:
+    """``chroma``: open the collection and check how its queries will be embedded before any query runs."""
+    collection = _open_collection(options)
+    where = _where(options)
+    embedder = query_embedder(
+        embedder=options.embedder,
+        embed_model=options.embed_model,
+        base_url=options.base_url,
+        llm_config=options.llm_config,
+        settings=settings,
+    )
+    if embedder is None:
+        own = _own_function_name(collection, where)
+        how = f"the collection's embedding function {own!r}"
+    else:
+        how = describe_embedder(embedder)
+    id_field = options.id_field
+    include = ["metadatas"] if id_field else []
+
+    def search_one(query: str, vector: np.ndarray | None, k: int) -> list[str]:
+        if vector is None:
+            result = collection.query(query_texts=[query], n_results=k, include=include)
+        else:
+            result = collection.query(query_embeddings=[vector], n_results=k, include=include)
+        ids = result["ids"][0]
+        metadatas = result["metadatas"][0] if id_field else [None] * len(ids)
+        return [record_id(i, m, id_field, where=where) for i, m in zip(ids, metadatas, strict=True)]
+
+    return StoreRetriever(
+        name="chroma",
+        description=(
+            f"chroma: {where} ({collection.count()} records), queries embedded by {how}, "
+            f"ids from {id_field or 'the store'}"
+        ),
+        search_one=search_one,
+        embedder=embedder,
+        settings=settings,
+        fix_hint=f"check that {where} is reachable (run with --debug for the traceback)",
+    )
+
+
+def export_chunks(options: ChromaOptions, *, page_size: int = 500) -> StoreExport:
+    """Every record of the collection as a corpus chunk, read ``page_size`` records at a time."""
+    collection = _open_collection(options)
+    where = _where(options)
+
+    def records() -> Iterator[dict[str, Any]]:
+        offset = 0
+        while True:
+            page = collection.get(limit=page_size, offset=offset, include=["documents", "metadatas"])
+            ids = page["ids"]
+            if not ids:
+                return
+            documents = page["documents"] or [None] * len(ids)
+            metadatas = page["metadatas"] or [None] * len(ids)
+            for store_id, document, metadata in zip(ids, documents, metadatas, strict=True):
+                title = field_value(metadata, options.title_field) if options.title_field else None
+                yield chunk_record(
+                    record_id(store_id, metadata, options.id_field, where=where),
+                    document,
+                    title=title,
+                    metadata=metadata,
+                    where=where,
+                )
+            offset += len(ids)
+
+    return StoreExport(total=collection.count(), records=records())
+
+
+def _where(options: ChromaOptions) -> str:
+    place = f"{options.host}:{options.port}" if options.host else str(options.path)
+    return f"Chroma collection {options.collection!r} at {place}"
+
+
+def _open_collection(options: ChromaOptions) -> Any:
+    chromadb = require("chromadb", extra="chroma", store="chroma")
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    if (options.host is None) == (options.path is None):
+        raise InputError(
+            "the chroma store needs either host (a Chroma server) or path (a local folder), not "
+            + ("both" if options.host else "neither"),
+            hint="e.g. --retriever-option host=127.0.0.1 or --retriever-option path=chroma_db",
+        )
+    if options.path is not None:
+        if not options.path.is_dir():
+            # PersistentClient would create an empty database there: a mistyped path must not.
+            raise InputError(
+                "no Chroma folder here", path=options.path, hint="give the folder the store lives in"
+            )
+        client = chromadb.PersistentClient(path=str(options.path), settings=settings)
+    else:
+        try:
+            client = chromadb.HttpClient(
+                host=options.host, port=options.port, ssl=options.ssl, settings=settings
+            )
+        except Exception as exc:  # the client reports an unreachable server as ValueError or httpx errors
+            raise InputError(
+                f"cannot reach a Chroma server at {options.host}:{options.port} ({one_line(exc)})",
+                hint="start it (chroma run --path FOLDER) or check host and port",
+            ) from exc
+    try:
+        return client.get_collection(options.collection)
+    except Exception as exc:
+        names = sorted(str(getattr(item, "name", item)) for item in client.list_collections())
+        raise InputError(
+            f"{_where(options)}: no such collection ({one_line(exc)})",
+            hint=f"collections there: {', '.join(names)}" if names else "the store holds no collection",
+        ) from exc
+
+
+def _own_function_name(collection: Any, where: str) -> str:
+    """The collection's embedding function by name; one line when it has none this process can build."""
+    try:
+        configuration = collection.configuration
+    except ValueError as exc:  # the function it was made with is not registered here
+        raise InputError(
+            f"{where}: its embedding function cannot be used here ({one_line(exc)})",
+            hint="embed queries with embed_model=MODEL (the model its vectors came from), "
+            "or register the function in Python",
+        ) from exc
+    function = configuration.get("embedding_function") if isinstance(configuration, dict) else None
+    if function is None:
+        raise InputError(
+            f"{where} has no embedding function of its own",
+            hint="embed queries with embed_model=MODEL, the model its vectors came from",
+        )
+    name = getattr(function, "name", None)
+    return str(name() if callable(name) else type(function).__name__)
+
+
+RETRIEVER = RetrieverSpec(
+    name="chroma",
+    options=ChromaOptions,
+    build=build_chroma,
+    summary="a Chroma collection (server or local folder), queried by its own or an endpoint's embeddings",
+    libraries=("chromadb",),
+)

@@ -1,0 +1,186 @@
+"""``lancedb``: a LanceDB table, embedded (a local folder) or at any URI ``lancedb.connect`` opens.
+
+Queries are embedded by the table's own embedding function (one recorded in its schema by LanceDB's
+embedding registry, which this process must know), or, with ``embed_model``, by an OpenAI-compatible
+endpoint (in Python, any ``Embedder``). Hits are the ``id_field`` column (``id`` by default); the
+export reads ``text_field`` as the text and every other non-vector column as metadata.
+
+The client comes from the ``lancedb`` package (extra ``lancedb``), imported only when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+
+from realrecall.corpus import Corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.base import Embedder
+from realrecall.evaluate.retrievers.dense import describe_embedder
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+from realrecall.evaluate.retrievers.store_common import (
+    StoreExport,
+    StoreRetriever,
+    chunk_record,
+    one_line,
+    query_embedder,
+    record_id,
+    require,
+)
+
+__all__ = ["RETRIEVER", "LanceDBOptions", "build_lancedb", "export_chunks"]
+
+_DISTANCES = ("l2", "cosine", "dot")
+
+
+@dataclass(frozen=True, kw_only=True)
+class LanceDBOptions:
+    """Where the table is and which columns hold the chunk's id, text and vector."""
+
+    uri: Annotated[str, "the database: a local folder, or a URI lancedb.connect takes"]
+    table: Annotated[str, "the table's name"]
+    id_field: Annotated[str, "column holding the chunk id"] = "id"
+    text_field: Annotated[str, "column holding the chunk text (export)"] = "text"
+    title_field: Annotated[str | None, "column exported as the chunk's title"] = None
+    vector_column: Annotated[str | None, "the vector column to search (default: LanceDB's choice)"] = None
+    distance: Annotated[str | None, "l2, cosine or dot (default: the table's index, else l2)"] = None
+    embed_model: Annotated[
+        str | None, "embed queries with this endpoint model (default: the table's own function)"
+    ] = None
+    base_url: Annotated[str | None, "the OpenAI-compatible endpoint (default OPENAI_BASE_URL)"] = None
+    llm_config: Annotated[Any, "a realrecall.llm.LLMConfig, instead of base_url"] = None
+    embedder: Annotated[Embedder | None, "any Embedder for the queries, instead of embed_model"] = None
+
+
+def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings) -> StoreRetriever:
+    """``lancedb``: open the table and check its columns and how queries are embedded, before any query."""
+    table = _open_table(options)
+    where = _where(options)
+    columns = set(table.schema.names)
+    if options.id_field not in columns:
+        raise InputError(
+            f"{where} has no column {options.id_field!r} (its columns: {', '.join(table.schema.names)})",
+            hint="name the column holding chunk ids with id_field=COLUMN",
+        )
+    if options.distance is not None and options.distance not in _DISTANCES:
+        raise InputError(
+            f"retriever lancedb option distance must be one of {', '.join(_DISTANCES)}, "
+            f"got {options.distance!r}"
+        )
+    embedder = query_embedder(
+        embedder=options.embedder,
+        embed_model=options.embed_model,
+        base_url=options.base_url,
+        llm_config=options.llm_config,
+        settings=settings,
+    )
+    if embedder is None:
+        functions = table.embedding_functions
+        if not functions:
+            raise InputError(
+                f"{where} has no embedding function of its own",
+                hint="embed queries with embed_model=MODEL, the model its vectors came from",
+            )
+        how = "the table's embedding function " + ", ".join(
+            repr(type(config.function).__name__) for config in functions.values()
+        )
+    else:
+        how = describe_embedder(embedder)
+    id_field = options.id_field
+
+    def search_one(query: str, vector: np.ndarray | None, k: int) -> list[str]:
+        request = table.search(
+            query if vector is None else vector, vector_column_name=options.vector_column, query_type="vector"
+        )
+        if options.distance is not None:
+            request = request.distance_type(options.distance)
+        rows = request.select([id_field, "_distance"]).limit(k).to_list()
+        return [record_id(row.get(id_field), None, None, where=where) for row in rows]
+
+    return StoreRetriever(
+        name="lancedb",
+        description=(
+            f"lancedb: {where} ({table.count_rows()} rows), queries embedded by {how}, ids from {id_field!r}"
+        ),
+        search_one=search_one,
+        embedder=embedder,
+        settings=settings,
+        fix_hint=f"check {where} (run with --debug for the traceback)",
+    )
+
+
+def export_chunks(options: LanceDBOptions, *, page_size: int = 500) -> StoreExport:
+    """Every row of the table as a corpus chunk, read ``page_size`` rows at a time."""
+    table = _open_table(options)
+    where = _where(options)
+    schema = table.schema
+    for needed in (options.id_field, options.text_field):
+        if needed not in schema.names:
+            raise InputError(
+                f"{where} has no column {needed!r} (its columns: {', '.join(schema.names)})",
+                hint="name the columns with id_field=COLUMN and text_field=COLUMN",
+            )
+    # Vector columns are the store's business, not the corpus's: everything else is metadata.
+    kept = [item.name for item in schema if not _is_vector(item.type)]
+
+    def records() -> Iterator[dict[str, Any]]:
+        for batch in table.search().select(kept).limit(None).to_batches(page_size):
+            for row in batch.to_pylist():
+                metadata = {
+                    key: value
+                    for key, value in row.items()
+                    if key not in (options.id_field, options.text_field)
+                }
+                yield chunk_record(
+                    record_id(row[options.id_field], None, None, where=where),
+                    row[options.text_field],
+                    title=row.get(options.title_field) if options.title_field else None,
+                    metadata=metadata,
+                    where=where,
+                )
+
+    return StoreExport(total=table.count_rows(), records=records())
+
+
+def _is_vector(kind: Any) -> bool:
+    # LanceDB keeps vectors in fixed-size list columns (pyarrow's type name, to leave pyarrow unimported).
+    return str(kind).startswith("fixed_size_list")
+
+
+def _where(options: LanceDBOptions) -> str:
+    return f"LanceDB table {options.table!r} at {options.uri}"
+
+
+def _open_table(options: LanceDBOptions) -> Any:
+    lancedb = require("lancedb", extra="lancedb", store="lancedb")
+    if "://" not in options.uri and not Path(options.uri).expanduser().is_dir():
+        # connect() would make an empty database there: a mistyped folder must not.
+        raise InputError(
+            "no LanceDB folder here", path=options.uri, hint="give the folder the database lives in"
+        )
+    try:
+        database = lancedb.connect(options.uri)
+    except Exception as exc:
+        raise InputError(f"cannot open LanceDB at {options.uri} ({one_line(exc)})") from exc
+    try:
+        return database.open_table(options.table)
+    except Exception as exc:
+        listed = database.list_tables()
+        names = sorted(str(name) for name in getattr(listed, "tables", listed))
+        raise InputError(
+            f"{_where(options)}: no such table ({one_line(exc)})",
+            hint=f"tables there: {', '.join(names)}" if names else "the database holds no table",
+        ) from exc
+
+
+RETRIEVER = RetrieverSpec(
+    name="lancedb",
+    options=LanceDBOptions,
+    build=build_lancedb,
+    summary="a LanceDB table (embedded), queried by its own or an endpoint's embeddings",
+    libraries=("lancedb",),
+)
