@@ -330,7 +330,14 @@ def test_a_sampled_synthetic_set_is_weighted_by_inverse_inclusion_probability() 
     assert calibrated is not None
     weights = {s.value: s.weight for s in calibrated.strata}
     assert weights == {"big": pytest.approx(100 / 110), "small": pytest.approx(10 / 110)}
+    # The synthetic figure itself is the corpus's: (100 x 0.9 + 10 x 0.5) / 110, not the sample's 0.7.
+    overall = report.overall()
+    assert overall.synthetic.value == pytest.approx((100 * 0.9 + 10 * 0.5) / 110)
+    assert overall.gap == pytest.approx((100 * 0.9 + 10 * 0.5) / 110 - 0.75)
+    interval = overall.synthetic.interval
+    assert 0 <= interval.low < overall.synthetic.value < interval.high <= 1
     unweighted = [{**r, "inclusion_probability": None} for r in synthetic]
     plain = calibrate(results_document([("syn", unweighted), ("real", real)]), calibrate_by="area", now=NOW)
     assert plain.calibrated is not None
     assert {s.value: s.weight for s in plain.calibrated.strata}["small"] == pytest.approx(0.5)
+    assert plain.overall().synthetic.value == pytest.approx(0.7)

@@ -60,7 +60,6 @@ __all__ = [
     "PooledGap",
     "Stratum",
     "calibrated_estimate",
-    "inclusion_weight",
     "parse_date",
     "pooled_gap",
     "random_effects",
@@ -392,7 +391,7 @@ class _Sample:
     def of(cls, records: Sequence[QueryResult], metric: str) -> _Sample:
         chosen = [q for q in records if metric in q.metrics]
         values = np.fromiter((q.metrics[metric] for q in chosen), dtype=np.float64, count=len(chosen))
-        weights = np.fromiter((inclusion_weight(q) for q in chosen), dtype=np.float64, count=len(chosen))
+        weights = np.fromiter((q.weight for q in chosen), dtype=np.float64, count=len(chosen))
         return cls(values, weights)
 
     @property
@@ -419,14 +418,6 @@ class _Sample:
         deviations = self.values - self.mean()
         total = self.weights.sum()
         return float(np.sum(self.weights**2 * deviations**2) / total**2 * self.size / (self.size - 1))
-
-
-def inclusion_weight(query: QueryResult) -> float:
-    """1/p for a question generated from a sample of chunks (``inclusion_probability`` p), else 1."""
-    probability = query.fields.get("inclusion_probability")
-    if isinstance(probability, int | float) and not isinstance(probability, bool) and 0 < probability <= 1:
-        return 1.0 / float(probability)
-    return 1.0
 
 
 def _logit_mean(sample: _Sample) -> float:

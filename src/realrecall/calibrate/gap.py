@@ -167,8 +167,10 @@ def _slice_gaps(
 ) -> list[SliceGap]:
     """Every metric on one slice, from one resampling of each set shared by all metrics."""
     r_values, s_values = _matrix(real, metrics), _matrix(synthetic, metrics)
+    s_weights = np.array([q.weight for q in synthetic], dtype=np.float64)
+    weighted = bool(s_weights.size) and not np.all(s_weights == 1.0)
     # Synthetic drawn before real, as scipy.stats.bootstrap draws (synthetic, real).
-    s_draws = _draws(s_values, settings)
+    s_draws = _weighted_draws(s_values, s_weights, settings) if weighted else _draws(s_values, settings)
     r_draws = _draws(r_values, settings)
     rows = []
     for j, metric in enumerate(metrics):
@@ -178,8 +180,16 @@ def _slice_gaps(
             continue
         binary = is_binary(metric)
         real_estimate = _estimate(r, None if r_draws is None else r_draws[:, j], binary, settings)
-        synthetic_estimate = _estimate(s, None if s_draws is None else s_draws[:, j], binary, settings)
-        if binary:
+        if weighted and s_draws is not None:
+            synthetic_estimate = _weighted_estimate(s, s_weights, s_draws[:, j], binary, settings)
+        else:
+            synthetic_estimate = _estimate(s, None if s_draws is None else s_draws[:, j], binary, settings)
+        if binary and weighted:
+            mean, n_eff = _weighted_mean(s, s_weights), _effective_n(s_weights)
+            interval = newcombe_interval(
+                mean * n_eff, n_eff, float(r.sum()), float(r.size), settings.confidence
+            )
+        elif binary:
             interval = _proportion_gap(s, r, settings.confidence)
         elif r_draws is None or s_draws is None or r.size + s.size < 3:
             interval = Interval.undefined(settings.confidence, "bootstrap")
@@ -191,6 +201,45 @@ def _slice_gaps(
             _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
         )
     return rows
+
+
+def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
+    """Hajek's mean: questions from a sampled corpus count 1/p each (p their inclusion probability)."""
+    return float(np.sum(weights * values) / np.sum(weights))
+
+
+def _effective_n(weights: np.ndarray) -> float:
+    """Kish's effective sample size: what unequal weights leave of the count."""
+    return float(weights.sum() ** 2 / np.sum(weights**2))
+
+
+def _weighted_draws(values: np.ndarray, weights: np.ndarray, settings: _Settings) -> np.ndarray | None:
+    """Bootstrap draws of the weighted means of every column: queries resampled, weights kept with them."""
+    n = values.shape[0]
+    if n == 0:
+        return None
+    index = settings.rng.integers(0, n, (settings.n_resamples, n))
+    w = weights[index]
+    clean = np.nan_to_num(values)
+    return np.stack(
+        [np.sum(w * clean[index, j], axis=1) / w.sum(axis=1) for j in range(values.shape[1])], axis=1
+    )
+
+
+def _weighted_estimate(
+    values: np.ndarray, weights: np.ndarray, draws: np.ndarray, binary: bool, settings: _Settings
+) -> Estimate:
+    """The weighted mean with its interval: Wilson on the effective count for a proportion, else the
+    percentile interval of the weighted bootstrap."""
+    mean = _weighted_mean(values, weights)
+    if binary:
+        n_eff = _effective_n(weights)
+        interval = wilson_interval(mean * n_eff, n_eff, settings.confidence)
+    elif values.size < 2:
+        interval = Interval.undefined(settings.confidence, "bootstrap")
+    else:
+        interval = interval_from_draws(draws, values, confidence=settings.confidence, method="percentile")
+    return Estimate(mean, interval, int(values.size))
 
 
 def _matrix(records: Sequence[QueryResult], metrics: Sequence[str]) -> np.ndarray:

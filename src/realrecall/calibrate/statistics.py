@@ -116,8 +116,11 @@ def z_value(confidence: float) -> float:
     return float(ndtri(1.0 - (1.0 - confidence) / 2.0))
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for ``successes`` out of ``n`` (statsmodels ``method="wilson"``)."""
+def wilson_interval(successes: float, n: float, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for ``successes`` out of ``n`` (statsmodels ``method="wilson"``).
+
+    Counts may be fractional: effective counts of weighted questions (Kish) go through it too.
+    """
     if n <= 0:
         return Interval.undefined(confidence, "wilson")
     z = z_value(confidence)
@@ -129,7 +132,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Interva
 
 
 def newcombe_interval(
-    successes_1: int, n_1: int, successes_2: int, n_2: int, confidence: float = 0.95
+    successes_1: float, n_1: float, successes_2: float, n_2: float, confidence: float = 0.95
 ) -> Interval:
     """Newcombe's hybrid score interval of ``p1 - p2`` for two independent proportions.
 

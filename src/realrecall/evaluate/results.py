@@ -100,6 +100,21 @@ class QueryResult:
             return value
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
+    @property
+    def weight(self) -> float:
+        """1/p for a question generated from a sample of chunks (``inclusion_probability`` p), else 1.
+
+        Figures over a sample weighted by it (Horvitz-Thompson, Hajek's mean) estimate the corpus.
+        """
+        probability = self.fields.get("inclusion_probability")
+        if (
+            isinstance(probability, int | float)
+            and not isinstance(probability, bool)
+            and 0 < probability <= 1
+        ):
+            return 1.0 / float(probability)
+        return 1.0
+
     def relevant(self, threshold: int = 1) -> frozenset[str]:
         """The relevant gold ids: by grade when the grades are known, else every id of ``gold``."""
         if self.grades:
