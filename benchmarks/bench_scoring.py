@@ -8,7 +8,8 @@ Every contender starts from the same in-memory Python dicts (qrels ``{qid: {pid:
 Metrics: recall@10, recall@100 (trec_eval success_10/100, ranx hit_rate@10/100), mrr@10 and
 ndcg@10. pytrec_eval has no per-measure depth, so it computes recip_rank over the full run (the same
 work or more). ranx's numba functions are compiled on a small warm-up run first, so its time excludes
-JIT compilation. The second table starts from a TREC run file on disk.
+JIT compilation. The second table starts from a TREC run file on disk; the third (``--part read``)
+times reading that file alone against its floor, pandas' C parser with its own default types.
 """
 
 from __future__ import annotations
@@ -116,6 +117,27 @@ def pytrec_from_file(qrels: dict, run_path: Path) -> dict[str, float]:
     return {"recip_rank": sum(v["recip_rank"] for v in per_query.values()) / len(qrels)}
 
 
+def ours_read(run_path: Path) -> int:
+    from realrecall import load_run
+
+    return len(load_run(run_path))
+
+
+def pandas_read(run_path: Path) -> int:
+    import pandas as pd
+
+    # The floor: the C parser with pandas' default types (Arrow strings), nothing checked.
+    return len(pd.read_csv(run_path, sep=r"\s+", header=None))
+
+
+def pyarrow_read(run_path: Path) -> int:
+    import pyarrow.csv as pa_csv
+
+    options = pa_csv.ParseOptions(delimiter=" ")
+    names = pa_csv.ReadOptions(column_names=["query", "q0", "passage", "rank", "score", "tag"])
+    return len(pa_csv.read_csv(run_path, read_options=names, parse_options=options))
+
+
 def trec_eval_binary(binary: str, qrels_path: Path, run_path: Path) -> str:
     args = [
         binary,
@@ -155,7 +177,9 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100, help="retrieved ids per query (default 100)")
     parser.add_argument("--repeat", type=int, default=1, help="best of this many turns per contender")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--part", choices=["all", "dicts", "file"], default="all", help="which table to time")
+    parser.add_argument(
+        "--part", choices=["all", "dicts", "file", "read"], default="all", help="which table to time"
+    )
     parser.add_argument("--skip-ranx", action="store_true", help="leave ranx out (its conversion is slow)")
     args = parser.parse_args()
 
@@ -170,6 +194,8 @@ def main() -> None:
         _time_dicts(qrels, run, args)
     if args.part in ("all", "file"):
         _time_file(qrels, run, args)
+    if args.part in ("all", "read"):
+        _time_read(qrels, run, args)
 
 
 def _time_dicts(qrels: dict, run: dict, args: argparse.Namespace) -> None:
@@ -214,6 +240,26 @@ def _time_file(qrels: dict, run: dict, args: argparse.Namespace) -> None:
         _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
         if not binary:
             print("  (no trec_eval binary on PATH)")
+
+
+def _time_read(qrels: dict, run: dict, args: argparse.Namespace) -> None:
+    import pandas  # noqa: F401  (imports paid before timing, as for every contender)
+    import pyarrow.csv  # noqa: F401
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _, run_path = write_trec(qrels, run, Path(tmp))
+        size = run_path.stat().st_size / 1e6
+        contenders: dict[str, Callable[[], Any]] = {
+            "realrecall  load_run (C parser, checked)": lambda: ours_read(run_path),
+            "pandas      read_csv (C parser, floor)": lambda: pandas_read(run_path),
+            "pyarrow     csv.read_csv (threads)": lambda: pyarrow_read(run_path),
+        }
+        timings = round_robin(contenders, args.repeat)
+        print(f"\nreading a TREC run file ({size:.0f} MB)")
+        ours_time = timings["realrecall  load_run (C parser, checked)"][0]
+        _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
+        floor = timings["pandas      read_csv (C parser, floor)"][0]
+        print(f"  ours / pandas = {ours_time / floor:.2f}  (target <= 2)")
 
 
 def _table(rows: dict[str, float], ours_time: float) -> None:

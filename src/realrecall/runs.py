@@ -15,12 +15,15 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from realrecall.errors import InputError
 from realrecall.formats import jsonl, sniff_run, trec_runs
+
+if TYPE_CHECKING:
+    from realrecall.formats.trec_runs import RunColumns
 
 __all__ = ["Run", "load_run"]
 
@@ -37,16 +40,20 @@ class Run:
     name: str
     ordered: bool
     """True when the run came from ranked lists: the given order is the ranking."""
-    _docs: dict[str, dict[str, float]] = field(repr=False)
+    _dicts: dict[str, dict[str, float]] | None = field(repr=False)
     """Per query, passage id -> score, or -> position in the query's slice of ``_scores`` when
     ``_positional`` (positions are small cached ints: no float object per passage). Plain dicts:
-    ``rank_judgments`` looks passages up with ``dict.get`` mapped in C."""
+    ``rank_judgments`` looks passages up with ``dict.get`` mapped in C. None for a run read into
+    columns (``_columns``) until something asks for ``_docs``."""
     _row: Mapping[str, int] = field(repr=False)
     _scores: np.ndarray = field(repr=False)
     """float64 scores of all queries end to end (in ``_docs`` order), then NaN padding as long as the
     longest query, so a window of any query's length can start at any query."""
     _offsets: np.ndarray = field(repr=False)
     _positional: bool = field(default=False, repr=False)
+    _columns: RunColumns | None = field(default=None, repr=False)
+    """A big TREC file's passage ids as Arrow strings with their fingerprints (see ``_positions``):
+    no Python object per result, so reading and scoring stay near the C parser's speed."""
 
     @classmethod
     def from_scores(cls, scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
@@ -112,7 +119,7 @@ class Run:
             pid = list(docs[qid])[position - int(offsets[row])]
             raise InputError(f"score of passage {pid!r} in query {qid!r} is NaN", hint="give a real number")
         row_of = dict(zip(docs, range(len(docs)), strict=True))
-        return cls(name=name, ordered=ordered, _docs=docs, _row=row_of, _scores=padded, _offsets=offsets)
+        return cls(name=name, ordered=ordered, _dicts=docs, _row=row_of, _scores=padded, _offsets=offsets)
 
     @classmethod
     def _build_positional(
@@ -125,43 +132,121 @@ class Run:
         return cls(
             name=name,
             ordered=ordered,
-            _docs=docs,
+            _dicts=docs,
             _row=row_of,
             _scores=padded,
             _offsets=offsets,
             _positional=True,
         )
 
+    @classmethod
+    def _from_columns(cls, columns: RunColumns, *, name: str) -> Run:
+        """A run over a TREC file read into columns: positional, its dicts built only if asked for."""
+        longest = int(np.diff(columns.offsets).max())
+        padded = np.concatenate([columns.scores, np.full(longest, np.nan)])
+        row_of = dict(zip(columns.query_ids, range(len(columns.query_ids)), strict=True))
+        return cls(
+            name=name,
+            ordered=False,
+            _dicts=None,
+            _row=row_of,
+            _scores=padded,
+            _offsets=columns.offsets,
+            _positional=True,
+            _columns=columns,
+        )
+
+    @property
+    def _docs(self) -> dict[str, dict[str, float]]:
+        """Per query, passage id -> score or position (see ``_dicts``), built once from the columns."""
+        if self._dicts is None:
+            columns = self._columns
+            assert columns is not None
+            ids: list[str] = columns.passage_ids.to_pylist()
+            bounds = columns.offsets.tolist()
+            docs: dict[str, dict[str, float]] = {
+                qid: dict(zip(ids[begin:end], range(end - begin), strict=True))
+                for qid, begin, end in zip(columns.query_ids, bounds, bounds[1:], strict=False)
+            }
+            object.__setattr__(self, "_dicts", docs)
+            return docs
+        return self._dicts
+
+    def _segment_ids(self, query_id: str) -> list[str]:
+        """Passage ids of a query the run has, in the order of its scores."""
+        if self._dicts is None and self._columns is not None:
+            row = self._row[query_id]
+            begin, end = int(self._offsets[row]), int(self._offsets[row + 1])
+            ids: list[str] = self._columns.passage_ids.slice(begin, end - begin).to_pylist()
+            return ids
+        return list(self._docs[query_id])
+
+    def _positions(self, segments: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+        """Position of each ``ids[i]`` within query row ``segments[i]`` (float64, NaN when absent).
+
+        Only for a columnar run: fingerprints are compared in blocks of windows (as ``rank_judgments``
+        counts ranks), then the ids of the hits are compared as text, which rules out a collision
+        (fingerprints are distinct within a query, so a colliding id is simply not retrieved).
+        """
+        import pyarrow as pa
+
+        columns = self._columns
+        assert columns is not None
+        out = np.full(len(ids), np.nan)
+        asked = np.flatnonzero(segments >= 0)
+        if len(asked) == 0:
+            return out
+        wanted = [ids[i] for i in asked.tolist()]
+        prints = trec_runs.fingerprints(pa.array(wanted, type=pa.string()))
+        where = _find_in_segments(columns.fingerprints, self._offsets, segments[asked], prints)
+        hit = np.flatnonzero(where >= 0)
+        found = columns.passage_ids.take(pa.array(where[hit])).to_pylist()
+        same = np.fromiter(
+            (a == b for a, b in zip(found, (wanted[i] for i in hit.tolist()), strict=True)),
+            dtype=bool,
+            count=len(hit),
+        )
+        hit = hit[same]
+        out[asked[hit]] = where[hit] - self._offsets[segments[asked[hit]]]
+        return out
+
     @property
     def query_ids(self) -> tuple[str, ...]:
         """Query ids in the order the run gave them."""
-        return tuple(self._docs)
+        return tuple(self._row)
 
     def __len__(self) -> int:
-        return len(self._docs)
+        return len(self._row)
 
     def __contains__(self, query_id: object) -> bool:
-        return query_id in self._docs
+        return query_id in self._row
+
+    def _ids_of(self, query_id: str) -> Sequence[str]:
+        """The query's passage ids in the order of its scores (empty if the run lacks the query)."""
+        if self._dicts is None:
+            return self._segment_ids(query_id) if query_id in self._row else ()
+        return tuple(self._dicts.get(query_id, ()))
 
     def ranked(self, query_id: str) -> Sequence[str]:
         """Passage ids retrieved for ``query_id``, best first (empty if the run lacks the query)."""
-        per_query = self._docs.get(query_id)
-        if per_query is None:
+        ids = self._ids_of(query_id)
+        if not ids:
             return ()
         if self.ordered:
-            return tuple(per_query)
+            return tuple(ids)
         # Tuple order (score, id) descending is exactly trec_eval's: score desc, then id desc.
-        pairs = sorted(zip(self._query_scores(query_id), per_query, strict=True), reverse=True)
+        pairs = sorted(zip(self._query_scores(query_id), ids, strict=True), reverse=True)
         return tuple(pid for _, pid in pairs)
 
     def passage_ids(self, query_id: str) -> Collection[str]:
         """The ids retrieved for ``query_id`` in no particular order (cheap: nothing is ranked)."""
-        return self._docs.get(query_id, {}).keys()
+        if self._dicts is None:
+            return self._ids_of(query_id)
+        return self._dicts.get(query_id, {}).keys()
 
     def scores(self, query_id: str) -> Mapping[str, float]:
         """``{passage_id: score}`` of one query (in list runs: minus the position, 0 for the first)."""
-        per_query = self._docs.get(query_id, {})
-        return dict(zip(per_query, self._query_scores(query_id), strict=True))
+        return dict(zip(self._ids_of(query_id), self._query_scores(query_id), strict=True))
 
     def _query_scores(self, query_id: str) -> list[float]:
         """The query's scores as float64 values, in the order of its dict."""
@@ -176,16 +261,42 @@ class Run:
         if k < 1:
             raise InputError(f"cannot cut a run at {k}", hint="give a depth of 1 or more")
         if self.ordered:
-            return Run.from_lists({q: list(self._docs[q])[:k] for q in self._docs}, name=self.name)
+            return Run.from_lists({q: list(self._ids_of(q))[:k] for q in self._row}, name=self.name)
         cut = {}
-        for qid in self._docs:
+        for qid in self._row:
             scores = self.scores(qid)
             cut[qid] = {pid: scores[pid] for pid in self.ranked(qid)[:k]}
         return Run.from_scores(cut, name=self.name)
 
     def to_lists(self) -> dict[str, list[str]]:
         """``{query_id: [passage_id, ...]}`` best first."""
-        return {qid: list(self.ranked(qid)) for qid in self._docs}
+        return {qid: list(self.ranked(qid)) for qid in self._row}
+
+
+def _find_in_segments(
+    prints: np.ndarray, offsets: np.ndarray, segments: np.ndarray, targets: np.ndarray
+) -> np.ndarray:
+    """Row of ``targets[i]`` among the rows of query ``segments[i]`` in ``prints``, -1 when absent."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    starts = offsets[segments]
+    lengths = offsets[segments + 1] - starts
+    out = np.full(len(segments), -1, dtype=np.int64)
+    longest = int(lengths.max()) if len(lengths) else 0
+    padded = np.concatenate([prints, np.zeros(longest, dtype=prints.dtype)])
+    buckets = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    for bucket in np.unique(buckets):
+        members = np.flatnonzero(buckets == bucket)
+        width = max(1, int(lengths[members].max()))
+        windows = sliding_window_view(padded, width)
+        step = max(1, (1 << 22) // width)
+        for begin in range(0, len(members), step):
+            sel = members[begin : begin + step]
+            same = windows[starts[sel]] == targets[sel, None]
+            same &= np.arange(width)[None, :] < lengths[sel, None]
+            found = same.any(axis=1)
+            out[sel[found]] = starts[sel[found]] + same[found].argmax(axis=1)
+    return out
 
 
 def _layout(docs: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
@@ -242,6 +353,10 @@ def load_run(path: str | Path, *, name: str | None = None) -> Run:
     if kind == "jsonl" or p.suffix.lower() in (".jsonl", ".json"):
         ranked, scores = jsonl.read_run(p)
         return Run.from_lists(ranked, name=run_name) if ranked else Run.from_scores(scores, name=run_name)
+    if p.stat().st_size >= trec_runs.COLUMNS_MIN_BYTES:
+        columns = trec_runs.read_run_columns(p)
+        if columns is not None:
+            return Run._from_columns(columns, name=run_name)
     fast = trec_runs.read_run_fast(p)
     if fast is not None:
         return Run._build_positional(*fast, name=run_name, ordered=False)

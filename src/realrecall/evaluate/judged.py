@@ -77,12 +77,18 @@ def rank_judgments(
     pids = list(chain.from_iterable(judged))
     grade = np.fromiter(chain.from_iterable(map(_values, judged)), dtype=np.int64, count=total)
     query = np.repeat(np.arange(n, dtype=np.int64), counts)
-    empty: dict[str, float] = {}
-    run_of_query = list(map(run._docs.get, query_ids, repeat(empty)))
     segment_of_query = np.fromiter(map(run._row.get, query_ids, repeat(-1)), dtype=np.int64, count=n)
-    run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
-    # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
-    found = np.fromiter(map(dict.get, run_per_entry, pids, repeat(math.nan)), dtype=np.float64, count=total)
+    if run._dicts is None:
+        # A run read into columns: look the judged passages up by fingerprint, in bulk.
+        found = run._positions(np.repeat(segment_of_query, counts), pids)
+    else:
+        empty: dict[str, float] = {}
+        run_of_query = list(map(run._dicts.get, query_ids, repeat(empty)))
+        run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
+        # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
+        found = np.fromiter(
+            map(dict.get, run_per_entry, pids, repeat(math.nan)), dtype=np.float64, count=total
+        )
 
     keep = (grade > 0) | ((grade >= 0) & (grade >= threshold))
     entry = np.flatnonzero(keep)
@@ -163,7 +169,7 @@ def _tied_above(run: Run, qid: str, segment: int, score: float, pid: str) -> int
     """Passages with exactly ``score`` whose id sorts after ``pid`` (trec_eval ranks those first)."""
     begin, end = int(run._offsets[segment]), int(run._offsets[segment + 1])
     tied = np.flatnonzero(run._scores[begin:end] == score)
-    ids = list(run._docs[qid])
+    ids = run._segment_ids(qid)
     return sum(1 for j in tied.tolist() if ids[j] > pid)
 
 

@@ -8,27 +8,232 @@
   ignored;
 - scores parse as float64 (``-1e-3``, ``-2.5E+1``); NaN, words and ``1_0`` are errors;
 - a ``(query_id, passage_id)`` pair given twice is an error (trec_eval stops on it too).
+
+Three readers, tried in turn by ``realrecall.runs.load_run``: ``read_run_columns`` (pandas' C parser
+into Arrow columns, for big files), ``read_run_fast`` (chunked ``str.split``, for small files and when
+pyarrow is absent) and ``read_run`` (line by line, exact, names the line that is wrong). The first two
+decline (return None) any file they cannot read exactly as trec_eval does.
 """
 
 from __future__ import annotations
 
 import codecs
 import math
+import mmap
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import compress, islice, pairwise
 from operator import ne
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from realrecall.errors import InputError
 
-__all__ = ["read_run", "read_run_fast"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["RunColumns", "fingerprints", "read_run", "read_run_columns", "read_run_fast"]
 
 _BOM = codecs.BOM_UTF8
 # Small chunks keep the freshly made strings in the CPU cache: 4 MB chunks read 3x slower.
 _CHUNK_BYTES = 1 << 15
+
+
+# Below this size the chunked Python reader is as quick and spares importing pandas and pyarrow.
+COLUMNS_MIN_BYTES = 8 << 20
+# Bytes the C parser reads differently from trec_eval (comments, C whitespace it keeps in a field, NUL):
+# a file holding one goes to another reader. A lone "\r" is checked apart (CRLF files are fine).
+_DECLINED_BYTES = (b"#", b"\v", b"\f", b"\0")
+_MIX = 0x9E3779B97F4A7C15
+
+
+@dataclass(frozen=True, eq=False)
+class RunColumns:
+    """A TREC run as columns, grouped by query in first-appearance order (what ``Run`` keeps).
+
+    Rows of query ``i`` are ``offsets[i]:offsets[i + 1]``. ``fingerprints`` are 64-bit hashes of the
+    passage ids, distinct within every query (checked on reading): equal ids have equal fingerprints,
+    so a lookup by fingerprint finds a passage, and comparing the text then rules out a collision.
+    """
+
+    query_ids: list[str]
+    offsets: np.ndarray
+    passage_ids: pa.ChunkedArray
+    scores: np.ndarray
+    fingerprints: np.ndarray
+
+
+def read_run_columns(path: Path) -> RunColumns | None:
+    """Read a TREC run with pandas' C parser into Arrow columns; None for anything it might misread.
+
+    The C parser splits on spaces and tabs and ends lines at LF, CRLF or CR, as trec_eval splits on C
+    whitespace and ends lines at LF. The differences are declined up front by a memchr scan for a few
+    bytes (``#``, VT, FF, NUL, a CR not followed by LF); short lines show up as an empty tag, bad
+    scores as a parse error, duplicates as equal fingerprints within a query. The exact reader then
+    reads the file, or names the line that is wrong.
+    """
+    try:
+        import pandas as pd
+        import pyarrow as pa
+    except ImportError:
+        return None
+    if not _plain_bytes(path):
+        return None
+    text = pd.ArrowDtype(pa.string())
+    dtypes: dict[int, Any] = {0: text, 2: text, 4: "float64", 5: text}
+    try:
+        frame = pd.read_csv(
+            path,
+            sep=r"\s+",
+            header=None,
+            names=range(6),
+            usecols=[0, 2, 4, 5],
+            dtype=dtypes,
+            na_filter=False,
+            quoting=3,  # csv.QUOTE_NONE: a quote is part of an id, as in trec_eval
+            engine="c",
+            encoding="utf-8",
+        )
+    except (ValueError, IndexError):  # parse errors, bad UTF-8, an empty file: the exact reader's job
+        return None
+    qids, pids, tags = (frame[c].array.__arrow_array__() for c in (0, 2, 5))
+    scores = frame[4].to_numpy(dtype=np.float64)
+    del frame
+    if len(scores) == 0 or np.isnan(scores).any() or _any_empty(tags):
+        return None
+    grouped = _group_by_query(qids, pids, scores)
+    if grouped is None:
+        return None
+    query_ids, offsets, pids, scores = grouped
+    prints = fingerprints(pids)
+    if not _distinct_within(prints, offsets):
+        return None
+    return RunColumns(query_ids, offsets, pids, scores, prints)
+
+
+def _plain_bytes(path: Path) -> bool:
+    """True when the file holds none of the bytes the C parser would read differently (memchr speed)."""
+    with path.open("rb") as handle:
+        if handle.seek(0, 2) == 0:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if any(data.find(byte) >= 0 for byte in _DECLINED_BYTES):
+                return False
+            if data.find(b"\r") < 0:
+                return True
+            # trec_eval ends lines only at LF: a CR elsewhere is whitespace to it, a line end to pandas.
+            return _lone_carriage_returns(data) == 0
+
+
+def _lone_carriage_returns(data: mmap.mmap) -> int:
+    # The arrays borrow the map's buffer; they are gone when this returns, so the map can close.
+    view = np.frombuffer(data, dtype=np.uint8)
+    cr = view == 13
+    return int(np.count_nonzero(cr)) - int(np.count_nonzero(cr[:-1] & (view[1:] == 10)))
+
+
+def _lengths(chunk: pa.Array) -> np.ndarray:
+    """Byte lengths of a string array's values, read from its offsets buffer."""
+    wide = str(chunk.type) == "large_string"
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64 if wide else np.int32)
+    return np.diff(offsets[chunk.offset : chunk.offset + len(chunk) + 1]).astype(np.int64)
+
+
+def _any_empty(column: pa.ChunkedArray) -> bool:
+    # A line with five fields leaves the tag empty (trec_eval wants six).
+    return column.null_count > 0 or any(bool((_lengths(c) == 0).any()) for c in column.chunks if len(c))
+
+
+def _group_by_query(
+    qids: pa.ChunkedArray, pids: pa.ChunkedArray, scores: np.ndarray
+) -> tuple[list[str], np.ndarray, pa.ChunkedArray, np.ndarray] | None:
+    """Rows grouped by query in first-appearance order; a query split across the file is joined."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(qids)
+    changed = pc.not_equal(qids.slice(1), qids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(changed) + 1
+    heads: list[str] = qids.take(pa.array(np.r_[0, starts])).to_pylist()
+    if any(not qid.strip() for qid in heads):
+        return None
+    if len(set(heads)) == len(heads):
+        return heads, np.r_[0, starts, n].astype(np.int64), pids, scores
+    # A query came back after others: trec_eval reads them as one, so sort rows by first appearance.
+    encoded = qids.combine_chunks().dictionary_encode()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=len(encoded.dictionary))
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return encoded.dictionary.to_pylist(), offsets, pids.take(pa.array(order)), scores[order]
+
+
+def fingerprints(ids: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """64-bit hashes of UTF-8 ids from their 8-byte words (vectorised): equal ids hash alike."""
+    chunks = ids.chunks if hasattr(ids, "chunks") else [ids]
+    parts = [_fingerprint_chunk(chunk) for chunk in chunks if len(chunk)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+
+
+# Low-order byte masks of the first word of an id shorter than 8 bytes (little-endian words).
+_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+def _fingerprint_chunk(chunk: Any) -> np.ndarray:
+    lengths = _lengths(chunk)
+    wide = str(chunk.type) == "large_string"
+    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int64 if wide else np.int32)
+    begin, end = int(offsets[chunk.offset]), int(offsets[chunk.offset + len(chunk)])
+    data = np.zeros(end - begin + 8, dtype=np.uint8)
+    data[: end - begin] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[begin:end]
+    # words[i] is the 8 bytes from byte i on (an unaligned view: no copy).
+    words = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    starts = offsets[chunk.offset : chunk.offset + len(chunk)].astype(np.int64) - begin
+    ends = starts + lengths
+    with np.errstate(over="ignore"):
+        h = _mix(words[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (
+            lengths.astype(np.uint64) * np.uint64(_MIX)
+        )
+        # Every further 8-byte word, the last one ending with the id (it may overlap the one before).
+        step = 1
+        longer = np.flatnonzero(lengths > 8)
+        while len(longer):
+            at = np.minimum(starts[longer] + 8 * step, ends[longer] - 8)
+            h[longer] = _mix(h[longer] ^ words[at]) + np.uint64(step)
+            step += 1
+            longer = longer[lengths[longer] > 8 * step]
+    return h
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: every input bit reaches every output bit."""
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def _distinct_within(values: np.ndarray, offsets: np.ndarray) -> bool:
+    """True when no two values of one query's rows are equal (one sort of values mixed with the query).
+
+    Equal values of different queries could only meet by a 64-bit collision, which declines a file
+    the exact reader then reads: never a wrong answer.
+    """
+    if len(values) < 2:
+        return True
+    lengths = np.diff(offsets)
+    if (lengths == lengths[0]).all():
+        # Queries of one length (a run cut at a depth): sort each query's row of a matrix.
+        rows = np.sort(values.reshape(-1, int(lengths[0])), axis=1)
+        return not bool((rows[:, 1:] == rows[:, :-1]).any())
+    query = np.repeat(np.arange(len(offsets) - 1, dtype=np.uint64), np.diff(offsets))
+    with np.errstate(over="ignore"):
+        keys = values + _mix(query + np.uint64(_MIX))
+    keys.sort()
+    return not bool((keys[1:] == keys[:-1]).any())
 
 
 def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] | None:

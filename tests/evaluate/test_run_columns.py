@@ -1,0 +1,197 @@
+"""Big TREC runs read by pandas' C parser into columns: the same runs and scores as the exact reader.
+
+``COLUMNS_MIN_BYTES`` is set to 0 so these small files take the columnar path; every file it cannot
+read exactly as trec_eval does must fall through to the other readers (same result, same error).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from realrecall import score
+from realrecall.errors import InputError
+from realrecall.formats import trec_runs
+from realrecall.runs import Run, load_run
+
+pytest.importorskip("pyarrow")
+
+PLAIN = "q1 Q0 a 1 3.5 tag\nq1 Q0 b 2 2.0 tag\nq2 Q0 c 1 -1e-3 tag\nq2 Q0 d 2 -2.5E+1 tag\n"
+
+
+@pytest.fixture(autouse=True)
+def columns_for_every_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trec_runs, "COLUMNS_MIN_BYTES", 0)
+
+
+def write(tmp_path: Path, data: str | bytes, name: str = "run.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def exact(path: Path) -> Run:
+    return Run._build(trec_runs.read_run(path), name=path.stem, ordered=False)
+
+
+def same_run(run: Run, expected: Run) -> None:
+    assert run.query_ids == expected.query_ids
+    assert run.to_lists() == expected.to_lists()
+    assert [run.scores(q) for q in run.query_ids] == [expected.scores(q) for q in expected.query_ids]
+
+
+def test_a_plain_file_is_read_into_columns(tmp_path: Path) -> None:
+    path = write(tmp_path, PLAIN)
+
+    run = load_run(path)
+
+    assert run._columns is not None
+    assert run._positional
+    same_run(run, exact(path))
+    assert run.ranked("q2") == ("c", "d")
+    assert list(run.passage_ids("q1")) == ["a", "b"]
+    assert run.top(1).to_lists() == {"q1": ["a"], "q2": ["c"]}
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        PLAIN.replace("\n", "\r\n"),
+        PLAIN.replace(" tag\n", " tag extra junk fields\n"),
+        PLAIN.replace("\n", "\n\n  \n"),
+        PLAIN.replace(" ", "\t"),
+        PLAIN.replace(" Q0 ", " \t Q0  "),
+        "  " + PLAIN.replace("\n", "\n\t"),
+        PLAIN.rstrip("\n"),
+        "\ufeff" + PLAIN,
+        PLAIN.replace(" tag\n", " tag \r\n"),
+        "q1 Q0 a 1 1 t\nq2 Q0 c 1 1 t\nq1 Q0 b 2 2 t\n",
+        'q"1 Q0 "a 1 inf t\nq"1 Q0 b" 2 -Infinity t\nNA Q0 null 1 1. t\n001 Q0 002 1 .5 N/A\n',
+        "q\xa01 Q0 \x1ca 1 1 t\nq\xa01 Q0 Ä 1 1 t\n",
+    ],
+    ids=[
+        "crlf",
+        "junk-fields",
+        "blank-lines",
+        "tabs",
+        "mixed-whitespace",
+        "leading-whitespace",
+        "no-final-newline",
+        "bom",
+        "space-before-crlf",
+        "split-query",
+        "quotes-words-numbers",
+        "non-c-whitespace-in-ids",
+    ],
+)
+def test_variants_the_c_parser_takes_read_as_the_exact_reader_does(tmp_path: Path, variant: str) -> None:
+    path = write(tmp_path, variant)
+
+    run = load_run(path)
+
+    same_run(run, exact(path))
+    # Extra fields may go either way (pandas takes a few); every other variant stays in C.
+    assert run._columns is not None or "junk" in variant
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# comment\n" + PLAIN,
+        PLAIN.replace("q2", "q#2"),
+        PLAIN.replace("q1 Q0 a", "q1\vQ0 a"),
+        PLAIN.replace("q1 Q0 a", "q1 Q0\fa"),
+        PLAIN.replace("q1 Q0 a", "q1\rQ0 a"),
+        PLAIN.replace("q1 Q0 a", "q1\0x Q0 a"),
+    ],
+    ids=["comment", "hash-in-id", "vertical-tab", "form-feed", "lone-cr", "nul"],
+)
+def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+
+    assert trec_runs.read_run_columns(path) is None
+    same_run(load_run(path), exact(path))
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("q1 Q0 a 1 3.5 t\nq1 Q0 b 2 2.0\n", 2, "expected 6 fields"),
+        ("q1 Q0 a 1 3.5 t\nq1 Q0 b 2 2.0 \r\n", 2, "expected 6 fields"),
+        ("q1 Q0 a 1 high t\n", 1, "score 'high' is not a number"),
+        ("q1 Q0 a 1 1_0 t\n", 1, "score '1_0' is not a number"),
+        ("q1 Q0 a 1 0x10 t\n", 1, "score '0x10' is not a number"),
+        ("q1 Q0 a 1 nan t\n", 1, "score is NaN"),
+        ("q1 Q0 a 1 1 t\nq2 Q0 a 1 1 t\nq1 Q0 a 2 0.5 t\n", 3, r"passage 'a' appears twice for query 'q1'"),
+        ("q1 Q0 a 1 1 t\nq1 Q0 a 2 0.5 t\n", 2, r"passage 'a' appears twice for query 'q1'"),
+        (b"q1 Q0 a 1 1 t\nq1 Q0 \xff 2 1 t\n", 2, "not valid UTF-8"),
+    ],
+    ids=[
+        "missing-field",
+        "missing-field-crlf",
+        "word",
+        "underscore",
+        "hex",
+        "nan",
+        "split-duplicate",
+        "duplicate",
+        "bad-utf8",
+    ],
+)
+def test_bad_lines_still_name_the_line(tmp_path: Path, text: str | bytes, line: int, message: str) -> None:
+    path = write(tmp_path, text)
+
+    with pytest.raises(InputError, match=message) as error:
+        load_run(path)
+
+    assert error.value.line == line
+
+
+def test_equal_fingerprints_in_one_query_send_the_file_to_the_exact_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every id hashes alike: distinct ids look like duplicates, so the columns are declined.
+    monkeypatch.setattr(trec_runs, "fingerprints", lambda ids: np.zeros(len(ids), dtype=np.uint64))
+    path = write(tmp_path, PLAIN)
+
+    assert trec_runs.read_run_columns(path) is None
+    same_run(load_run(path), exact(path))
+
+
+def test_a_judged_id_whose_fingerprint_collides_is_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ids hash by their first letter: 'a2' (judged, not retrieved) collides with 'a1' (retrieved).
+    def by_first_letter(ids: object) -> np.ndarray:
+        return np.array([ord(text[0]) for text in ids.to_pylist()], dtype=np.uint64)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(trec_runs, "fingerprints", by_first_letter)
+    path = write(tmp_path, "q1 Q0 a1 1 2 t\nq1 Q0 b1 2 1 t\n")
+    run = load_run(path)
+    assert run._columns is not None
+
+    assert score({"q1": {"a2": 1}}, run, ["recall@10", "mrr@10"]) == {"recall@10": 0.0, "mrr@10": 0.0}
+    assert score({"q1": {"b1": 1}}, run, ["recall@10", "mrr@10"]) == {"recall@10": 1.0, "mrr@10": 0.5}
+
+
+def test_scores_from_columns_equal_scores_from_dicts(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    lines, qrels = [], {}
+    for q in range(300):
+        depth = int(rng.integers(1, 60))
+        ids = rng.choice(500, size=depth, replace=False)
+        # Few distinct scores: ties are broken by passage id as trec_eval does.
+        scores = rng.integers(0, 5, size=depth) / 4
+        lines += [f"q{q} Q0 p{i} 0 {s!r} t\n" for i, s in zip(ids.tolist(), scores.tolist(), strict=True)]
+        judged = rng.choice(500, size=int(rng.integers(1, 8)), replace=False)
+        qrels[f"q{q}"] = {f"p{i}": int(rng.integers(0, 3)) for i in judged.tolist()}
+    qrels["absent"] = {"p1": 1}
+    path = write(tmp_path, "".join(lines))
+    metrics = ["recall@5", "recall@100", "mrr@10", "ndcg@10", "precision@3"]
+
+    columns = load_run(path)
+
+    assert columns._columns is not None
+    assert score(qrels, columns, metrics) == score(qrels, exact(path), metrics)
