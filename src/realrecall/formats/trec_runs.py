@@ -195,7 +195,7 @@ def _fingerprint_chunk(chunk: Any) -> np.ndarray:
     starts = offsets[chunk.offset : chunk.offset + len(chunk)].astype(np.int64) - begin
     ends = starts + lengths
     with np.errstate(over="ignore"):
-        h = _mix(words[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (
+        h: np.ndarray = _mix(words[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (
             lengths.astype(np.uint64) * np.uint64(_MIX)
         )
         # Every further 8-byte word, the last one ending with the id (it may overlap the one before).
@@ -213,7 +213,8 @@ def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser: every input bit reaches every output bit."""
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    mixed: np.ndarray = x ^ (x >> np.uint64(31))
+    return mixed
 
 
 def _distinct_within(values: np.ndarray, offsets: np.ndarray) -> bool:
