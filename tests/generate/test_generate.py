@@ -546,3 +546,18 @@ def test_a_sampled_run_records_each_question_s_inclusion_probability_and_stratum
     unsampled = tmp_path / "all.jsonl"
     generate(Corpus(tuple(chunks[:3])), unsampled, GenerateConfig(backend="extractive"))
     assert all("inclusion_probability" not in record for record in read_records(unsampled))
+
+
+def test_questions_are_typed_by_the_rules_the_real_set_was_typed_by(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text('default = "howto"\n\n[[rules]]\nname = "never"\ntype = "lookup"\npattern = "^$"\n')
+    chunks = (Chunk("c1", "The widget stores its settings in a small file next to the binary."),)
+    output = tmp_path / "typed.jsonl"
+    generate(Corpus(chunks), output, GenerateConfig(backend="extractive", type_rules=rules))
+    assert {record["type"] for record in read_records(output)} == {"howto"}
+    with pytest.raises(InputError, match="rules"):
+        generate(
+            Corpus(chunks), tmp_path / "x.jsonl", GenerateConfig(backend="extractive", type_rules=output)
+        )
+    with pytest.raises(InputError, match="the type rules"):
+        generate(Corpus(chunks), rules, GenerateConfig(backend="extractive", type_rules=rules))

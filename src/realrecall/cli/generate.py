@@ -62,6 +62,9 @@ def generate_command(
     shard: Annotated[str | None, typer.Option(help="i/n: this runner's share of the chunks")] = None,
     style_examples: Annotated[Path | None, typer.Option(help="real questions (gold JSONL) to match")] = None,
     n_style_examples: Annotated[int, typer.Option(help="how many real questions to show")] = 3,
+    type_rules: Annotated[
+        Path | None, typer.Option(help="type and form rules (TOML/JSON) the real set was typed by")
+    ] = None,
     max_overlap: Annotated[
         float | None, typer.Option(help="drop/regenerate above this lexical overlap")
     ] = None,
@@ -87,7 +90,7 @@ def generate_command(
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
-        check_paths(corpus, output, cache, style_examples, prompt, judge_prompt)
+        check_paths(corpus, output, cache, style_examples, prompt, judge_prompt, type_rules)
         if not (math.isfinite(request_timeout) and request_timeout > 0):
             raise InputError(
                 f"--request-timeout must be a number of seconds > 0, got {request_timeout:g}",
@@ -120,6 +123,7 @@ def generate_command(
             price_out=price_out,
             cache_path=cache,
             request_timeout=request_timeout,
+            type_rules=type_rules,
         )
         chunks = load_corpus(corpus)
         if dry_run:
@@ -151,6 +155,7 @@ def check_paths(
     style_examples: Path | None,
     prompt: Path | None,
     judge_prompt: Path | None,
+    type_rules: Path | None = None,
 ) -> None:
     """Before any work: an output that is one of the inputs would overwrite it (one line, exit 2)."""
     inputs = {
@@ -158,6 +163,7 @@ def check_paths(
         "--style-examples": style_examples,
         "--prompt": prompt,
         "--judge-prompt": judge_prompt,
+        "--type-rules": type_rules,
     }
     try:
         check_distinct(inputs, {"--output": output, "--cache": cache})

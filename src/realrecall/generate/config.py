@@ -123,6 +123,7 @@ class GenerateConfig:
     price_out: float | None = None
     cache_path: Path | None = None
     request_timeout: float = 60.0
+    type_rules: Path | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -206,7 +207,7 @@ class GenerateConfig:
             raise InputError(f"{label}s: {exc.message}", path=source, hint=exc.hint) from None
 
 
-_PATH_OPTIONS = ("prompt", "style_examples", "judge_prompt", "cache_path")
+_PATH_OPTIONS = ("prompt", "style_examples", "judge_prompt", "cache_path", "type_rules")
 _TEXT_OPTIONS = ("backend", "model", "stratify_by", "judge_model")
 _NUMBER_OPTIONS = ("temperature", "max_overlap", "near_duplicate", "price_in", "price_out", "request_timeout")
 _INTEGER_OPTIONS = (

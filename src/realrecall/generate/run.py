@@ -22,7 +22,7 @@ from typing import Any
 
 from realrecall import __version__
 from realrecall.corpus import Corpus
-from realrecall.curate.type_rules import default_type_rules
+from realrecall.curate.type_rules import TypeRules, default_type_rules, load_type_rules
 from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
 from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
@@ -68,6 +68,8 @@ class Setup:
     generator: dict[str, Any]
     inclusion: Mapping[str, float] = field(default_factory=dict)
     """Chunk id -> probability of being in the sample (absent: 1, no sample)."""
+    rules: TypeRules = field(default_factory=default_type_rules)
+    """The rules that give every question its type and form (the ones the real set was typed by)."""
 
 
 def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
@@ -118,6 +120,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         style_text=format_style_examples(style),
         generator=generator,
         inclusion={k: p for k, p in inclusion_probabilities(corpus, config).items() if p < 1.0},
+        rules=load_type_rules(config.type_rules),
     )
 
 
@@ -233,6 +236,7 @@ def check_paths(corpus: Corpus, output_path: str | Path, config: GenerateConfig)
         "the style examples": config.style_examples,
         "the prompt": config.prompt,
         "the judge prompt": config.judge_prompt,
+        "the type rules": config.type_rules,
     }
     outputs: dict[str, str | Path | None] = {
         "the output": output,
@@ -497,7 +501,7 @@ class _Run:
         # The type and form come from the rules that label real questions, so that strata match; the
         # type an LLM was asked to write is kept beside it (a model does not always write what it is
         # asked for, and the extractive backend is asked for nothing).
-        rules = default_type_rules()
+        rules = self.setup.rules
         query_type, _ = rules.classify(question)
         form, _ = rules.classify_form(question)
         requested = {"requested_type": slot.type} if config.backend == "llm" else {}
