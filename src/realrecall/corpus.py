@@ -9,12 +9,13 @@ Formats, chosen by what the file holds (read by ``realrecall.formats.jsonl``):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from realrecall.errors import InputError
+from realrecall.collection import IdIndexed
 from realrecall.formats import jsonl
 from realrecall.formats.ids import parse_id
 
@@ -42,40 +43,17 @@ class Chunk:
 
 
 @dataclass(frozen=True)
-class Corpus:
-    """An ordered, id-unique collection of chunks."""
+class Corpus(IdIndexed[Chunk]):
+    """An ordered, id-unique collection of chunks (``len``, ``in``, ``[id]``, ``get``, ``ids``)."""
 
     chunks: tuple[Chunk, ...]
     path: str | None = None
-    _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        index: dict[str, int] = {}
-        for position, chunk in enumerate(self.chunks):
-            if chunk.id in index:
-                raise InputError(f"duplicate chunk id {chunk.id!r}", path=self.path, hint="make ids unique")
-            index[chunk.id] = position
-        object.__setattr__(self, "_index", index)
+        self._index_items(self.chunks, _CHUNK_ID, what="chunk id", path=self.path, hint="make ids unique")
 
-    def __len__(self) -> int:
-        return len(self.chunks)
 
-    def __iter__(self) -> Iterator[Chunk]:
-        return iter(self.chunks)
-
-    def __contains__(self, chunk_id: object) -> bool:
-        return chunk_id in self._index
-
-    def __getitem__(self, chunk_id: str) -> Chunk:
-        return self.chunks[self._index[chunk_id]]
-
-    @property
-    def ids(self) -> tuple[str, ...]:
-        return tuple(chunk.id for chunk in self.chunks)
-
-    def get(self, chunk_id: str) -> Chunk | None:
-        position = self._index.get(chunk_id)
-        return None if position is None else self.chunks[position]
+_CHUNK_ID: Callable[[Chunk], str] = attrgetter("id")
 
 
 def load_corpus(path: str | Path) -> Corpus:

@@ -17,11 +17,13 @@ nDCG and the reports need every judgment.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from realrecall.collection import IdIndexed
 from realrecall.errors import InputError
 from realrecall.files import write_jsonl_atomic
 from realrecall.formats import beir, jsonl, trec_qrels
@@ -100,33 +102,17 @@ class GoldQuery:
 
 
 @dataclass(frozen=True)
-class GoldSet:
-    """An ordered collection of gold queries with unique ids."""
+class GoldSet(IdIndexed[GoldQuery]):
+    """An ordered collection of gold queries with unique ids (``len``, ``in``, ``[id]``, ``get``, ``ids``)."""
 
     queries: tuple[GoldQuery, ...]
     name: str = "gold"
     path: str | None = None
-    _index: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        index: dict[str, int] = {}
-        for position, query in enumerate(self.queries):
-            if query.query_id in index:
-                raise InputError(f"duplicate query_id {query.query_id!r}", path=self.path)
-            index[query.query_id] = position
-        object.__setattr__(self, "_index", index)
-
-    def __len__(self) -> int:
-        return len(self.queries)
-
-    def __iter__(self) -> Iterator[GoldQuery]:
-        return iter(self.queries)
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._index
-
-    def __getitem__(self, query_id: str) -> GoldQuery:
-        return self.queries[self._index[query_id]]
+        self._index_items(
+            self.queries, _QUERY_ID, what="query_id", path=self.path, hint="make query ids unique"
+        )
 
     def qrels(self) -> dict[str, dict[str, int]]:
         """The judgments as trec_eval-style tools take them: ``{query_id: {passage_id: grade}}``."""
@@ -147,6 +133,9 @@ class GoldSet:
         """``(query_id, passage_id)`` pairs whose relevant passage is not in the corpus (worth a warning)."""
         known = corpus_ids if isinstance(corpus_ids, Mapping) else set(corpus_ids)
         return [(q.query_id, pid) for q in self.queries for pid in q.relevant() if pid not in known]
+
+
+_QUERY_ID: Callable[[GoldQuery], str] = attrgetter("query_id")
 
 
 def load_gold(path: str | Path, *, origin: str | None = None, name: str | None = None) -> GoldSet:
