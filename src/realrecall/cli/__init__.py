@@ -12,6 +12,7 @@ from realrecall.cli import corpus as _corpus  # noqa: F401
 from realrecall.cli import evaluate as _evaluate  # noqa: F401
 from realrecall.cli import generate as _generate  # noqa: F401
 from realrecall.cli import gold as _gold  # noqa: F401
+from realrecall.cli import log as _log  # noqa: F401
 from realrecall.cli import pipeline as _pipeline  # noqa: F401
 from realrecall.cli.application import app, run_cli
 

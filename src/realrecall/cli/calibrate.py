@@ -20,6 +20,7 @@ from realrecall.cli.application import (
     write_stdout,
 )
 from realrecall.cli.evaluate import CUTOFFS
+from realrecall.cli.log import MLFLOW_HELP, MLFLOW_URI_HELP
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 
@@ -126,6 +127,8 @@ def calibrate(
     ] = None,
     run: Annotated[Path | None, typer.Option(help="One-call mode: score this run file instead.")] = None,
     k: Annotated[str, typer.Option("--k", help="One-call mode: cutoffs, comma-separated.")] = CUTOFFS,
+    mlflow: Annotated[bool, typer.Option("--mlflow", help=MLFLOW_HELP)] = False,
+    mlflow_uri: Annotated[str | None, typer.Option("--mlflow-uri", help=MLFLOW_URI_HELP)] = None,
 ) -> None:
     """Quote the real figure: real vs synthetic with intervals, the gap per slice, diagnostics, gates."""
     with user_errors():
@@ -149,6 +152,11 @@ def calibrate(
         if synthetic is not None or real is not None:
             if results:
                 raise InputError("give results files or --synthetic/--real, not both")
+            if mlflow or mlflow_uri:
+                raise InputError(
+                    "--mlflow logs results files, which one-call mode does not write",
+                    hint="run evaluate -o results.json on both sets, then calibrate results.json --mlflow",
+                )
             report = _one_call(
                 synthetic, real, corpus, retriever, run, k, split_list(by), options,
                 retriever_option=retriever_option or [],
@@ -168,6 +176,11 @@ def calibrate(
             lambda: report_table(report), lambda: render(report, chosen_format),
             chosen_format, output, report.headline.text,
         )  # fmt: skip
+        if mlflow or mlflow_uri:  # before the gates: a run that fails one is tracked too
+            from realrecall.cli.log import log_mlflow
+
+            html = output if output is not None and chosen_format == "html" else None
+            log_mlflow(results or [], uri=mlflow_uri, calibration=report, report=html)
         report.check_gates()
 
 

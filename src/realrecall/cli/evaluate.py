@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from realrecall.cli.application import app, err, note, numbered, out, split_list, user_errors, warn
+from realrecall.cli.log import MLFLOW_HELP, MLFLOW_URI_HELP
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
@@ -70,6 +71,8 @@ def evaluate(
     query_timeout: Annotated[
         float | None, typer.Option(help="Seconds a custom retriever may take per query (default: no limit).")
     ] = None,
+    mlflow: Annotated[bool, typer.Option("--mlflow", help=MLFLOW_HELP)] = False,
+    mlflow_uri: Annotated[str | None, typer.Option("--mlflow-uri", help=MLFLOW_URI_HELP)] = None,
 ) -> None:
     """Score a retriever (or a run) on gold sets: recall@k, MRR, nDCG@k, sliced by any field."""
     with user_errors():
@@ -98,6 +101,10 @@ def evaluate(
         if per_query is not None:
             write_per_query(result, per_query)
             note(f"per-query outcomes written to {per_query}", style="")
+        if mlflow or mlflow_uri:
+            from realrecall.cli.log import log_mlflow
+
+            log_mlflow(output if output is not None else result, uri=mlflow_uri)
 
 
 def _evaluate(

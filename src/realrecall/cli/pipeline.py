@@ -10,8 +10,11 @@ from rich.table import Table
 from rich.text import Text
 
 from realrecall.cli.application import app, note, out, user_errors, warn
+from realrecall.cli.log import MLFLOW_HELP, MLFLOW_URI_HELP
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from realrecall.pipeline.run import PipelineResult
 
 
@@ -22,6 +25,8 @@ def run_command(
         list[str] | None,
         typer.Option(help="Retriever option KEY=VALUE over [evaluate.retriever] (repeatable)."),
     ] = None,
+    mlflow: Annotated[bool, typer.Option("--mlflow", help=MLFLOW_HELP)] = False,
+    mlflow_uri: Annotated[str | None, typer.Option("--mlflow-uri", help=MLFLOW_URI_HELP)] = None,
 ) -> None:
     """Run the scheduled job: incremental generate, evaluate on both sets, calibrate, record history."""
     with user_errors():
@@ -36,7 +41,21 @@ def run_command(
 
             given = parse_option_assignments(retriever_option)
             loaded = replace(loaded, retriever_options={**loaded.retriever_options, **given})
-        _show(run_pipeline(loaded, progress=note, on_warning=warn), loaded.history)
+        track = _mlflow_logger(mlflow_uri) if mlflow or mlflow_uri else None
+        _show(run_pipeline(loaded, progress=note, on_warning=warn, on_result=track), loaded.history)
+
+
+def _mlflow_logger(uri: str | None) -> Callable[[PipelineResult], None]:
+    """Logs the run's results, figures and HTML report (before its gates are checked)."""
+
+    def track(result: PipelineResult) -> None:
+        from realrecall.cli.log import log_mlflow
+
+        log_mlflow(
+            result.results_path, uri=uri, calibration=result.report, report=result.report_paths.get("html")
+        )
+
+    return track
 
 
 @app.command("demo")

@@ -60,6 +60,7 @@ def run_pipeline(
     now: dt.datetime | None = None,
     progress: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
+    on_result: Callable[[PipelineResult], None] | None = None,
 ) -> PipelineResult:
     """Run the configured job end to end and append its figures to the history file.
 
@@ -67,7 +68,8 @@ def run_pipeline(
     run is still on record; they raise :class:`GateFailed`. The warnings of evaluate and calibrate
     (gold passages missing from the corpus, a stale calibration, ...) are in every report and in
     ``PipelineResult.warnings``; ``on_warning`` gets each of them before the gates are checked, so a
-    caller can show them even when a gate fails.
+    caller can show them even when a gate fails. ``on_result`` gets the result at the same point (the
+    CLI's ``--mlflow`` logs it there, so a run that fails a gate is tracked too).
     """
     from realrecall.calibrate import calibrate
     from realrecall.calibrate.report import render, write_report
@@ -136,11 +138,14 @@ def run_pipeline(
     if on_warning is not None:
         for message in report.warnings:
             on_warning(message)
-    if report.failed_gates:
-        report.check_gates()
-    return PipelineResult(
+    done = PipelineResult(
         generation, report, row, results_path, per_query_path, report_paths, warnings=report.warnings
     )
+    if on_result is not None:
+        on_result(done)
+    if report.failed_gates:
+        report.check_gates()
+    return done
 
 
 def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
