@@ -160,8 +160,7 @@ class Run:
     def _docs(self) -> dict[str, dict[str, float]]:
         """Per query, passage id -> score or position (see ``_dicts``), built once from the columns."""
         if self._dicts is None:
-            columns = self._columns
-            assert columns is not None
+            columns = self._required_columns()
             ids: list[str] = columns.passage_ids.to_pylist()
             bounds = columns.offsets.tolist()
             docs: dict[str, dict[str, float]] = {
@@ -171,6 +170,12 @@ class Run:
             object.__setattr__(self, "_dicts", docs)
             return docs
         return self._dicts
+
+    def _required_columns(self) -> RunColumns:
+        """The columns of a columnar run: a run always has its dicts, its columns or both."""
+        if self._columns is None:
+            raise RuntimeError(f"run {self.name!r} has neither per-query dicts nor columns")
+        return self._columns
 
     def _segment_ids(self, query_id: str) -> list[str]:
         """Passage ids of a query the run has, in the order of its scores."""
@@ -190,8 +195,7 @@ class Run:
         """
         import pyarrow as pa
 
-        columns = self._columns
-        assert columns is not None
+        columns = self._required_columns()
         out = np.full(len(ids), np.nan)
         asked = np.flatnonzero(segments >= 0)
         if len(asked) == 0:

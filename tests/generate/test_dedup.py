@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from realrecall.errors import InputError
 from realrecall.generate.dedup import NearDuplicateIndex
 from realrecall.text_features import content_stems, jaccard
 
@@ -18,7 +19,7 @@ def test_near_duplicate_index_finds_rewordings_and_keeps_distinct_questions():
 
 
 def test_near_duplicate_threshold_bounds():
-    with pytest.raises(ValueError, match="threshold"):
+    with pytest.raises(InputError, match="threshold must be in"):
         NearDuplicateIndex(threshold=0)
 
 

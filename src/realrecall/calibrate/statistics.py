@@ -112,7 +112,7 @@ class Estimate:
 def z_value(confidence: float) -> float:
     """The two-sided standard normal quantile for ``confidence`` (1.95996... for 0.95)."""
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+        raise InputError(f"confidence must be between 0 and 1, got {confidence}", hint="e.g. 0.95")
     return float(ndtri(1.0 - (1.0 - confidence) / 2.0))
 
 
@@ -465,7 +465,9 @@ def _bca(draws: np.ndarray, estimate: float, jackknife: list[np.ndarray], confid
 
 def _check_method(method: str) -> None:
     if method not in BOOTSTRAP_METHODS:
-        raise ValueError(f"unknown bootstrap method {method!r}; choose from {', '.join(BOOTSTRAP_METHODS)}")
+        raise InputError(
+            f"unknown bootstrap method {method!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
+        )
 
 
 def _default_batch(n: int, n_resamples: int) -> int:

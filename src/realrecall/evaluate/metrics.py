@@ -71,7 +71,8 @@ def precision_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
 
     ``precision@k = |relevant in top k| / k``; equals trec_eval ``P_k``.
     """
-    assert k is not None  # parse_metric requires k for precision
+    if k is None:  # parse_metric requires one; a direct caller may not have given it
+        raise InputError("precision needs a cutoff k", hint="ask for precision@K, e.g. precision@10")
     return judged.relevant_in_top(k).astype(np.float64) / float(k)
 
 

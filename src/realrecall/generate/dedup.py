@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from realrecall.errors import InputError
 from realrecall.text_features import content_stems, stems
 
 __all__ = ["NearDuplicateIndex"]
@@ -27,7 +28,10 @@ class NearDuplicateIndex:
 
     def __init__(self, threshold: float = 0.8) -> None:
         if not 0.0 < threshold <= 1.0:
-            raise ValueError("threshold must be in (0, 1]")
+            raise InputError(
+                f"near-duplicate threshold must be in (0, 1], got {threshold!r}",
+                hint="e.g. 0.8 (1.0 flags only questions with the same content words)",
+            )
         self.threshold = threshold
         self._stems: list[set[str]] = []
         self._ids: list[str] = []

@@ -96,8 +96,7 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
     count, method = token_counter(config.model)
     tokens_in = 0
     requests = 0
-    if config.backend == "llm":
-        assert setup.prompt is not None
+    if setup.prompt is not None:  # the llm backend: prepare reads a question prompt for no other
         for slot in pending:
             messages = question_messages(setup.prompt, slot, setup.style_text)
             tokens_in += sum(count(message["content"]) + 4 for message in messages)

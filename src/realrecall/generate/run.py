@@ -75,11 +75,10 @@ class Setup:
 def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
     """Read the prompt and style files, choose the chunks and plan the slots (no request, no write)."""
     llm = config.backend == "llm"
-    prompt = (
-        (load_prompt(config.prompt) if config.prompt else builtin_prompt("question_generation"))
-        if llm
-        else None
-    )
+    # The question prompt is there exactly when the backend is llm (``_Run`` and ``estimate`` rely on it).
+    prompt = None
+    if llm:
+        prompt = load_prompt(config.prompt) if config.prompt else builtin_prompt("question_generation")
     feedback_prompt = builtin_prompt("regeneration_feedback")
     judge_prompt = None
     if config.judge:
@@ -89,8 +88,7 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
     style = StyleExamples()
     if config.style_examples is not None and llm:
         style = load_style_examples(config.style_examples, config.n_style_examples, seed=config.seed)
-    if llm:
-        assert prompt is not None
+    if prompt is not None:
         generator: dict[str, Any] = {
             "backend": "llm",
             "model": config.model,
@@ -154,6 +152,9 @@ def generate(
     return asyncio.run(run_and_close())
 
 
+_CLIENT_HINT = "pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge"
+
+
 async def agenerate(
     corpus: Corpus,
     output_path: str | Path,
@@ -168,7 +169,7 @@ async def agenerate(
     if client is None and batch is None and (config.backend == "llm" or config.judge):
         raise InputError(
             f"the {'judge' if config.backend != 'llm' else config.backend!r} stage needs a chat client",
-            hint="pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge",
+            hint=_CLIENT_HINT,
         )
     check_paths(corpus, output_path, config)
     setup = prepare(corpus, config)
@@ -334,8 +335,7 @@ class _Run:
         self.generation = StageCounter("generation")
         self.judging = StageCounter("judge")
         self.source: QuestionSource
-        if self.config.backend == "llm":
-            assert setup.prompt is not None
+        if setup.prompt is not None:  # the llm backend (prepare reads a prompt for no other)
             self.source = LLMQuestions(
                 client,
                 setup.prompt,
@@ -348,9 +348,9 @@ class _Run:
         else:
             self.source = ExtractiveQuestions(self.config)
         self.judge: AnswerabilityJudge | None = None
-        if self.config.judge:
-            assert client is not None
-            assert setup.judge_prompt is not None
+        if setup.judge_prompt is not None:  # judge on (prepare reads the judge prompt for nothing else)
+            if client is None:
+                raise InputError("the judge stage needs a chat client", hint=_CLIENT_HINT)
             self.judge = AnswerabilityJudge(client, setup.judge_prompt, self.config, store, self.judging)
         self.duplicates = NearDuplicateIndex(self.config.near_duplicate or 1.0)
         for key, record in store.records.items():

@@ -125,7 +125,11 @@ def render(template: PromptTemplate, values: Mapping[str, str]) -> tuple[dict[st
     """The chat messages of ``template`` with its placeholders filled from ``values`` (all required)."""
     missing = [name for name in template.variables if name not in values]
     if missing:
-        raise ValueError(f"prompt {template.name!r} needs values for {', '.join(missing)}")
+        raise InputError(
+            f"prompt {template.name!r} needs values for {', '.join(missing)}",
+            path=template.path,
+            hint=f"give every declared variable: {', '.join(template.variables)}",
+        )
 
     def fill(text: str) -> str:
         return _PLACEHOLDER.sub(lambda match: values[match.group(1)], text)

@@ -19,6 +19,7 @@ from realrecall.errors import InputError
 __all__ = [
     "Embedder",
     "Retriever",
+    "checked_vectors",
     "retrieve",
     "top_k_indices",
 ]
@@ -56,6 +57,18 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), d)`` float32 array, one row per text, in order."""
         ...
+
+
+def checked_vectors(vectors: object, expected: int, embedder_name: str) -> np.ndarray:
+    """An embedder's answer as float32 rows, refused (one line naming the embedder) unless it has one
+    row per text: a wrong count would pair a text with another text's vector."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2 or array.shape[0] != expected:
+        raise InputError(
+            f"embedder {embedder_name!r} returned shape {array.shape} for {expected} texts",
+            hint="embed(texts) must return one row per text: an array of shape (len(texts), dimensions)",
+        )
+    return array
 
 
 def retrieve(

@@ -19,7 +19,13 @@ import numpy as np
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import Embedder, check_k, check_queries, top_k_indices
+from realrecall.evaluate.retrievers.base import (
+    Embedder,
+    check_k,
+    check_queries,
+    checked_vectors,
+    top_k_indices,
+)
 from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
 from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
@@ -89,13 +95,9 @@ class DenseRetriever:
         if progress is not None:
             progress(0, len(texts))
         for start in range(0, len(texts), slice_size):
-            part = np.asarray(self._embedder.embed(texts[start : start + slice_size]), dtype=np.float32)
             expected = min(slice_size, len(texts) - start)
-            if part.ndim != 2 or part.shape[0] != expected:
-                raise ValueError(
-                    f"embedder {self._embedder.name!r} returned shape {part.shape} for {expected} texts"
-                )
-            parts.append(part)
+            part = self._embedder.embed(texts[start : start + slice_size])
+            parts.append(checked_vectors(part, expected, self._embedder.name))
             if progress is not None:
                 progress(start + expected, len(texts))
         return np.concatenate(parts)

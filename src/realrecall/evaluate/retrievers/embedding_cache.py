@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from realrecall.evaluate.retrievers.base import Embedder
+from realrecall.evaluate.retrievers.base import Embedder, checked_vectors
 
 __all__ = ["CachedEmbedder", "text_key"]
 
@@ -64,11 +64,9 @@ class CachedEmbedder:
         found = self._read(list(unique))
         missing = [key for key in unique if key not in found]
         if missing:
-            vectors = np.asarray(self.inner.embed([unique[key] for key in missing]), dtype=np.float32)
-            if vectors.ndim != 2 or vectors.shape[0] != len(missing):
-                raise ValueError(
-                    f"embedder {self.name!r} returned shape {vectors.shape} for {len(missing)} texts"
-                )
+            vectors = checked_vectors(
+                self.inner.embed([unique[key] for key in missing]), len(missing), self.name
+            )
             self.misses += len(missing)
             new = dict(zip(missing, vectors, strict=True))
             self._write(new)
@@ -77,7 +75,7 @@ class CachedEmbedder:
         if len(dims) > 1:
             # Cached rows from an older model under the same name: recompute them all, once.
             self.misses += len(unique)
-            vectors = np.asarray(self.inner.embed(list(unique.values())), dtype=np.float32)
+            vectors = checked_vectors(self.inner.embed(list(unique.values())), len(unique), self.name)
             found = dict(zip(unique, vectors, strict=True))
             self._write(found)
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
