@@ -84,7 +84,8 @@ def build_qdrant(corpus: Corpus, options: QdrantOptions, settings: RunSettings) 
     with_payload: bool | list[str] = [id_field] if id_field else False
 
     def search_one(query: str, vector: np.ndarray | None, k: int) -> list[str]:
-        assert vector is not None  # an embedder is required above
+        if vector is None:  # cannot happen: an embedder is required above, so every query has a vector
+            raise RuntimeError("qdrant search without a query vector")
         points = client.query_points(
             options.collection,
             query=vector.tolist(),
