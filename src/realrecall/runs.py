@@ -242,6 +242,51 @@ class Run:
         pairs = sorted(zip(self._query_scores(query_id), ids, strict=True), reverse=True)
         return tuple(pid for _, pid in pairs)
 
+    def ranked_many(self, query_ids: Sequence[str], depth: int) -> list[tuple[str, ...]]:
+        """``ranked(q)[:depth]`` for each query (empty for queries the run lacks), in bulk.
+
+        A run read into columns ranks every query at once with a row sort per block of equally long
+        queries; a query with tied scores near its top is ranked one by one, ties broken by id.
+        """
+        if self._columns is None or self.ordered or depth < 1:
+            return [tuple(self.ranked(q)[:depth]) if q in self._row else () for q in query_ids]
+        rows = np.fromiter((self._row.get(q, -1) for q in query_ids), dtype=np.int64, count=len(query_ids))
+        present = np.flatnonzero(rows >= 0)
+        starts = self._offsets[rows[present]]
+        lengths = self._offsets[rows[present] + 1] - starts
+        keep = np.minimum(lengths, depth)
+        chosen = np.full((len(present), depth), -1, dtype=np.int64)
+        tied = np.zeros(len(present), dtype=bool)
+        buckets = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+        for bucket in np.unique(buckets):
+            members = np.flatnonzero(buckets == bucket)
+            width = max(1, int(lengths[members].max()))
+            cols = np.arange(width)
+            step = max(1, (1 << 22) // width)
+            for begin in range(0, len(members), step):
+                sel = members[begin : begin + step]
+                # NaN past a query's end sorts after every score.
+                values = np.where(
+                    cols[None, :] < lengths[sel, None],
+                    self._scores[starts[sel, None] + cols[None, :]],
+                    np.nan,
+                )
+                order = np.argsort(-values, axis=1, kind="stable")
+                ranked = np.take_along_axis(-values, order, axis=1)
+                cut = min(depth + 1, width)
+                # Equal scores within the top (or just past it) are ordered by id: left to ranked().
+                tied[sel] = (ranked[:, 1:cut] == ranked[:, : cut - 1]).any(axis=1)
+                take = min(depth, width)
+                chosen[sel, :take] = starts[sel, None] + order[:, :take]
+        flat = chosen[np.arange(depth)[None, :] < keep[:, None]]
+        ids: list[str] = self._columns.passage_ids.take(flat).to_pylist()
+        out: list[tuple[str, ...]] = [()] * len(query_ids)
+        bounds = np.r_[0, np.cumsum(keep)].tolist()
+        for j, (i, begin, end) in enumerate(zip(present.tolist(), bounds, bounds[1:], strict=False)):
+            query_id = query_ids[i]
+            out[i] = tuple(self.ranked(query_id)[:depth]) if tied[j] else tuple(ids[begin:end])
+        return out
+
     def passage_ids(self, query_id: str) -> Collection[str]:
         """The ids retrieved for ``query_id`` in no particular order (cheap: nothing is ranked)."""
         if self._dicts is None:

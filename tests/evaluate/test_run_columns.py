@@ -195,3 +195,20 @@ def test_scores_from_columns_equal_scores_from_dicts(tmp_path: Path) -> None:
 
     assert columns._columns is not None
     assert score(qrels, columns, metrics) == score(qrels, exact(path), metrics)
+
+
+def test_ranked_many_equals_ranked_query_by_query(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    lines = []
+    for q in range(200):
+        depth = int(rng.integers(1, 40))
+        ids = rng.choice(300, size=depth, replace=False)
+        # Half the queries have tied scores, which are ordered by id.
+        scores = rng.integers(0, 4, size=depth) / 2 if q % 2 else rng.random(depth)
+        lines += [f"q{q} Q0 p{i} 0 {s!r} t\n" for i, s in zip(ids.tolist(), scores.tolist(), strict=True)]
+    run = load_run(write(tmp_path, "".join(lines)))
+    asked = [f"q{q}" for q in range(0, 205, 3)] + ["absent"]
+
+    assert run._columns is not None
+    for depth in (1, 5, 64):
+        assert run.ranked_many(asked, depth) == [tuple(run.ranked(q)[:depth]) for q in asked]

@@ -312,8 +312,9 @@ def _gold_set_result(
                 SliceResult(field, value, len(members), {m: scores.mean(m, members) for m in metrics})
             )
     position = {query_id: i for i, query_id in enumerate(scores.query_ids)}
+    tops = run.ranked_many([query.query_id for query in gold], depth)
     queries = []
-    for query in gold:
+    for query, top in zip(gold, tops, strict=True):
         i = position[query.query_id]
         rank = int(scores.first_relevant_rank[i])
         queries.append(
@@ -325,7 +326,7 @@ def _gold_set_result(
                 type=query.type,
                 language=query.language,
                 first_relevant_rank=rank or None,
-                top=tuple(run.ranked(query.query_id)[:depth]) if query.query_id in run else (),
+                top=top,
                 metrics={m: float(scores.values[m][i]) for m in metrics},
                 fields=_fields(query, by),
                 gold_set=gold.name,
