@@ -22,6 +22,8 @@ _LAZY = {
     "PairedComparison": "realrecall.calibrate.comparison",
     "QueryResult": "realrecall.evaluate.results",
     "RankAgreement": "realrecall.calibrate.agreement",
+    "RealismFeature": "realrecall.calibrate.realism",
+    "RealismScore": "realrecall.calibrate.realism",
     "SetDiagnostics": "realrecall.calibrate.diagnostics",
     "SliceGap": "realrecall.calibrate.gap",
     "Stratum": "realrecall.calibrate.calibrated_estimate",
@@ -34,6 +36,7 @@ _LAZY = {
     "load_results": "realrecall.evaluate.results",
     "parse_gate": "realrecall.calibrate.calibration",
     "rank_agreement": "realrecall.calibrate.agreement",
+    "realism_score": "realrecall.calibrate.realism",
 }
 
 if _typing.TYPE_CHECKING:
@@ -44,6 +47,7 @@ if _typing.TYPE_CHECKING:
     from realrecall.calibrate.comparison import ComparisonReport, PairedComparison, compare
     from realrecall.calibrate.diagnostics import Diagnostics, SetDiagnostics, Summary
     from realrecall.calibrate.gap import Headline, SliceGap
+    from realrecall.calibrate.realism import RealismFeature, RealismScore, realism_score
     from realrecall.calibrate.statistics import Estimate, Interval
     from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results
 
@@ -63,6 +67,8 @@ __all__ = [
     "PairedComparison",
     "QueryResult",
     "RankAgreement",
+    "RealismFeature",
+    "RealismScore",
     "SetDiagnostics",
     "SliceGap",
     "Stratum",
@@ -75,6 +81,7 @@ __all__ = [
     "load_results",
     "parse_gate",
     "rank_agreement",
+    "realism_score",
 ]
 
 

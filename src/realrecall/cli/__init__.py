@@ -14,6 +14,7 @@ from realrecall.cli import generate as _generate  # noqa: F401
 from realrecall.cli import gold as _gold  # noqa: F401
 from realrecall.cli import log as _log  # noqa: F401
 from realrecall.cli import pipeline as _pipeline  # noqa: F401
+from realrecall.cli import realism as _realism  # noqa: F401
 from realrecall.cli.application import app, run_cli
 
 __all__ = ["app", "main"]

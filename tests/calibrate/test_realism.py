@@ -1,0 +1,174 @@
+"""The realism score: a classifier's cross-validated AUC telling synthetic questions from real ones."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from realrecall.calibrate.realism import (
+    MIN_QUERIES,
+    load_questions,
+    realism_missing,
+    realism_score,
+)
+from realrecall.errors import InputError
+from support import cli
+from support.reference import find_reference_data
+
+pytest.importorskip("sklearn", reason="the realism score needs scikit-learn (the realism extra)")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _dl_2023() -> dict[str, list[str]]:
+    """TREC DL 2023 queries by source: human (2,000,000-2,999,999), T5 (below 3,100,000) and GPT-4."""
+    data = find_reference_data()
+    path = None if data is None else data / "trec-dl-2023-real-vs-synthetic" / "2023_queries.tsv"
+    if path is None or not path.is_file():
+        pytest.skip("shared/reference-data/trec-dl-2023-real-vs-synthetic is not on this machine")
+    sources: dict[str, list[str]] = {"human": [], "t5": [], "gpt4": []}
+    for line in path.read_text("utf-8").splitlines():
+        qid, text = line.split("\t", 1)
+        number = int(qid)
+        source = "human" if number < 3_000_000 else "t5" if number < 3_100_000 else "gpt4"
+        sources[source].append(text)
+    return sources
+
+
+@pytest.mark.reference_data
+def test_human_and_gpt4_queries_are_told_apart():
+    dl = _dl_2023()
+    score = realism_score(dl["human"], dl["gpt4"])
+    assert (score.n_real, score.n_synthetic) == (200, 250)
+    assert score.auc > 0.9
+    assert score.low <= score.auc <= score.high
+    # What gives GPT-4 away is the form: full sentences, capitalised, ending in "?".
+    names = [feature.name for feature in score.features[:3]]
+    assert 'ends with "?"' in names or "starts with a capital" in names
+    assert all(feature.leans == "synthetic" for feature in score.features[:3])
+
+
+@pytest.mark.reference_data
+def test_two_halves_of_the_human_queries_are_not():
+    human = list(_dl_2023()["human"])
+    random.Random(0).shuffle(human)
+    score = realism_score(human[:100], human[100:])
+    assert 0.4 <= score.auc <= 0.6
+    assert score.low <= 0.5 <= score.high
+    assert score.verdict == "the synthetic questions read like the real ones"
+
+
+@pytest.mark.reference_data
+def test_the_score_is_reproducible_and_the_seed_is_recorded():
+    dl = _dl_2023()
+    first = realism_score(dl["human"], dl["t5"], seed=3)
+    assert first == realism_score(dl["human"], dl["t5"], seed=3)
+    assert first.seed == 3
+    assert first.folds == 5
+
+
+def test_too_few_questions_is_one_clear_error():
+    with pytest.raises(InputError, match=f"at least {MIN_QUERIES} questions on each side"):
+        realism_score(["what is x"] * 50, ["what is y"] * 3)
+    assert realism_missing(50, 50) is None
+
+
+def test_without_scikit_learn_the_reason_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # import sklearn now raises ImportError
+    reason = realism_missing(50, 50)
+    assert reason is not None
+    assert "realrecall[realism]" in reason
+
+
+def test_question_files_in_every_format(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(
+        json.dumps({"query_id": "q1", "query": "reset password", "gold": {"d1": 1}})
+        + "\n"
+        + json.dumps({"query_id": "q2", "query": "vpn [/] setup", "gold_ids": ["d2"]})
+        + "\n",
+        encoding="utf-8",
+    )
+    assert load_questions(gold) == ["reset password", "vpn [/] setup"]
+    loose = tmp_path / "loose.jsonl"
+    loose.write_text('{"question": "a"}\n"b"\n\n{"text": "c"}\n', encoding="utf-8")
+    assert load_questions(loose) == ["a", "b", "c"]
+    plain = tmp_path / "questions.txt"
+    plain.write_text("dog age by teeth\n\nHow old is my dog?\n", encoding="utf-8")
+    assert load_questions(plain) == ["dog age by teeth", "How old is my dog?"]
+    topics = tmp_path / "queries.tsv"
+    topics.write_text("2001\tdog age by teeth\n2002\tcat food\n", encoding="utf-8")
+    assert load_questions(topics) == ["dog age by teeth", "cat food"]
+
+
+def test_files_without_question_text_are_refused_with_the_line(tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 d1 1\nq2 0 d2 0\n", encoding="utf-8")
+    with pytest.raises(InputError, match="TREC qrels, which hold no question text"):
+        load_questions(qrels)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "ok"}\n{"id": 3}\n', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        load_questions(bad)
+    assert caught.value.line == 2
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no question found"):
+        load_questions(empty)
+
+
+def _write_tsv(path: Path, questions: list[str]) -> Path:
+    path.write_text("".join(f"{n}\t{q}\n" for n, q in enumerate(questions)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.reference_data
+def test_cli_json_has_the_auc(tmp_path):
+    dl = _dl_2023()
+    real = _write_tsv(tmp_path / "real.tsv", dl["human"])
+    synthetic = _write_tsv(tmp_path / "synthetic.tsv", dl["gpt4"])
+    done = cli.run("realism", str(real), str(synthetic), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["auc"] > 0.9
+    assert document["n_real"] == 200
+    assert document["n_synthetic"] == 250
+    assert document["features"]
+    assert {"name", "weight", "leans", "real", "synthetic"} <= set(document["features"][0])
+    table = cli.run("realism", str(real), str(synthetic))
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.startswith("realism AUC ")
+    assert "What tells them apart" in table.stdout
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
+    real = _write_tsv(tmp_path / "real.tsv", [f"question {n}" for n in range(30)])
+    few = _write_tsv(tmp_path / "few.tsv", ["only [bold]one[/bold]"])
+    done = cli.run("realism", str(real), str(few))
+    assert done.returncode == 2
+    assert done.err_lines == [
+        f"error: no realism score: needs at least {MIN_QUERIES} questions on each side "
+        f"(30 real, 1 synthetic); give more questions"
+    ]
+    missing = cli.run("realism", str(real), str(tmp_path / "nope.txt"))
+    assert missing.returncode == 2
+    assert "nope.txt: file not found" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_cli_start_up_does_not_import_scikit_learn():
+    code = "import sys, realrecall.cli; print('sklearn' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src")},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
