@@ -25,12 +25,20 @@ __all__ = ["Chunk", "Corpus", "load_corpus", "parse_id"]
 
 @dataclass(frozen=True)
 class Chunk:
-    """One passage. ``metadata`` is kept as given (document, section, language, ...)."""
+    """One passage. ``metadata`` is kept as given (document, section, language, ...).
+
+    ``doc_id``, ``start``, ``end``: the document the chunk was cut from and the chunk's character
+    offsets in that document's text (``end`` exclusive), when the corpus says so; evidence-anchored
+    gold (``realrecall.resolution``) uses them.
+    """
 
     id: str
     text: str
     title: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    doc_id: str | None = None
+    start: int | None = None
+    end: int | None = None
 
     @property
     def content_hash(self) -> str:

@@ -2,7 +2,9 @@
 
 Formats, chosen by the path (read by ``realrecall.formats``):
 - ``*.jsonl``: one query per line, ``{"query_id", "query", "gold": {"<passage id>": grade, ...}}`` or
-  ``"gold_ids": [...]`` (grade 1), ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``,
+  ``"gold_ids": [...]`` (grade 1), and/or ``"evidence": [{"doc_id", "text", "grade"?, "start"?,
+  "end"?}]`` (``realrecall.evidence``: what answers, resolved to the chunks of the corpus scored),
+  ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``,
   ``"provenance"?`` (how generate made the question: ``GoldQuery.provenance``); every other field is
   kept in ``metadata`` (source, form, ...).
 - BEIR: a folder holding ``queries.jsonl`` and ``qrels/test.tsv``, or a ``qrels/<split>.tsv`` file
@@ -25,6 +27,7 @@ from typing import Any
 
 from realrecall.collection import IdIndexed
 from realrecall.errors import InputError
+from realrecall.evidence import Evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.formats import beir, jsonl, trec_qrels
 from realrecall.formats.grades import MAX_GRADE, check_grade
@@ -36,6 +39,7 @@ from realrecall.provenance import Provenance
 __all__ = [
     "MAX_GRADE",
     "ORIGINS",
+    "Evidence",
     "GoldQuery",
     "GoldSet",
     "Provenance",
@@ -49,6 +53,8 @@ __all__ = [
 class GoldQuery:
     """One query and its judged passages (``gold``: passage id -> integer grade).
 
+    ``evidence``: what answers it, as document text or spans (``realrecall.evidence``), beside or
+    instead of ``gold``; ``realrecall.resolution.resolve_gold`` turns it into chunk ids of a corpus.
     ``metadata``: every other field of the record, as given; ``provenance``: how a synthetic question
     was made (None for a question written by a person, or by another tool).
     """
@@ -61,8 +67,11 @@ class GoldQuery:
     language: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     provenance: Provenance | None = None
+    evidence: tuple[Evidence, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.evidence, tuple):  # a list built in Python: kept hashable and immutable
+            object.__setattr__(self, "evidence", tuple(self.evidence))
         # Loaders check grades with the file and line; this catches a query built in Python, whose NaN
         # or float grade would otherwise fail deep in the scoring. type() is exact: bool is refused.
         for passage_id, grade in self.gold.items():
@@ -92,7 +101,12 @@ class GoldQuery:
 
     def to_record(self) -> dict[str, Any]:
         """The JSON Lines record of this query (the inverse of reading it)."""
-        record: dict[str, Any] = {"query_id": self.query_id, "query": self.query, "gold": dict(self.gold)}
+        record: dict[str, Any] = {"query_id": self.query_id, "query": self.query}
+        # A query anchored by evidence alone has no "gold"; every other query writes it, as before.
+        if self.gold or not self.evidence:
+            record["gold"] = dict(self.gold)
+        if self.evidence:
+            record["evidence"] = [item.to_dict() for item in self.evidence]
         for name in ("origin", "type", "language"):
             value = getattr(self, name)
             if value is not None:

@@ -1,11 +1,15 @@
 """JSON Lines (and the JSON corpus mapping): gold sets, corpora and runs.
 
 - Gold set, one query per line: ``{"query_id", "query", "gold": {"<passage id>": grade, ...}}`` or
-  ``"gold_ids": [...]`` (grade 1), ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``;
+  ``"gold_ids": [...]`` (grade 1), and/or ``"evidence": [{"doc_id", "text"?, "grade"?, "start"?,
+  "end"?, "chunk_id"?}, ...]`` (``realrecall.evidence.Evidence``), ``"origin": "real" | "synthetic"``,
+  ``"type"?``, ``"language"?``;
   ``"provenance"?`` (what generate records, parsed into ``realrecall.provenance.Provenance``); every
   other field is kept in ``metadata``. A key given twice in one object is refused.
 - Corpus, one chunk per line: ``{"id", "text", "title"?, "metadata"?}``; BEIR's ``corpus.jsonl``
-  (``"_id"`` instead of ``"id"``) reads the same way. Or a JSON object ``{"<id>": "<text>", ...}``.
+  (``"_id"`` instead of ``"id"``) reads the same way. Where the chunk comes from (its document and
+  character offsets) is read from the top level or ``metadata`` under the names in ``_ORIGIN_NAMES``.
+  Or a JSON object ``{"<id>": "<text>", ...}``.
 - Run: ``{"query_id", "ranked": ["id", ...]}`` (order kept), ``{"query_id", "ranked": [{"id",
   "score"}, ...]}`` or ``{"query_id", "scores": {"id": score}}``.
 """
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.errors import InputError
+from realrecall.evidence import Evidence
 from realrecall.files import iter_jsonl, parse_jsonl_line, read_text_lines
 from realrecall.formats.grades import check_grade
 from realrecall.formats.ids import parse_id, text_id
@@ -27,7 +32,9 @@ from realrecall.provenance import Provenance
 
 __all__ = ["read_corpus", "read_corpus_mapping", "read_gold", "read_run"]
 
-_KNOWN_FIELDS = ("query_id", "query", "gold", "gold_ids", "origin", "type", "language", "provenance")
+_KNOWN_FIELDS = (
+    "query_id", "query", "gold", "gold_ids", "evidence", "origin", "type", "language", "provenance"
+)  # fmt: skip
 
 
 # -- gold sets --------------------------------------------------------------------------------------
@@ -67,16 +74,18 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
         for name in ("type", "language"):
             if record.get(name) is not None and not isinstance(record[name], str):
                 raise InputError(f'"{name}" must be a string', path=path, line=number)
+        evidence = _evidence(record, path, number)
         queries.append(
             GoldRecord(
                 query_id=query_id,
                 query=text,
-                gold=_gold_from_record(record, path, number),
+                gold=_gold_from_record(record, path, number, has_evidence=bool(evidence)),
                 origin=record_origin,
                 type=record.get("type"),
                 language=record.get("language"),
                 metadata={k: v for k, v in record.items() if k not in _KNOWN_FIELDS},
                 provenance=_provenance(record, path, number),
+                evidence=evidence,
             )
         )
     return queries
@@ -87,7 +96,25 @@ def _provenance(record: Mapping[str, Any], path: Path, line: int) -> Provenance 
     return None if raw is None else Provenance.from_dict(raw, path=path, line=line)
 
 
-def _gold_from_record(record: Mapping[str, Any], path: Path, line: int) -> dict[str, int]:
+def _evidence(record: Mapping[str, Any], path: Path, line: int) -> tuple[Evidence, ...]:
+    raw = record.get("evidence")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise InputError(
+            '"evidence" must be a list of objects',
+            path=path,
+            line=line,
+            hint='write "evidence": [{"doc_id": "D", "text": "the sentence(s) that answer"}]',
+        )
+    return tuple(Evidence.from_dict(item, path=path, line=line) for item in raw)
+
+
+def _gold_from_record(
+    record: Mapping[str, Any], path: Path, line: int, *, has_evidence: bool = False
+) -> dict[str, int]:
+    if has_evidence and "gold" not in record and "gold_ids" not in record:
+        return {}  # anchored by its evidence alone
     if "gold" in record:
         raw = record["gold"]
         if not isinstance(raw, dict):
@@ -107,13 +134,18 @@ def _gold_from_record(record: Mapping[str, Any], path: Path, line: int) -> dict[
             raise InputError('"gold_ids" must be a list of passage ids', path=path, line=line)
         gold = {text_id(pid, "passage id", path, line): 1 for pid in raw_ids}
     else:
-        raise InputError('query has no "gold" or "gold_ids"', path=path, line=line, hint="name its passages")
-    if not gold:
+        raise InputError(
+            'query has no "gold" or "gold_ids" (nor "evidence")',
+            path=path,
+            line=line,
+            hint='name its passages, or give the text that answers it as "evidence"',
+        )
+    if not gold and not has_evidence:
         raise InputError(
             "empty gold: the query names no passage",
             path=path,
             line=line,
-            hint="add at least one passage id, or remove the query",
+            hint='add at least one passage id or "evidence", or remove the query',
         )
     return gold
 
@@ -199,7 +231,73 @@ def _chunk_from_record(record: Mapping[str, Any], path: Path, line: int) -> Chun
     if not isinstance(metadata, dict):
         raise InputError('"metadata" must be an object', path=path, line=line)
     # A literal, not ChunkRecord(...): the class call costs more, once per chunk of a large corpus.
-    return {"id": chunk_id, "text": text, "title": title, "metadata": metadata}
+    chunk: ChunkRecord = {"id": chunk_id, "text": text, "title": title, "metadata": metadata}
+    if metadata or not _PLAIN_CHUNK_KEYS.issuperset(record):
+        _add_origin(chunk, record, path, line)
+    return chunk
+
+
+_PLAIN_CHUNK_KEYS = frozenset(("id", "_id", "text", "title", "metadata"))
+
+# Where a chunk comes from, under the names realrecall writes and those the frameworks write; the
+# first name found wins, each looked up at the top level of the record, then in its "metadata".
+# LangChain: add_start_index=True writes metadata "start_index" (-1 when it could not place the chunk),
+# loaders write "source" (the file). LlamaIndex: nodes have start_char_idx/end_char_idx, and its vector
+# stores write "doc_id", "document_id" and "ref_doc_id" into the metadata.
+_ORIGIN_NAMES = {
+    "doc_id": ("doc_id", "document_id", "ref_doc_id", "source"),
+    "start": ("start", "start_index", "start_char_idx"),
+    "end": ("end", "end_char_idx"),
+}
+
+
+def _add_origin(chunk: ChunkRecord, record: Mapping[str, Any], path: Path, line: int) -> None:
+    """Set the chunk's document and offsets (``end`` defaults to ``start`` + the text's length)."""
+    doc_id = _origin_value(record, chunk["metadata"], "doc_id")
+    if doc_id is not None:
+        if isinstance(doc_id, bool) or not isinstance(doc_id, str | int) or not str(doc_id).strip():
+            raise InputError(
+                f"the chunk's document id must be a non-empty string, got {doc_id!r}",
+                path=path,
+                line=line,
+                hint=f'write "doc_id" as a string (read from: {", ".join(_ORIGIN_NAMES["doc_id"])})',
+            )
+        chunk["doc_id"] = str(doc_id)
+    start = _offset(_origin_value(record, chunk["metadata"], "start"), "start", path, line)
+    end = _offset(_origin_value(record, chunk["metadata"], "end"), "end", path, line)
+    if start is None:
+        return  # an end without a start says nothing usable
+    end = start + len(chunk["text"]) if end is None else end
+    if end < start:
+        raise InputError(
+            f"the chunk ends (offset {end}) before it starts (offset {start})",
+            path=path,
+            line=line,
+            hint='"start" and "end" are character offsets of the chunk in its document, end exclusive',
+        )
+    chunk["start"], chunk["end"] = start, end
+
+
+def _origin_value(record: Mapping[str, Any], metadata: Mapping[str, Any], what: str) -> Any:
+    for name in _ORIGIN_NAMES[what]:
+        if record.get(name) is not None:
+            return record[name]
+        if metadata.get(name) is not None:
+            return metadata[name]
+    return None
+
+
+def _offset(value: Any, name: str, path: Path, line: int) -> int | None:
+    if value is None or value == -1:  # -1: LangChain's "could not place this chunk"
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(
+            f"the chunk's {name} offset must be a whole number >= 0, got {value!r}",
+            path=path,
+            line=line,
+            hint="offsets are character positions of the chunk in its document's text",
+        )
+    return value
 
 
 def read_corpus_mapping(path: Path) -> list[ChunkRecord]:

@@ -1,12 +1,14 @@
 """The plain records the readers return; ``realrecall.gold`` and ``realrecall.corpus`` build their types
 from them, so this package never imports those types (the dependency points one way only). The one
-type it uses is ``realrecall.provenance.Provenance``, a leaf module: the JSON Lines reader parses a
-record's ``"provenance"`` there, where it knows the line."""
+types it uses are ``realrecall.provenance.Provenance`` and ``realrecall.evidence.Evidence``, leaf
+modules: the JSON Lines reader parses a record's ``"provenance"`` and ``"evidence"`` there, where it
+knows the line."""
 
 from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
 
+from realrecall.evidence import Evidence
 from realrecall.provenance import Provenance
 
 __all__ = ["ORIGINS", "ChunkRecord", "GoldRecord"]
@@ -26,6 +28,7 @@ class GoldRecord(TypedDict):
     language: str | None
     metadata: dict[str, Any]
     provenance: NotRequired[Provenance | None]
+    evidence: NotRequired[tuple[Evidence, ...]]
 
 
 class ChunkRecord(TypedDict):
@@ -35,3 +38,6 @@ class ChunkRecord(TypedDict):
     text: str
     title: str
     metadata: dict[str, Any]
+    doc_id: NotRequired[str | None]
+    start: NotRequired[int | None]
+    end: NotRequired[int | None]
