@@ -172,3 +172,55 @@ def test_cli_start_up_does_not_import_scikit_learn():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def _calibrated(real_questions: list[str], synthetic_questions: list[str]):  # type: ignore[no-untyped-def]
+    from calibrate.results_builder import per_query, results_document
+    from realrecall.calibrate import calibrate
+
+    real = [per_query(f"r{i}", "real", rank=1, query=q) for i, q in enumerate(real_questions)]
+    synthetic = [per_query(f"s{i}", "synthetic", rank=1, query=q) for i, q in enumerate(synthetic_questions)]
+    return calibrate(results_document([("real", real), ("synthetic", synthetic)]), seed=1, n_resamples=200)
+
+
+KEYWORDS = [
+    f"{a} {b}"
+    for a in ("printer", "wifi", "vpn", "badge", "refund")
+    for b in ("setup", "error", "fee", "reset", "login")
+]
+SENTENCES = [
+    f"How do I {b} my {a} when it stops working?"
+    for a in ("printer", "wifi", "vpn", "badge", "refund")
+    for b in ("setup", "fix", "pay", "reset", "renew")
+]
+
+
+def test_calibrate_reports_the_realism_score_in_every_format():
+    from realrecall.calibrate.report import render
+
+    report = _calibrated(KEYWORDS, SENTENCES)
+    score = report.diagnostics.realism
+    assert score is not None
+    assert score.auc > 0.9
+    assert report.diagnostics.realism_skipped is None
+    document = json.loads(render(report, "json"))
+    assert document["diagnostics"]["realism"]["auc"] == round(score.auc, 4)
+    assert document["diagnostics"]["realism_skipped"] is None
+    markdown = render(report, "markdown")
+    assert "Realism: a classifier tells synthetic from real questions with AUC 1.00" in markdown
+    assert '| ends with "?" | synthetic |' in markdown
+    html = render(report, "html")
+    assert "Realism: a classifier tells synthetic from real questions" in html
+    assert "ends with &quot;?&quot;" in html
+
+
+def test_calibrate_says_why_the_realism_score_is_absent():
+    from realrecall.calibrate.report import render
+
+    report = _calibrated(KEYWORDS[:5], SENTENCES)
+    assert report.diagnostics.realism is None
+    reason = f"needs at least {MIN_QUERIES} questions on each side (5 real, 25 synthetic)"
+    assert report.diagnostics.realism_skipped == reason
+    assert json.loads(render(report, "json"))["diagnostics"]["realism_skipped"] == reason
+    assert f"Realism score absent: {reason}." in render(report, "markdown")
+    assert f"Realism score absent: {reason}." in render(report, "html")

@@ -7,7 +7,11 @@
   question's content-word stems found in the passage), so both stages measure the same thing;
 - the mix of question types and languages;
 - the share answerable by exact string match: the lower-cased question found verbatim in a lower-cased
-  gold passage.
+  gold passage;
+- the realism score (``realrecall.calibrate.realism``): how well a classifier tells the synthetic
+  questions from the real ones by their text alone (AUC near 0.5: they read alike), when each set has
+  at least ``MIN_QUERIES`` questions and scikit-learn is installed; otherwise ``realism_skipped`` says
+  which is missing.
 
 Overlap and exact match need the passage text, so they need the corpus; without it they are skipped and
 the reason is stated.
@@ -22,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from realrecall.calibrate.realism import RealismScore, realism_missing, realism_score
 from realrecall.evaluate.results import QueryResult
 from realrecall.text_features import lexical_overlap, words
 
@@ -70,6 +75,8 @@ class Diagnostics:
     synthetic: SetDiagnostics
     overlap_skipped: str | None = None
     overlap_source: str = ""
+    realism: RealismScore | None = None
+    realism_skipped: str | None = None
 
 
 def diagnose(
@@ -78,16 +85,35 @@ def diagnose(
     passage_text: Callable[[str], str | None] | None,
     *,
     skipped_reason: str | None = None,
+    realism: bool = True,
 ) -> Diagnostics:
-    """Diagnostics of both sets; ``passage_text(id)`` gives a gold passage's text (None: no corpus)."""
+    """Diagnostics of both sets; ``passage_text(id)`` gives a gold passage's text (None: no corpus).
+
+    ``realism=False`` leaves the realism score out (it trains a classifier: about a second).
+    """
     overlap_fn, source = _overlap_function()
     reason = None if passage_text is not None else (skipped_reason or "no corpus text available")
+    score, realism_skipped = _realism(real, synthetic) if realism else (None, "not asked for")
     return Diagnostics(
         real=_diagnose_set("real", real, passage_text, overlap_fn),
         synthetic=_diagnose_set("synthetic", synthetic, passage_text, overlap_fn),
         overlap_skipped=reason,
         overlap_source=source if passage_text is not None else "",
+        realism=score,
+        realism_skipped=realism_skipped,
     )
+
+
+def _realism(
+    real: Sequence[QueryResult], synthetic: Sequence[QueryResult]
+) -> tuple[RealismScore | None, str | None]:
+    # Queries without text (a TREC qrels gold set) say nothing about how questions read.
+    real_texts = [q.query for q in real if q.query.strip()]
+    synthetic_texts = [q.query for q in synthetic if q.query.strip()]
+    missing = realism_missing(len(real_texts), len(synthetic_texts))
+    if missing is not None:
+        return None, missing
+    return realism_score(real_texts, synthetic_texts), None
 
 
 def _overlap_function() -> tuple[Callable[[str, str, str | None], float], str]:

@@ -17,11 +17,14 @@ from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.report.svg import Bar, Series, gap_bars, histograms, line_chart
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
+    REALISM_HEADER,
     agreement_line,
     agreement_rows,
     diagnostics_rows,
     figure,
     gap_rows,
+    realism_line,
+    realism_rows,
 )
 
 __all__ = ["REAL_COLOUR", "SYNTHETIC_COLOUR", "HistoryRows", "render_html"]
@@ -90,6 +93,8 @@ def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
         *_calibrated(report),
         "<h2>Why the sets differ</h2>",
         _table(["", "real", "synthetic"], diagnostics_rows(report)),
+        f"<p>{escape(realism_line(report))}</p>",
+        *([_table(REALISM_HEADER, realism_rows(report))] if realism_rows(report) else []),
         *_agreement(report),
         *_answers(report),
         f'<p class="note">Seed {report.seed}, {report.n_resamples} bootstrap resamples, '

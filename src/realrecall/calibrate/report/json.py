@@ -50,6 +50,8 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             "synthetic": _set_diagnostics(report.diagnostics.synthetic),
             "overlap_skipped": report.diagnostics.overlap_skipped,
             "overlap_source": report.diagnostics.overlap_source,
+            "realism": None if report.diagnostics.realism is None else report.diagnostics.realism.to_dict(),
+            "realism_skipped": report.diagnostics.realism_skipped,
         },
         "rank_agreement": None,
         "answers": None,

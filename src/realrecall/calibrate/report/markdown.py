@@ -8,12 +8,15 @@ from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
+    REALISM_HEADER,
     agreement_line,
     agreement_rows,
     ci_text,
     diagnostics_rows,
     figure,
     gap_rows,
+    realism_line,
+    realism_rows,
     signed,
 )
 
@@ -130,6 +133,9 @@ def _diagnostics(report: CalibrationReport) -> list[str]:
         lines += ["", f"Overlap and exact match skipped: {d.overlap_skipped}."]
     elif d.overlap_source:
         lines += ["", f"Overlap computed by {d.overlap_source}."]
+    lines += ["", realism_line(report)]
+    if realism_rows(report):
+        lines += ["", *_table(REALISM_HEADER, realism_rows(report))]
     return lines
 
 

@@ -20,6 +20,7 @@ from realrecall.calibrate.report.text import (
     diagnostics_rows,
     figure,
     gap_rows,
+    realism_line,
     signed,
 )
 
@@ -61,6 +62,7 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
         stale = " [STALE]" if c.stale else ""
         parts.append(Text(f"{c.text} Real set of {when}{stale}."))
     parts.append(_diagnostics_table(report))
+    parts.append(Text(realism_line(report)))
     if report.rank_agreement is not None:
         a = report.rank_agreement
         table = Table(title=Text(f"rank agreement on {a.metric}: {agreement_line(a)}"))

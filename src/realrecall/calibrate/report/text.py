@@ -12,12 +12,15 @@ from realrecall.calibrate.statistics import Interval
 
 __all__ = [
     "AGREEMENT_HEADER",
+    "REALISM_HEADER",
     "agreement_line",
     "agreement_rows",
     "ci_text",
     "diagnostics_rows",
     "figure",
     "gap_rows",
+    "realism_line",
+    "realism_rows",
     "signed",
 ]
 
@@ -90,6 +93,32 @@ def _share(value: float | None) -> str:
 
 def _mix(counts: dict[str, int]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counts.items()) or "none"
+
+
+def realism_line(report: CalibrationReport) -> str:
+    """``Realism: AUC 0.98 (95% CI 0.96-1.00; ...): the synthetic questions are ...``, or why it is absent."""
+    d = report.diagnostics
+    score = d.realism
+    if score is None:
+        return f"Realism score absent: {d.realism_skipped or 'not computed'}."
+    return (
+        f"Realism: a classifier tells synthetic from real questions with AUC {figure(score.auc)} "
+        f"({score.confidence * 100:g}% CI {figure(score.low)}-{figure(score.high)}; {score.folds}-fold, "
+        f"{score.n_real} real, {score.n_synthetic} synthetic; 0.5 = indistinguishable): {score.verdict}."
+    )
+
+
+REALISM_HEADER = ("feature", "leans", "weight", "real", "synthetic")
+
+
+def realism_rows(report: CalibrationReport) -> list[list[str]]:
+    """Rows: the features that tell the sets apart most, the side each leans to, weight, each side's mean."""
+    score = report.diagnostics.realism
+    if score is None:
+        return []
+    return [
+        [f.name, f.leans, signed(f.weight), f"{f.real:.3g}", f"{f.synthetic:.3g}"] for f in score.features
+    ]
 
 
 def agreement_line(agreement: RankAgreement) -> str:
