@@ -62,6 +62,17 @@ def evaluate(
     origin: Annotated[
         str | None, typer.Option(help="Origin of gold queries whose file states none: real|synthetic.")
     ] = None,
+    gold_from: Annotated[
+        str,
+        typer.Option(
+            "--gold-from",
+            help="ids, evidence, or auto: chunk ids the corpus holds, evidence for the rest.",
+        ),
+    ] = defaults.GOLD_FROM,
+    evidence_coverage: Annotated[
+        float,
+        typer.Option(help="Share of an evidence span a chunk must hold to be gold, in (0, 1]."),
+    ] = defaults.EVIDENCE_COVERAGE,
     embed_model: Annotated[str | None, typer.Option(help="Embedding model for the dense retriever.")] = None,
     hybrid_dense: Annotated[
         str, typer.Option(help="Dense side of hybrid: dense or local-dense.")
@@ -87,7 +98,8 @@ def evaluate(
             gold=gold, corpus=corpus, retriever=retriever, run=run, k=k, metrics=metrics, by=by,
             relevance_threshold=relevance_threshold, origin=origin, embed_model=embed_model,
             hybrid_dense=hybrid_dense, cache_dir=cache_dir, workers=workers, query_timeout=query_timeout,
-            retriever_option=retriever_option or [],
+            retriever_option=retriever_option or [], gold_from=gold_from,
+            evidence_coverage=evidence_coverage,
         )  # fmt: skip
         from realrecall.evaluate import write_per_query, write_results
 
@@ -124,6 +136,8 @@ def _evaluate(
     workers: int,
     query_timeout: float | None = None,
     retriever_option: list[str] | None = None,
+    gold_from: str = defaults.GOLD_FROM,
+    evidence_coverage: float = defaults.EVIDENCE_COVERAGE,
 ) -> EvaluationResult:
     from realrecall.evaluate import evaluate_files
     from realrecall.evaluate.retrievers import RunSettings, parse_option_assignments
@@ -136,7 +150,7 @@ def _evaluate(
             relevance_threshold=relevance_threshold,
             settings=RunSettings(cache_dir=cache_dir, workers=workers, query_timeout=query_timeout),
             retriever_defaults={"embed_model": embed_model, "dense_component": hybrid_dense},
-            progress=progress,
+            progress=progress, gold_from=gold_from, evidence_coverage=evidence_coverage,
         )  # fmt: skip
 
 

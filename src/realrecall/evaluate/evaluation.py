@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -12,6 +13,7 @@ from realrecall.evaluate import defaults
 from realrecall.evaluate.results import (
     RESERVED_FIELDS,
     EvaluationResult,
+    GoldPassages,
     GoldSetResult,
     QueryResult,
     SliceResult,
@@ -19,6 +21,7 @@ from realrecall.evaluate.results import (
 from realrecall.evaluate.slicing import group_by_field, slice_sort_key
 from realrecall.files import file_sha256
 from realrecall.gold import GoldQuery, GoldSet
+from realrecall.resolution import DEFAULT_COVERAGE, Resolution, check_gold_from, resolve_gold
 
 if TYPE_CHECKING:
     from realrecall.corpus import Corpus
@@ -55,8 +58,15 @@ def evaluate(
     relevance_threshold: int = 1,
     depth: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    gold_from: str = "auto",
+    evidence_coverage: float = DEFAULT_COVERAGE,
 ) -> EvaluationResult:
     """Score ``retriever`` (searching ``corpus``) or a finished ``run`` on every gold set.
+
+    With a corpus, each gold set's passages are resolved first (``realrecall.resolution``): chunk ids
+    and/or evidence, as ``gold_from`` (``auto``, ``ids`` or ``evidence``) says, a chunk holding at
+    least ``evidence_coverage`` of an evidence span being gold; the results say how many passages came
+    from where.
 
     Each gold set gets its overall figures, one slice per value of every field in ``by`` (with the
     number of queries behind it) and per-query outcomes. The retriever is asked for ``depth`` ids
@@ -71,6 +81,7 @@ def evaluate(
         raise InputError("give either a retriever or a run, not both and not neither")
     retriever = _as_retriever(retriever)
     gold_sets, k, by = _checked_arguments(gold_sets, k, by)
+    check_gold_from(gold_from, evidence_coverage)
     _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
     # Strata match only if every query has a type and a form: a set without them (BEIR, TREC, an older
@@ -87,6 +98,8 @@ def evaluate(
     results = []
     warnings.extend(_unknown_field_warnings(gold_sets, by))
     for gold in gold_sets:
+        gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, evidence_coverage)
+        warnings.extend(resolution_warnings)
         gold_run = _run_for(gold, run, retriever, depth, progress)
         scores = score_queries(gold, gold_run, metric_names, relevance_threshold=relevance_threshold)
         missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
@@ -96,7 +109,8 @@ def evaluate(
             warnings.extend(
                 _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
             )
-        results.append(_gold_set_result(gold, gold_run, scores, metric_names, by, depth, missing_passages))
+        result = _gold_set_result(gold, gold_run, scores, metric_names, by, depth, missing_passages)
+        results.append(replace(result, gold_passages=passages))
     description = (
         {"name": retriever_name(retriever), "description": retriever.description}
         if retriever is not None
@@ -113,6 +127,76 @@ def evaluate(
         version=__version__,
         retriever_fingerprint=_fingerprint_of(retriever, run),
     )
+
+
+def _resolved(
+    gold: GoldSet, corpus: Corpus | None, gold_from: str, coverage: float
+) -> tuple[GoldSet, GoldPassages, list[str]]:
+    """The gold set with its passages resolved against ``corpus``, where they came from, and warnings.
+
+    Without a corpus nothing can be resolved: ids are used as they are, and queries anchored by
+    evidence alone score 0 (said in a warning; ``gold_from="evidence"`` is refused).
+    """
+    with_evidence = [query for query in gold if query.evidence]
+    if corpus is None:
+        if with_evidence and gold_from == "evidence":
+            raise InputError(
+                f"gold set {gold.name!r} is scored from its evidence, which needs the corpus",
+                path=gold.path,
+                hint="give the corpus (--corpus), or --gold-from ids",
+            )
+        warnings = []
+        evidence_only = [query.query_id for query in with_evidence if not query.gold]
+        if evidence_only and gold_from == "auto":
+            warnings.append(
+                f"{gold.name}: {len(evidence_only)} queries name no chunk, only evidence "
+                f"({_first(evidence_only)}); without the corpus it cannot be resolved and they score 0: "
+                "give the corpus (--corpus)"
+            )
+        by_id = sum(len(query.gold) for query in gold)
+        return gold, GoldPassages(gold_from="ids", by_id=by_id), warnings
+    resolved, resolution = resolve_gold(gold, corpus, gold_from=gold_from, coverage=coverage)
+    return resolved, _gold_passages(resolution), _resolution_warnings(gold, resolution, with_evidence)
+
+
+def _gold_passages(resolution: Resolution) -> GoldPassages:
+    return GoldPassages(
+        gold_from=resolution.gold_from,
+        coverage=resolution.coverage,
+        by_id=resolution.by_id,
+        from_evidence=resolution.from_evidence,
+        split=resolution.split,
+        lost=resolution.lost,
+        lost_queries=resolution.lost_queries,
+        missing_ids=resolution.missing_ids,
+        replaced_ids=resolution.replaced_ids,
+    )
+
+
+def _resolution_warnings(
+    gold: GoldSet, resolution: Resolution, with_evidence: Sequence[GoldQuery]
+) -> list[str]:
+    warnings = []
+    lost = resolution.lost_queries
+    if lost:
+        warnings.append(
+            f"{gold.name}: {resolution.lost} evidence items were found in no chunk of the corpus, for "
+            f"{len(lost)} queries ({_first(lost)}); a query left with no gold passage scores 0: check "
+            "the corpus holds their documents (doc_id) and text, or lower --evidence-coverage"
+        )
+    if resolution.gold_from == "evidence" and len(with_evidence) < len(gold):
+        without = [query.query_id for query in gold if not query.evidence]
+        warnings.append(
+            f"{gold.name}: {len(without)} queries have no evidence ({_first(without)}); scored from "
+            "evidence only, they score 0: use --gold-from auto to take their ids"
+        )
+    return warnings
+
+
+def _first(query_ids: Sequence[str], shown: int = 5) -> str:
+    """The first few ids of a list, as a warning names them."""
+    names = ", ".join(repr(query_id) for query_id in query_ids[:shown])
+    return f"first: {names}" if len(query_ids) > shown else names
 
 
 def _as_retriever(retriever: object) -> Retriever | None:

@@ -49,6 +49,8 @@ class EvaluationInputs:
         by: Sequence[str] = (),
         relevance_threshold: int = defaults.RELEVANCE_THRESHOLD,
         progress: Callable[[int, int], None] | None = None,
+        gold_from: str = defaults.GOLD_FROM,
+        evidence_coverage: float = defaults.EVIDENCE_COVERAGE,
     ) -> EvaluationResult:
         """Score the gold sets (then ``more_gold``, e.g. a set generated after loading) with ``evaluate``."""
         from realrecall.evaluate.evaluation import evaluate
@@ -63,6 +65,8 @@ class EvaluationInputs:
             by=by,
             relevance_threshold=relevance_threshold,
             progress=progress,
+            gold_from=gold_from,
+            evidence_coverage=evidence_coverage,
         )
 
 
@@ -129,8 +133,13 @@ def evaluate_files(
     settings: RunSettings | None = None,
     retriever_defaults: Mapping[str, object] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    gold_from: str = defaults.GOLD_FROM,
+    evidence_coverage: float = defaults.EVIDENCE_COVERAGE,
 ) -> EvaluationResult:
     """``load_inputs`` then score: ``realrecall evaluate`` as one function call."""
+    from realrecall.resolution import check_gold_from
+
+    check_gold_from(gold_from, evidence_coverage)  # before loading: a typo costs no corpus read
     inputs = load_inputs(
         gold,
         corpus=corpus,
@@ -142,5 +151,11 @@ def evaluate_files(
         retriever_defaults=retriever_defaults,
     )
     return inputs.evaluate(
-        metrics=metrics, k=k, by=by, relevance_threshold=relevance_threshold, progress=progress
+        metrics=metrics,
+        k=k,
+        by=by,
+        relevance_threshold=relevance_threshold,
+        progress=progress,
+        gold_from=gold_from,
+        evidence_coverage=evidence_coverage,
     )

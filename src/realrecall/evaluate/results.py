@@ -27,6 +27,7 @@ __all__ = [
     "MAX_SLICE_VALUES",
     "RESERVED_FIELDS",
     "EvaluationResult",
+    "GoldPassages",
     "GoldSetResult",
     "QueryResult",
     "ResultsSource",
@@ -139,11 +140,50 @@ class QueryResult:
 
 
 @dataclass(frozen=True)
+class GoldPassages:
+    """Where a gold set's passages came from in this evaluation (``realrecall.resolution``).
+
+    ``by_id``: passages named by chunk id; ``from_evidence``: chunks found to hold evidence; ``split``:
+    evidence items found in more than one chunk; ``lost``: evidence items found in no chunk, and
+    ``lost_queries`` the queries they belong to; ``missing_ids``: ids the corpus lacks, kept for want
+    of evidence; ``replaced_ids``: ids the corpus lacks, replaced by evidence. ``gold_from`` and
+    ``coverage``: the settings used.
+    """
+
+    gold_from: str = "ids"
+    coverage: float | None = None
+    by_id: int = 0
+    from_evidence: int = 0
+    split: int = 0
+    lost: int = 0
+    lost_queries: tuple[str, ...] = ()
+    missing_ids: int = 0
+    replaced_ids: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gold_from": self.gold_from,
+            "coverage": self.coverage,
+            "by_id": self.by_id,
+            "from_evidence": self.from_evidence,
+            "split": self.split,
+            "lost": self.lost,
+            "lost_queries": list(self.lost_queries),
+            "missing_ids": self.missing_ids,
+            "replaced_ids": self.replaced_ids,
+        }
+
+
+_PASSAGE_COUNTS = ("by_id", "from_evidence", "split", "lost", "missing_ids", "replaced_ids")
+
+
+@dataclass(frozen=True)
 class GoldSetResult:
     """Every figure for one gold set: overall, per slice and per query, with what was wrong with it.
 
     ``missing_run``, ``no_relevant``: how many queries the run had no entry for, and how many had no
-    relevant passage at the threshold (both score 0); ``missing_passages``: gold ids not in the corpus.
+    relevant passage at the threshold (both score 0); ``missing_passages``: gold ids not in the corpus;
+    ``gold_passages``: where the gold passages came from (None in results of older versions).
     """
 
     name: str
@@ -157,6 +197,7 @@ class GoldSetResult:
     missing_run: int
     no_relevant: int
     missing_passages: int
+    gold_passages: GoldPassages | None = None
 
     @property
     def n_queries(self) -> int:
@@ -173,6 +214,7 @@ class GoldSetResult:
             "missing_run": self.missing_run,
             "no_relevant": self.no_relevant,
             "missing_passages": self.missing_passages,
+            **({} if self.gold_passages is None else {"gold_passages": self.gold_passages.to_dict()}),
             "overall": {"n": self.overall.n, "metrics": dict(self.overall.metrics)},
             "slices": [s.to_dict() for s in self.slices],
             "per_query": [q.to_dict(with_top=False) for q in self.queries],
@@ -584,7 +626,29 @@ def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where)
         missing_run=counts["missing_run"],
         no_relevant=counts["no_relevant"],
         missing_passages=counts["missing_passages"],
+        gold_passages=_gold_passages(raw.get("gold_passages"), name, where),
     )
+
+
+def _gold_passages(raw: Any, name: str, where: _Where) -> GoldPassages | None:
+    """The ``gold_passages`` object of a gold set (absent in results of older versions)."""
+    if raw is None:
+        return None
+    what = f"gold_passages of gold set {name!r}"
+    if not isinstance(raw, Mapping):
+        raise where.error(f"{what} must be an object")
+    counts = {key: raw.get(key, 0) for key in _PASSAGE_COUNTS}
+    for key, value in counts.items():
+        if not _is_count(value):
+            raise where.error(f"{key} in {what} must be a count")
+    gold_from, coverage, lost = raw.get("gold_from", "ids"), raw.get("coverage"), raw.get("lost_queries", [])
+    if not isinstance(gold_from, str):
+        raise where.error(f"gold_from in {what} must be a string")
+    if coverage is not None and (isinstance(coverage, bool) or not isinstance(coverage, int | float)):
+        raise where.error(f"coverage in {what} must be a number")
+    if not isinstance(lost, list) or not all(isinstance(query_id, str) for query_id in lost):
+        raise where.error(f"lost_queries in {what} must be a list of query ids")
+    return GoldPassages(gold_from=gold_from, coverage=coverage, lost_queries=tuple(lost), **counts)
 
 
 def _overall(raw: Any, n_queries: int, queries: Sequence[QueryResult]) -> SliceResult:
