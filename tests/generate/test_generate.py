@@ -542,7 +542,12 @@ def test_a_sampled_run_records_each_question_s_inclusion_probability_and_stratum
     )
     records = read_records(output)
     by_area = {record["area"]: record["inclusion_probability"] for record in records}
-    assert by_area == {"big": pytest.approx(3 / 30), "small": pytest.approx(1 / 2)}
+    # The rate is 4/32; p = rate + (1 - rate)^n / n in a stratum of n chunks (see generate.planner).
+    rate = 4 / 32
+    assert by_area == {
+        "big": pytest.approx(rate + (1 - rate) ** 30 / 30),
+        "small": pytest.approx(rate + (1 - rate) ** 2 / 2),
+    }
     unsampled = tmp_path / "all.jsonl"
     generate(Corpus(tuple(chunks[:3])), unsampled, GenerateConfig(backend="extractive"))
     assert all("inclusion_probability" not in record for record in read_records(unsampled))

@@ -14,6 +14,7 @@ from realrecall.generate.planner import (
     inclusion_probabilities,
     plan_slots,
     sample_chunks,
+    sample_rate,
     select_chunks,
     shard_chunks,
 )
@@ -25,19 +26,45 @@ def corpus_of(n: int, documents: int) -> Corpus:
     return make_corpus(n, documents=documents)
 
 
-def test_sample_is_stratified_by_document():
-    chunks = list(corpus_of(100, 4))  # 25 chunks per document
-    sample = sample_chunks(chunks, 20, field="document", seed=1)
-    assert len(sample) == 20
-    assert Counter(chunk.metadata["document"] for chunk in sample) == {f"doc{i}": 5 for i in range(4)}
+def test_a_sample_keeps_about_its_share_of_every_stratum():
+    chunks = list(corpus_of(400, 4))  # 100 chunks per document
+    sample = sample_chunks(chunks, 0.2, field="document", seed=1)
+    assert 60 < len(sample) < 100
+    counts = Counter(chunk.metadata["document"] for chunk in sample)
+    assert set(counts) == {f"doc{i}" for i in range(4)}
+    assert all(8 < count < 35 for count in counts.values())
 
 
-def test_sample_gives_every_stratum_one_then_the_rest_by_largest_remainders():
-    chunks = [Chunk(f"a{i}", "x", metadata={"document": "a"}) for i in range(7)]
-    chunks += [Chunk(f"b{i}", "x", metadata={"document": "b"}) for i in range(3)]
-    sample = sample_chunks(chunks, 5, field="document", seed=0)
-    # One each, then 3 more over the remaining 6 and 2 chunks: 2.25 and 0.75, the remainder to b.
-    assert Counter(chunk.metadata["document"] for chunk in sample) == {"a": 3, "b": 2}
+def test_sampled_chunks_stay_sampled_when_the_corpus_grows_or_shrinks():
+    # A chunk's membership depends on its id and the seed only (issue 12): 40 chunks added to 100, or
+    # 30 taken away, leave every other chunk's membership as it was.
+    chunks = list(corpus_of(140, 1))
+    before = {c.id for c in sample_chunks(chunks[:100], 0.3, field="document", seed=0)}
+    after = {c.id for c in sample_chunks(chunks, 0.3, field="document", seed=0)}
+    assert before == {c for c in after if int(c.removeprefix("c")) < 100}
+    fewer = {c.id for c in sample_chunks(chunks[30:100], 0.3, field="document", seed=0)}
+    assert fewer == {c for c in before if int(c.removeprefix("c")) >= 30}
+
+
+def test_a_count_is_a_rate_of_the_corpus_and_a_remembered_rate_keeps_the_sample():
+    corpus = corpus_of(100, 1)
+    config = GenerateConfig(sample=50)
+    assert sample_rate(config, 100) == 0.5
+    assert sample_rate(config, 140, remembered=0.5) == 0.5
+    assert sample_rate(GenerateConfig(sample=0.05), 140) == 0.05
+    assert sample_rate(GenerateConfig(sample=500), 100) == 1.0
+    assert sample_rate(GenerateConfig(), 100) is None
+    grown = corpus_of(140, 1)
+    kept = {c.id for c in select_chunks(grown, config, sample_rate(config, 140, remembered=0.5))}
+    assert {c.id for c in select_chunks(corpus, config)} <= kept
+
+
+def test_a_stratum_with_no_draw_below_the_rate_gets_its_lowest_draw():
+    chunks = [Chunk(f"a{i}", "x", metadata={"document": "a"}) for i in range(200)]
+    chunks += [Chunk(f"b{i}", "x", metadata={"document": "b"}) for i in range(2)]
+    sample = sample_chunks(chunks, 0.01, field="document", seed=0)
+    counts = Counter(chunk.metadata["document"] for chunk in sample)
+    assert counts["b"] == 1
 
 
 def test_a_small_stratum_is_never_left_out_and_its_inclusion_probability_says_so():
@@ -46,31 +73,46 @@ def test_a_small_stratum_is_never_left_out_and_its_inclusion_probability_says_so
     config = GenerateConfig(sample=5, stratify_by="area")
     corpus = Corpus(chunks)
     sample = select_chunks(corpus, config)
-    assert Counter(chunk.metadata["area"] for chunk in sample) == {"big": 4, "small": 1}
+    assert Counter(chunk.metadata["area"] for chunk in sample)["small"] >= 1
     probabilities = inclusion_probabilities(corpus, config)
-    assert probabilities["a0"] == pytest.approx(4 / 98)
-    assert probabilities["s0"] == pytest.approx(1 / 2)
-    # Horvitz-Thompson: the sampled chunks, weighted by 1/p, count as many chunks as the corpus has.
-    assert sum(1 / probabilities[c.id] for c in sample) == pytest.approx(100)
+    # rate 5/100; p = rate + (1 - rate)^n / n: in, or the stand-in of a stratum with no draw below it.
+    assert probabilities["a0"] == pytest.approx(0.05 + 0.95**98 / 98)
+    assert probabilities["s0"] == pytest.approx(0.05 + 0.95**2 / 2)
+    assert set(probabilities) == {c.id for c in corpus}
     assert set(inclusion_probabilities(corpus, GenerateConfig()).values()) == {1.0}
+
+
+def test_horvitz_thompson_weights_count_the_corpus_on_average():
+    # The probabilities are exact: over many seeds, the sampled chunks weighted by 1/p add up to the
+    # corpus size on average (within 3%), small strata included.
+    chunks = [Chunk(f"a{i}", "x", metadata={"area": "big"}) for i in range(60)]
+    chunks += [Chunk(f"s{i}", "x", metadata={"area": "small"}) for i in range(3)]
+    corpus = Corpus(chunks)
+    totals = []
+    for seed in range(400):
+        config = GenerateConfig(sample=0.1, stratify_by="area", seed=seed)
+        probabilities = inclusion_probabilities(corpus, config)
+        totals.append(sum(1 / probabilities[c.id] for c in select_chunks(corpus, config)))
+    assert sum(totals) / len(totals) == pytest.approx(63, rel=0.03)
 
 
 def test_sample_by_another_metadata_field_and_chunks_without_it():
     chunks = [Chunk(f"c{i}", "x", metadata={"section": "s1"} if i < 6 else {}) for i in range(12)]
-    sample = sample_chunks(chunks, 6, field="section", seed=0)
-    assert Counter(chunk.metadata.get("section") for chunk in sample) == {"s1": 3, None: 3}
+    sample = sample_chunks(chunks, 0.5, field="section", seed=0)
+    assert set(Counter(chunk.metadata.get("section") for chunk in sample)) == {"s1", None}
 
 
 def test_sample_is_deterministic_for_a_seed_and_varies_with_it():
     chunks = list(corpus_of(50, 5))
-    first = [c.id for c in sample_chunks(chunks, 10, field="document", seed=7)]
-    assert first == [c.id for c in sample_chunks(chunks, 10, field="document", seed=7)]
-    assert first != [c.id for c in sample_chunks(chunks, 10, field="document", seed=8)]
+    first = [c.id for c in sample_chunks(chunks, 0.2, field="document", seed=7)]
+    assert first == [c.id for c in sample_chunks(chunks, 0.2, field="document", seed=7)]
+    assert first != [c.id for c in sample_chunks(chunks, 0.2, field="document", seed=8)]
 
 
-def test_sample_larger_than_corpus_takes_every_chunk():
+def test_sample_of_the_whole_corpus_takes_every_chunk():
     chunks = list(corpus_of(5, 2))
-    assert sample_chunks(chunks, 50, field="document", seed=0) == chunks
+    assert sample_chunks(chunks, 1.0, field="document", seed=0) == chunks
+    assert select_chunks(Corpus(chunks), GenerateConfig(sample=50)) == chunks
 
 
 def test_shards_are_disjoint_and_cover_the_corpus():
@@ -92,7 +134,7 @@ def test_shard_of_a_chunk_does_not_depend_on_the_other_chunks():
 def test_select_applies_sample_then_shard():
     corpus = corpus_of(40, 2)
     config = GenerateConfig(sample=20, shard=Shard(0, 2))
-    sample = {c.id for c in sample_chunks(list(corpus), 20, field="document", seed=0)}
+    sample = {c.id for c in sample_chunks(list(corpus), 0.5, field="document", seed=0)}
     assert {c.id for c in select_chunks(corpus, config)} <= sample
     other = {c.id for c in select_chunks(corpus, GenerateConfig(sample=20, shard=Shard(1, 2)))}
     assert other | {c.id for c in select_chunks(corpus, config)} == sample
@@ -163,6 +205,10 @@ def test_parse_weights_and_shard():
         {"price_in": -1.0},
         {"max_tokens": 0},
         {"model": " "},
+        {"sample": 0},
+        {"sample": 1.5},
+        {"sample": -0.1},
+        {"sample": float("nan")},
     ],
 )
 def test_bad_config_values_are_input_errors(kwargs):
@@ -172,8 +218,9 @@ def test_bad_config_values_are_input_errors(kwargs):
 
 def test_default_document_stratum_falls_back_to_common_names():
     chunks = [Chunk(f"c{i}", "x", metadata={"doc": "a" if i < 8 else "b"}) for i in range(12)]
-    sample = sample_chunks(chunks, 6, field="document", seed=0)
-    assert Counter(chunk.metadata["doc"] for chunk in sample) == {"a": 4, "b": 2}
+    sample = sample_chunks(chunks, 0.01, field="document", seed=0)
+    # Two strata (doc a and b), each with its stand-in: the doc field was read as the document.
+    assert Counter(chunk.metadata["doc"] for chunk in sample) == {"a": 1, "b": 1}
 
 
 def test_extractive_questions_take_the_language_of_their_chunk():

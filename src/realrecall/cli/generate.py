@@ -56,7 +56,10 @@ def generate_command(
     languages: Annotated[str, typer.Option(help="languages with weights, e.g. en=3,de=1")] = "en",
     persona: Annotated[list[str] | None, typer.Option(help="who asks (repeatable)")] = None,
     per_chunk: Annotated[int, typer.Option(help="questions per chunk")] = 1,
-    sample: Annotated[int | None, typer.Option(help="write for a stratified sample of N chunks")] = None,
+    sample: Annotated[
+        float | None,
+        typer.Option(help="sample the chunks: a share (0.05) or a count (50, a rate kept by later runs)"),
+    ] = None,
     stratify_by: Annotated[str, typer.Option(help="metadata field the sample is stratified by")] = "document",
     seed: Annotated[int, typer.Option()] = 0,
     shard: Annotated[str | None, typer.Option(help="i/n: this runner's share of the chunks")] = None,
@@ -77,6 +80,9 @@ def generate_command(
     price_in: Annotated[float | None, typer.Option(help="price per million input tokens")] = None,
     price_out: Annotated[float | None, typer.Option(help="price per million output tokens")] = None,
     cache: Annotated[Path | None, typer.Option(help="answer cache (default: beside --output)")] = None,
+    prune: Annotated[
+        bool, typer.Option(help="drop cached answers this run does not plan (other shards, old parameters)")
+    ] = False,
     dry_run: Annotated[bool, typer.Option(help="count requests, tokens and cost; send nothing")] = False,
     batch: Annotated[bool, typer.Option(help="use the Batch API (cheaper, slower; resumable)")] = False,
     poll_interval: Annotated[float, typer.Option(help="seconds between batch status checks")] = 30.0,
@@ -106,7 +112,7 @@ def generate_command(
             languages=parse_weights(languages, what="language"),
             personas=tuple(persona or ()),
             per_chunk=per_chunk,
-            sample=sample,
+            sample=int(sample) if sample is not None and sample >= 1 and sample.is_integer() else sample,
             stratify_by=stratify_by,
             seed=seed,
             shard=None if shard is None else parse_shard(shard),
@@ -124,6 +130,7 @@ def generate_command(
             cache_path=cache,
             request_timeout=request_timeout,
             type_rules=type_rules,
+            prune=prune,
         )
         chunks = load_corpus(corpus)
         if dry_run:

@@ -106,7 +106,7 @@ class GenerateConfig:
     languages: Mapping[str, float] = field(default_factory=_default_languages)
     personas: tuple[str, ...] = ()
     per_chunk: int = 1
-    sample: int | None = None
+    sample: float | None = None
     stratify_by: str = "document"
     seed: int = 0
     shard: Shard | None = None
@@ -124,6 +124,9 @@ class GenerateConfig:
     cache_path: Path | None = None
     request_timeout: float = 60.0
     type_rules: Path | None = None
+    prune: bool = False
+    """Drop cached answers of slots this run does not plan (other shards, other parameters, deleted
+    chunks). Off by default: they cost nothing to keep and a later run may need them again."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -140,7 +143,7 @@ class GenerateConfig:
         _check_range("concurrency", self.concurrency, 1, 10_000)
         _check_range("n_style_examples", self.n_style_examples, 0, 100)
         if self.sample is not None:
-            _check_range("sample", self.sample, 1, 10**9)
+            _check_sample(self.sample)
         if self.max_tokens is not None:
             _check_range("max_tokens", self.max_tokens, 1, 1_000_000)
         if not self.model.strip() or not self.stratify_by.strip():
@@ -213,7 +216,6 @@ _NUMBER_OPTIONS = ("temperature", "max_overlap", "near_duplicate", "price_in", "
 _INTEGER_OPTIONS = (
     "max_tokens",
     "per_chunk",
-    "sample",
     "seed",
     "n_style_examples",
     "max_attempts",
@@ -256,9 +258,13 @@ def _option_value(key: str, value: Any, folder: Path | None) -> Any:
         if not isinstance(value, str):
             raise InputError(f"{key} must be a string, got {value!r}")
         return value
-    if key == "judge":
+    if key in ("judge", "prune"):
         if not isinstance(value, bool):
-            raise InputError(f"judge must be true or false, got {value!r}")
+            raise InputError(f"{key} must be true or false, got {value!r}")
+        return value
+    if key == "sample":
+        if not _is_number(value):
+            raise InputError(f"sample must be a share like 0.05 or a count like 50, got {value!r}")
         return value
     if key in _NUMBER_OPTIONS:
         if not _is_number(value):
@@ -277,6 +283,17 @@ def _is_number(value: Any) -> bool:
 
 def _positive_seconds(value: Any) -> bool:
     return _is_number(value) and math.isfinite(value) and value > 0
+
+
+def _check_sample(value: Any) -> None:
+    """A share of the chunks (0 < R < 1) or a whole count (1 to 10^9); see ``generate.planner``."""
+    share = _is_number(value) and math.isfinite(value) and 0 < value < 1
+    count = _is_number(value) and 1 <= value <= 10**9 and float(value).is_integer()
+    if not (share or count):
+        raise InputError(
+            f"sample must be a share of the chunks between 0 and 1 (e.g. 0.05) or a whole count >= 1 "
+            f"(e.g. 50), got {value!r}",
+        )
 
 
 def _check_weights(weights: Mapping[str, float], what: str) -> None:

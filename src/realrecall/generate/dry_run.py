@@ -22,7 +22,7 @@ from pathlib import Path
 
 from realrecall.corpus import Corpus
 from realrecall.generate.config import GenerateConfig
-from realrecall.generate.run import check_paths, prepare, still_valid
+from realrecall.generate.run import check_paths, prepare, remembered_sample_rate, still_valid
 from realrecall.generate.sources import question_messages
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import cost
@@ -88,7 +88,7 @@ def _encoding_cached(name: str) -> bool:
 def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> CostEstimate:
     """The requests, tokens and cost a ``generate`` run with these arguments would need."""
     check_paths(corpus, output_path, config)  # what the run would refuse, a dry run refuses too
-    setup = prepare(corpus, config)
+    setup = prepare(corpus, config, remembered_rate=remembered_sample_rate(output_path, config))
     store = GenerationStore(output_path, config.cache_path)
     store.load(exclusive=False)
     store.plan((slot.key for slot in setup.slots), keep=lambda record: still_valid(record, setup))

@@ -4,10 +4,16 @@ Every choice is a pure function of the seed and the chunk's id, never of the chu
 the other chunks, so adding or deleting chunks leaves the choices for the others unchanged (and their
 cached answers valid):
 
-- ``--sample N`` draws N chunks stratified by a metadata field (``document`` by default, or failing
-  that ``doc``, ``doc_id``, ``document_id``, ``source``, ``file``): each stratum gets its share of N by
-  largest remainder, and takes its chunks of lowest ``hash(seed, id)``. Chunks without the field form
-  one stratum of their own.
+- ``--sample R`` (a share, 0 < R < 1) keeps the chunks whose ``u = hash(seed, id)``, a number in
+  [0, 1), is below R: a chunk's membership depends on its id and the seed only, so a corpus that grows
+  or shrinks keeps every sampled chunk that is still there, and takes new chunks at the same rate.
+  ``--sample N`` (a whole count >= 1) stands for the rate N / the number of chunks, fixed by the first
+  run over an output and kept by later runs with the same N (``sample_rate``), so a grown corpus does
+  not push sampled chunks out either. Every stratum of a metadata field (``document`` by default, or
+  failing that ``doc``, ``doc_id``, ``document_id``, ``source``, ``file``; chunks without it form one
+  stratum) is represented: a stratum with no chunk below R takes its chunk of lowest ``u`` instead.
+  That stand-in is the only choice that can change as its stratum grows. A chunk's inclusion
+  probability follows: ``R + (1 - R)^n / n`` in a stratum of n chunks.
 - ``--shard i/n`` keeps the chunks whose ``sha256(id) mod n == i``: shards of one sample are disjoint
   and together cover it, whatever machine runs them.
 - Each of the ``--per-chunk`` slots of a chunk draws its question type, language and persona from the
@@ -30,12 +36,12 @@ from realrecall.generate.config import GenerateConfig, Shard
 
 __all__ = [
     "Slot",
-    "allocate",
     "check_stratify_field",
     "chunk_language",
     "inclusion_probabilities",
     "plan_slots",
     "sample_chunks",
+    "sample_rate",
     "select_chunks",
     "shard_chunks",
     "stratum",
@@ -72,71 +78,85 @@ def shard_chunks(chunks: Sequence[Chunk], shard: Shard) -> list[Chunk]:
     return [chunk for chunk in chunks if _hash_int("shard", chunk.id) % shard.count == shard.index]
 
 
-def sample_chunks(chunks: Sequence[Chunk], n: int, *, field: str, seed: int) -> list[Chunk]:
-    """A stratified sample of ``n`` chunks (all of them when ``n`` >= their number), in corpus order."""
-    if n >= len(chunks):
-        return list(chunks)
+def sample_rate(config: GenerateConfig, n_chunks: int, remembered: float | None = None) -> float | None:
+    """The share of the chunks a sample keeps (None: no sample; 1.0: every chunk).
+
+    ``--sample`` below 1 is the share itself. A count N is N / ``n_chunks``, unless ``remembered`` (the
+    rate an earlier run over the same output used for the same N) is given: then that rate is kept, so
+    that a corpus that grew does not push chunks out of the sample.
+    """
+    if config.sample is None:
+        return None
+    if config.sample < 1:
+        return float(config.sample)
+    if remembered is not None and 0.0 < remembered <= 1.0:
+        return remembered
+    return min(1.0, config.sample / max(1, n_chunks))
+
+
+def _unit(seed: int, chunk_id: str) -> float:
+    """A number in [0, 1) fixed by the seed and the chunk id: the chunk's draw for the sample."""
+    return _hash_int("sample", seed, chunk_id) / 2**64
+
+
+def _strata(chunks: Sequence[Chunk], field: str) -> dict[str, list[Chunk]]:
     strata: dict[str, list[Chunk]] = defaultdict(list)
     for chunk in chunks:
         strata[stratum(chunk, field)].append(chunk)
-    quotas = allocate({name: len(members) for name, members in strata.items()}, n)
+    return strata
+
+
+def _probability(rate: float, n: int) -> float:
+    """A chunk's inclusion probability in a stratum of ``n``: its draw is below the rate, or no draw
+    of its stratum is (probability ``(1 - rate)^n``) and its own is the lowest (1 in n)."""
+    return min(1.0, rate + (1.0 - rate) ** n / n)
+
+
+def sample_chunks(chunks: Sequence[Chunk], rate: float, *, field: str, seed: int) -> list[Chunk]:
+    """The chunks a sample at ``rate`` keeps (see module doc), in corpus order."""
+    if rate >= 1.0:
+        return list(chunks)
     chosen: set[str] = set()
-    for name, members in strata.items():
-        ranked = sorted(members, key=lambda chunk: (_hash_int("sample", seed, chunk.id), chunk.id))
-        chosen.update(chunk.id for chunk in ranked[: quotas[name]])
+    for members in _strata(chunks, field).values():
+        draws = {chunk.id: _unit(seed, chunk.id) for chunk in members}
+        below = [chunk_id for chunk_id, draw in draws.items() if draw < rate]
+        chosen.update(below or [min(draws, key=lambda chunk_id: (draws[chunk_id], chunk_id))])
     return [chunk for chunk in chunks if chunk.id in chosen]
 
 
-def allocate(sizes: Mapping[str, int], n: int) -> dict[str, int]:
-    """How many of ``n`` sampled chunks each stratum gets: one each when there is room, so no stratum
-    is missing from the sample, then the rest in proportion to size (largest remainders).
-
-    Small strata are thereby over-sampled; their questions carry a higher inclusion probability and
-    count less in weighted figures, so the sample still estimates the corpus.
-    """
-    if n >= sum(sizes.values()):
-        return dict(sizes)
-    if n < len(sizes):
-        return _largest_remainder(sizes, n)
-    rest = _largest_remainder({name: size - 1 for name, size in sizes.items()}, n - len(sizes))
-    return {name: 1 + rest[name] for name in sizes}
-
-
-def _largest_remainder(sizes: Mapping[str, int], n: int) -> dict[str, int]:
-    total = sum(sizes.values())
-    exact = {name: n * size / total for name, size in sizes.items()}
-    quotas = {name: int(share) for name, share in exact.items()}
-    left = n - sum(quotas.values())
-    by_remainder = sorted(exact, key=lambda name: (-(exact[name] - quotas[name]), name))
-    for name in by_remainder[:left]:
-        quotas[name] += 1
-    return quotas
-
-
-def inclusion_probabilities(corpus: Corpus, config: GenerateConfig) -> dict[str, float]:
-    """Each sampled chunk's probability of being in the sample: its stratum's quota over its size.
+def inclusion_probabilities(
+    corpus: Corpus, config: GenerateConfig, rate: float | None = None
+) -> dict[str, float]:
+    """Each chunk's probability of being in the sample (``R + (1 - R)^n / n``, see module doc).
 
     Recorded on every synthetic question (``inclusion_probability``) so that figures over the sample
-    can be weighted by ``1/p`` (Horvitz-Thompson) to estimate the whole corpus: a stratum sampled at
-    1% counts ten times a stratum sampled at 10%. Without ``sample`` every chunk is in: p = 1.
+    can be weighted by ``1/p`` (Horvitz-Thompson) to estimate the whole corpus. Without ``sample``
+    every chunk is in: p = 1. ``rate`` is the sample's rate (default: ``sample_rate`` of the corpus).
     """
     chunks = list(corpus)
-    if config.sample is None or config.sample >= len(chunks):
+    if rate is None:
+        rate = sample_rate(config, len(chunks))
+    if rate is None or rate >= 1.0:
         return {chunk.id: 1.0 for chunk in chunks}
-    names = {chunk.id: stratum(chunk, config.stratify_by) for chunk in chunks}
-    sizes: dict[str, int] = defaultdict(int)
-    for name in names.values():
-        sizes[name] += 1
-    quotas = allocate(sizes, config.sample)
-    return {chunk_id: quotas[name] / sizes[name] for chunk_id, name in names.items()}
+    return {
+        chunk.id: _probability(rate, len(members))
+        for members in _strata(chunks, config.stratify_by).values()
+        for chunk in members
+    }
 
 
-def select_chunks(corpus: Corpus, config: GenerateConfig) -> list[Chunk]:
-    """The chunks a run writes questions for: the sample (if any), then the shard (if any)."""
+def select_chunks(corpus: Corpus, config: GenerateConfig, rate: float | None = None) -> list[Chunk]:
+    """The chunks a run writes questions for: the sample (if any), then the shard (if any).
+
+    ``rate``: the sample's rate (default: ``sample_rate`` of the corpus, nothing remembered).
+    """
     chunks = list(corpus)
     if config.sample is not None:
         check_stratify_field(corpus, config.stratify_by)
-        chunks = sample_chunks(chunks, config.sample, field=config.stratify_by, seed=config.seed)
+        chosen = rate if rate is not None else sample_rate(config, len(chunks))
+        chunks = sample_chunks(
+            chunks, 1.0 if chosen is None else chosen, field=config.stratify_by, seed=config.seed
+        )
     if config.shard is not None:
         chunks = shard_chunks(chunks, config.shard)
     return chunks

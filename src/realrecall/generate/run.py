@@ -28,7 +28,13 @@ from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
-from realrecall.generate.planner import Slot, inclusion_probabilities, plan_slots, select_chunks
+from realrecall.generate.planner import (
+    Slot,
+    inclusion_probabilities,
+    plan_slots,
+    sample_rate,
+    select_chunks,
+)
 from realrecall.generate.sources import (
     AnswerabilityJudge,
     Candidate,
@@ -70,10 +76,37 @@ class Setup:
     """Chunk id -> probability of being in the sample (absent: 1, no sample)."""
     rules: TypeRules = field(default_factory=default_type_rules)
     """The rules that give every question its type and form (the ones the real set was typed by)."""
+    sample_rate: float | None = None
+    """The share of the chunks the sample keeps (None: no sample); see ``generate.planner``."""
 
 
-def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
-    """Read the prompt and style files, choose the chunks and plan the slots (no request, no write)."""
+def remembered_sample_rate(output_path: str | Path, config: GenerateConfig) -> float | None:
+    """The sample rate an earlier run over this output used for the same ``--sample`` count, if any.
+
+    A count is turned into a rate once, at the first run, and kept: recomputed over a corpus that
+    has grown, it would drop chunks sampled before (and the questions paid for them).
+    """
+    if config.sample is None or config.sample < 1:
+        return None
+    path = sidecar_paths(Path(output_path), config.cache_path)["summary"]
+    try:
+        summary = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return None  # no earlier run (or an unreadable summary): the rate is set now
+    earlier = summary.get("config") if isinstance(summary, dict) else None
+    if not isinstance(earlier, dict) or earlier.get("sample") != config.sample:
+        return None
+    rate = summary.get("sample_rate")
+    if isinstance(rate, bool) or not isinstance(rate, int | float) or not 0.0 < rate <= 1.0:
+        return None
+    return float(rate)
+
+
+def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | None = None) -> Setup:
+    """Read the prompt and style files, choose the chunks and plan the slots (no request, no write).
+
+    ``remembered_rate``: the sample rate of an earlier run over the output (``remembered_sample_rate``).
+    """
     llm = config.backend == "llm"
     # The question prompt is there exactly when the backend is llm (``_Run`` and ``estimate`` rely on it).
     prompt = None
@@ -100,7 +133,8 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         }
     else:
         generator = {"backend": "extractive", "version": 1}
-    chunks = select_chunks(corpus, config)
+    rate = sample_rate(config, len(corpus), remembered_rate)
+    chunks = select_chunks(corpus, config, rate)
     if not chunks:
         raise InputError(
             "no chunk selected: the corpus, sample or shard is empty",
@@ -117,8 +151,9 @@ def prepare(corpus: Corpus, config: GenerateConfig) -> Setup:
         style=style,
         style_text=format_style_examples(style),
         generator=generator,
-        inclusion={k: p for k, p in inclusion_probabilities(corpus, config).items() if p < 1.0},
+        inclusion={k: p for k, p in inclusion_probabilities(corpus, config, rate).items() if p < 1.0},
         rules=load_type_rules(config.type_rules),
+        sample_rate=rate,
     )
 
 
@@ -172,11 +207,13 @@ async def agenerate(
             hint=_CLIENT_HINT,
         )
     check_paths(corpus, output_path, config)
-    setup = prepare(corpus, config)
+    setup = prepare(corpus, config, remembered_rate=remembered_sample_rate(output_path, config))
     store = GenerationStore(output_path, config.cache_path)
     try:
         store.load()
-        kept, removed = store.plan((slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup))
+        kept, removed = store.plan(
+            (slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup), prune=config.prune
+        )
         store.open()
         totals = None
         if batch is not None:
@@ -205,6 +242,8 @@ async def agenerate(
                 "created": datetime.now(UTC).isoformat(timespec="seconds"),
                 "config": _config_record(config),
                 **summary.to_dict(),  # the generator's description first, as before
+                # What a --sample count stood for at the first run; later runs keep it.
+                "sample_rate": setup.sample_rate,
             },
             indent=2,
             ensure_ascii=False,

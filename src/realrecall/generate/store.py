@@ -13,6 +13,9 @@ Beside the output gold set ``synthetic.jsonl`` a run keeps:
 The output itself is appended one record at a time and fsynced; each record names its slot key in
 ``provenance.slot_key``. On start, records whose key is no longer planned (chunk deleted or changed,
 parameters changed) are removed by an atomic rewrite, and slots that already have a record are skipped.
+The cache keeps every answer, also those of slots this run does not plan (another shard, other
+parameters, a chunk since deleted): a later run that plans them again replays them without paying
+twice. Only ``prune`` (``--prune``) drops them.
 At the end of a run the output is rewritten in corpus order (the order the slots were planned in),
 when it is not in that order already: after answers came back in another order, or after a run
 killed during that rewrite, whose next run finishes it. The rewrite needs room for a second copy
@@ -191,20 +194,29 @@ class GenerationStore:
             self.cache[entry["key"]] = entry
 
     def plan(
-        self, slot_keys: Iterable[str], keep: Callable[[dict[str, Any]], bool] = lambda record: True
+        self,
+        slot_keys: Iterable[str],
+        keep: Callable[[dict[str, Any]], bool] = lambda record: True,
+        *,
+        prune: bool = False,
     ) -> tuple[int, int]:
-        """Forget records of slots no longer planned or failing ``keep``, and cache entries of slots
-        no longer planned; returns the numbers of records (kept, removed)."""
+        """Forget records of slots no longer planned or failing ``keep`` and, with ``prune`` only,
+        cache entries of slots no longer planned; returns the numbers of records (kept, removed)."""
         planned = set(slot_keys)
         removed = [key for key, record in self.records.items() if key not in planned or not keep(record)]
         for key in removed:
             del self.records[key]
-        obsolete = [key for key, entry in self.cache.items() if entry["slot"] not in planned]
+        obsolete = [key for key, entry in self.cache.items() if prune and entry["slot"] not in planned]
         for key in obsolete:
             del self.cache[key]
         self._obsolete_cache = len(obsolete)
         self._rewrite_output = bool(removed)
         return len(self.records), len(removed)
+
+    @property
+    def pruned(self) -> int:
+        """Cache entries ``plan(prune=True)`` dropped."""
+        return self._obsolete_cache
 
     def open(self) -> None:
         """Rewrite files that lost entries (atomically), then start appending to the logs."""

@@ -1,0 +1,93 @@
+"""Generation's footguns (issue 12 item 9), each pinned by a test that fails without its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generate.fakes import FakeChatClient, make_corpus
+from realrecall.corpus import Corpus
+from realrecall.generate import GenerateConfig, generate
+from realrecall.generate.config import Shard
+from realrecall.generate.store import sidecar_paths
+
+
+def _gold_chunks(output: Path) -> set[str]:
+    """The chunks an output's questions were written for."""
+    return {chunk for line in output.read_text("utf-8").splitlines() for chunk in json.loads(line)["gold"]}
+
+
+def _cache_keys(output: Path) -> set[str]:
+    path = sidecar_paths(output)["cache"]
+    return {json.loads(line)["key"] for line in path.read_text("utf-8").splitlines() if line.strip()}
+
+
+# -- the cache is never pruned by a run over another shard or other parameters ---------------------
+
+
+def test_a_run_over_another_shard_keeps_the_cached_answers_of_the_first(tmp_path: Path) -> None:
+    corpus = make_corpus(12)
+    output = tmp_path / "synthetic.jsonl"
+    client = FakeChatClient()
+    generate(corpus, output, GenerateConfig(shard=Shard(0, 2)), client=client)
+    first = _cache_keys(output)
+    paid = len(client.requests)
+    assert paid > 0
+    generate(corpus, output, GenerateConfig(shard=Shard(1, 2)), client=client)
+    assert first <= _cache_keys(output)
+    # Back to the first shard: every answer is replayed from the cache, none is paid for again.
+    before = len(client.requests)
+    summary = generate(corpus, output, GenerateConfig(shard=Shard(0, 2)), client=client)
+    assert len(client.requests) == before
+    assert summary.added == paid
+
+
+def test_other_parameters_keep_the_cache_and_going_back_sends_nothing(tmp_path: Path) -> None:
+    corpus = make_corpus(4)
+    output = tmp_path / "synthetic.jsonl"
+    client = FakeChatClient()
+    generate(corpus, output, GenerateConfig(temperature=0.7), client=client)
+    generate(corpus, output, GenerateConfig(temperature=0.2), client=client)
+    sent = len(client.requests)
+    generate(corpus, output, GenerateConfig(temperature=0.7), client=client)
+    assert len(client.requests) == sent
+
+
+def test_prune_drops_the_answers_this_run_does_not_plan(tmp_path: Path) -> None:
+    corpus = make_corpus(4)
+    output = tmp_path / "synthetic.jsonl"
+    client = FakeChatClient()
+    generate(corpus, output, GenerateConfig(temperature=0.7), client=client)
+    old = _cache_keys(output)
+    generate(corpus, output, GenerateConfig(temperature=0.2), client=client)
+    assert old < _cache_keys(output)
+    generate(corpus, output, GenerateConfig(temperature=0.2, prune=True), client=client)
+    assert not old & _cache_keys(output)
+    assert len(_cache_keys(output)) == 4
+
+
+def test_prune_is_a_pipeline_option_too() -> None:
+    assert GenerateConfig.from_options({"prune": True}).prune is True
+
+
+# -- sampling is stable under corpus growth --------------------------------------------------------
+
+
+def test_a_sample_count_keeps_its_chunks_when_the_corpus_grows(tmp_path: Path) -> None:
+    # The issue's case: --sample 50, then 40 chunks added: no sampled chunk may drop out.
+    big = make_corpus(140, documents=4)
+    first = Corpus(tuple(list(big)[:100]))
+    output = tmp_path / "synthetic.jsonl"
+    config = GenerateConfig(backend="extractive", sample=50)
+    generate(first, output, config)
+    before = _gold_chunks(output)
+    summary_file = json.loads(sidecar_paths(output)["summary"].read_text("utf-8"))
+    assert summary_file["sample_rate"] == 0.5
+    summary = generate(big, output, config)
+    assert summary.removed == 0
+    assert before <= _gold_chunks(output)
+    assert json.loads(sidecar_paths(output)["summary"].read_text("utf-8"))["sample_rate"] == 0.5
+    # A share is a rate as given, whatever the corpus size: the same chunks, and new ones at that rate.
+    share = tmp_path / "share.jsonl"
+    generate(first, share, GenerateConfig(backend="extractive", sample=0.5))
+    assert _gold_chunks(share) == before
