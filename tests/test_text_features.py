@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 import realrecall
 from realrecall.text_features import (
     content_stems,
+    identifier_overlap,
+    identifiers,
     jaccard,
     lexical_overlap,
     shingles,
@@ -52,15 +54,32 @@ def test_words_are_runs_of_word_characters_as_written():
     assert words(" ,. ") == []
 
 
-def test_stems_are_five_letter_prefixes_and_identifiers_whole():
-    assert stem("configuring") == "confi"
+def test_stems_are_snowball_stems_of_every_word_length():
+    assert stem("configuring") == "configur"
     assert stem("utf8") == "utf8"
+    # Short words are stemmed too: "id" and "ids" are one word (they were compared whole).
+    assert stem("ids") == stem("id") == "id"
     # One-character words carry no topic and are left out.
-    assert stems("I configure a UTF8 x") == {"confi", "utf8"}
+    assert stems("I configure a UTF8 x") == {"configur", "utf8"}
+
+
+def test_stems_do_not_join_unrelated_long_words():
+    # Five-letter truncation made both "confi".
+    assert stem("confidence") != stem("configure")
+    assert lexical_overlap("how confident is the agent?", "Configure the agent.", "en") == 0.5
+    # ... while a word family stays one stem.
+    assert {stem(word) for word in ("configure", "configuring", "configuration")} == {"configur"}
+
+
+def test_stems_use_the_language_of_the_text():
+    assert stem("sicherungen", "de") == stem("sicherung", "de")
+    assert stems("Die Sicherungen", "de") == {"die", "sicher"}
+    # A language without a Snowball stemmer is stemmed as English.
+    assert stem("backups", "xx") == stem("backups", "en") == "backup"
 
 
 def test_overlap_is_the_share_of_question_content_stems_found_in_the_passage():
-    # content stems of the question: confi(gure), backu(p), sched(uler), tonig(ht) -> 3 of 4 in the passage
+    # content stems of the question: configur(e), backup, schedul(er), tonight -> 3 of 4 in the passage
     assert lexical_overlap("How do I configure the backup scheduler tonight?", PASSAGE, "en") == 0.75
 
 
@@ -77,9 +96,43 @@ def test_question_without_content_words_has_overlap_zero():
     assert lexical_overlap("what is it?", PASSAGE, "en") == 0.0
 
 
-def test_words_with_digits_are_identifiers_compared_whole():
-    assert lexical_overlap("E404", PASSAGE, "en") == 1.0
-    assert lexical_overlap("E4041", PASSAGE, "en") == 0.0
+def test_words_with_digits_are_identifiers_counted_apart():
+    assert lexical_overlap("E404", PASSAGE, "en") == 0.0  # no content word besides the identifier
+    assert identifier_overlap("E404", PASSAGE) == 1.0
+    assert identifier_overlap("E4041", PASSAGE) == 0.0
+
+
+def test_identifiers_are_code_like_tokens_and_backticked_names():
+    text = (
+        "set n_results or MAX_SIZE in collection.query, see maxResults, PostgreSQL, `where`, E404 (e.g. v2)"
+    )
+    assert identifiers(text) == {
+        "n_results",
+        "max_size",
+        "collection.query",
+        "maxresults",
+        "postgresql",
+        "where",
+        "e404",
+        "v2",
+    }
+    # Abbreviations, plain words, numbers and a sentence's full stop are not identifiers.
+    assert identifiers("e.g. the end. Then 2024 and i.e. Hello World") == set()
+
+
+def test_identifiers_the_prompt_allows_do_not_raise_the_overlap():
+    passage = "Pass n_results to collection.query to limit the matches; where_document filters the text."
+    question = "how do I get fewer hits back from collection.query, is it n_results?"
+    # The content words (fewer, hits, back) are the user's own: the filter sees 0, not 2 of 5.
+    assert lexical_overlap(question, passage, "en") == 0.0
+    assert identifier_overlap(question, passage) == 1.0
+    assert identifier_overlap("what does `where_document` or `n_result` do", passage) == 0.5
+
+
+def test_words_of_a_passage_identifier_count_as_copied():
+    # Spelling an identifier out in words still copies it.
+    passage = "Set backup_dir and maxRetries in the config."
+    assert lexical_overlap("where is the backup dir and max retries", passage, "en") == 1.0
 
 
 @given(st.text(max_size=120), st.text(max_size=300), st.sampled_from(["en", "de", None, "fr"]))
@@ -106,8 +159,8 @@ def test_language_without_a_list_uses_every_list():
 
 
 def test_stems_lower_case_while_shingles_case_fold():
-    # Kept apart so that recorded overlap values and duplicate pairs stay what they were.
-    assert stems("Straße") == {"straß"}
+    # Kept apart so that the duplicate pairs found stay what they were.
+    assert stems("Straße") == {"straße"}
     assert shingles("Straße", 3) == {"strasse"}
 
 

@@ -52,7 +52,7 @@ from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_p
 from realrecall.gold import GoldQuery
 from realrecall.llm.types import ChatClient
 from realrecall.provenance import PromptRef, Provenance, TokenUsage
-from realrecall.text_features import lexical_overlap
+from realrecall.text_features import identifier_overlap, lexical_overlap
 
 __all__ = ["Setup", "agenerate", "check_paths", "generate", "prepare", "still_valid"]
 
@@ -536,6 +536,10 @@ class _Run:
             style_example_ids=self.setup.style.ids,
             judge=judged,
             slot_key=slot.key,
+            # Identifiers (a setting, an error code) the prompt allows are counted apart from ``overlap``.
+            extra={
+                "identifier_overlap": round(identifier_overlap(question, slot.chunk.searchable_text()), 4),
+            },
         )
         # The type and form come from the rules that label real questions, so that strata match; the
         # type an LLM was asked to write is kept beside it (a model does not always write what it is
