@@ -20,10 +20,13 @@ Which source of gold is used (``gold_from``):
 - ``ids``: the query's chunk ids only (evidence ignored);
 - ``evidence``: the evidence only (ids ignored);
 - ``auto``: the ids the corpus holds, and the evidence for the rest. An item whose ``chunk_id`` is in
-  the corpus is not resolved again (its chunk is there); an item without one is resolved unless every
-  id of its query is in the corpus. So a gold set scored on the chunking its ids were written for
-  scores exactly as with ``ids``. Ids the corpus lacks are dropped where the query has evidence to take
-  their place, and kept (and counted as missing) where it has none.
+  the corpus and whose chunk there still holds it is not resolved again; one whose chunk id names a
+  chunk that no longer holds it (chunkers reuse ids such as ``doc#3``) is resolved, and that id is
+  dropped from the query's ids. An item naming no chunk is resolved unless every id of its query is
+  in the corpus (ids alone cannot show a reused id: anchor evidence with ``chunk_id``, or score with
+  ``evidence``). So a gold set scored on the chunking its ids were written for scores exactly as with
+  ``ids``. Ids the corpus lacks are dropped where the query has evidence to take their place, and
+  kept (and counted as missing) where it has none.
 """
 
 from __future__ import annotations
@@ -171,22 +174,32 @@ def _resolve_query(
     query: GoldQuery, corpus: Corpus, documents: _Documents, gold_from: str, coverage: float
 ) -> tuple[dict[str, int], QueryResolution]:
     ids = dict(query.gold)
-    present = {pid: grade for pid, grade in ids.items() if pid in corpus}
-    absent = len(ids) - len(present)
     if gold_from == "ids" or (gold_from == "auto" and not query.evidence):
-        return ids, QueryResolution(query.query_id, by_id=len(present), missing_ids=absent, passages=len(ids))
+        present = sum(pid in corpus for pid in ids)
+        outcome = QueryResolution(
+            query.query_id, by_id=present, missing_ids=len(ids) - present, passages=len(ids)
+        )
+        return ids, outcome
+    found = {item: documents.chunks_holding(item, coverage) for item in dict.fromkeys(query.evidence)}
     if gold_from == "evidence":
         gold: dict[str, int] = {}
         todo: Sequence[Evidence] = query.evidence
         counts = {"by_id": 0, "replaced_ids": 0}
     else:
-        gold = present
-        every_id_present = bool(ids) and not absent
-        todo = [item for item in query.evidence if not _still_there(item, corpus, every_id_present)]
-        counts = {"by_id": len(present), "replaced_ids": absent}
+        # An item's chunk is still there if the corpus holds that id and the chunk holds the item:
+        # chunkers reuse ids ("doc#3"), so an id alone does not say the chunk is the same.
+        gone = {
+            item.chunk_id
+            for item in query.evidence
+            if item.chunk_id is not None and item.chunk_id not in found[item]
+        }
+        gold = {pid: grade for pid, grade in ids.items() if pid in corpus and pid not in gone}
+        every_id_kept = bool(ids) and len(gold) == len(ids)
+        todo = [item for item in query.evidence if not _still_there(item, found[item], every_id_kept)]
+        counts = {"by_id": len(gold), "replaced_ids": len(ids) - len(gold)}
     added = split = lost = 0
     for item in todo:
-        chunk_ids = documents.chunks_holding(item, coverage)
+        chunk_ids = found[item]
         lost += not chunk_ids
         split += len(chunk_ids) > 1
         for chunk_id in chunk_ids:
@@ -201,9 +214,10 @@ def _resolve_query(
     return gold, outcome
 
 
-def _still_there(item: Evidence, corpus: Corpus, every_id_present: bool) -> bool:
-    """In ``auto`` mode: the item's own chunk is in the corpus (or, naming none, all its query's are)."""
-    return item.chunk_id in corpus if item.chunk_id is not None else every_id_present
+def _still_there(item: Evidence, holding: Sequence[str], every_id_kept: bool) -> bool:
+    """In ``auto`` mode: the item's own chunk is in the corpus and holds it (or, naming no chunk,
+    every id of its query is in the corpus)."""
+    return item.chunk_id in holding if item.chunk_id is not None else every_id_kept
 
 
 class _Documents:

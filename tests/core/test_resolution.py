@@ -171,6 +171,16 @@ def test_auto_mode_on_the_chunking_the_ids_were_written_for_changes_nothing():
     assert resolved(gold_set, corpus, gold_from="evidence")[0] == {"q": {"D#1": 1, "D#0": 1}}
 
 
+def test_auto_mode_resolves_evidence_whose_chunk_id_now_names_another_chunk():
+    corpus = chunks_of(DOC, [13, 34])  # D#1 is "On the mat it slept."
+    stale = query(Evidence("D", "Dogs bark", chunk_id="D#1"), gold={"D#1": 1})
+    gold, resolution = resolved(stale, corpus)
+    assert gold == {"q": {"D#2": 1}}
+    assert (resolution.by_id, resolution.replaced_ids, resolution.from_evidence) == (0, 1, 1)
+    same = query(Evidence("D", "slept", chunk_id="D#1"), gold={"D#1": 2})
+    assert resolved(same, corpus)[0] == {"q": {"D#1": 2}}
+
+
 def test_overlapping_chunks_each_holding_the_evidence_count_as_split():
     corpus = Corpus(
         (

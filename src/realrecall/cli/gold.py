@@ -32,6 +32,7 @@ from realrecall.curate import (
 )
 from realrecall.errors import InputError
 from realrecall.files import check_distinct, write_jsonl_atomic
+from realrecall.resolution import QueryResolution
 
 gold_app = typer.Typer(
     help="Keep a gold set honest: import it, review its misses, add and expand its gold passages.",
@@ -401,3 +402,71 @@ def expand_command(
             f"({len(result.recovered)} removed"
             + (f": {', '.join(result.recovered)})" if result.recovered else ")")
         )
+
+
+@gold_app.command("migrate")
+def migrate_command(
+    gold_file: Annotated[Path, typer.Argument(help="Gold set whose queries carry evidence.")],
+    corpus: Annotated[Path, typer.Option("--corpus", help="The new chunking (JSONL, BEIR folder or JSON).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Migrated gold set to write (JSONL).")],
+    coverage: Annotated[
+        float, typer.Option("--coverage", help="Share of an evidence span a chunk must hold, in (0, 1].")
+    ] = 0.5,
+    gold_from: Annotated[
+        str,
+        typer.Option(
+            "--gold-from", help="auto (ids the new corpus holds, evidence for the rest), evidence or ids."
+        ),
+    ] = "auto",
+    report: Annotated[
+        Path | None,
+        typer.Option(
+            "--report", help="Write per-query counts (chunks, by id, from evidence, split, lost) here."
+        ),
+    ] = None,
+) -> None:
+    """Rewrite a gold set's chunk ids for a new chunking from its evidence; report mapped, split, lost."""
+    with user_errors():
+        from realrecall.curate import migrate_gold
+        from realrecall.resolution import check_gold_from
+
+        check_gold_from(gold_from, coverage)
+        check_distinct({"GOLD": gold_file, "--corpus": corpus}, {"--output": output, "--report": report})
+        result = migrate_gold(gold_file, corpus, output=output, coverage=coverage, gold_from=gold_from)
+        if report is not None:
+            write_jsonl_atomic(report, (_migrated(query) for query in result.queries))
+    resolution = result.resolution
+    _say(
+        f"migrated {len(result.queries)} queries into {result.output}: {result.mapped} mapped to "
+        f"{resolution.by_id + resolution.from_evidence} chunk(s) ({resolution.by_id} kept by id, "
+        f"{resolution.from_evidence} from evidence); {resolution.split} evidence item(s) split over "
+        f"several chunks, {resolution.lost} lost"
+    )
+    for query in result.queries:
+        if query.lost:
+            _say(
+                f"  {query.query_id}: {query.by_id + query.from_evidence} chunk(s), "
+                f"{query.split} split, {query.lost} lost" + (" (kept, scores 0)" if query.empty else "")
+            )
+    if resolution.lost:
+        warn(
+            f"{resolution.lost} evidence item(s) of {len(resolution.lost_queries)} queries were found in no "
+            "chunk of the new corpus; those queries are kept with their evidence"
+        )
+    if result.unresolved:
+        shown = ", ".join(result.unresolved[:5]) + (" ..." if len(result.unresolved) > 5 else "")
+        warn(
+            f"{len(result.unresolved)} queries have no evidence and no id in the new corpus ({shown}); "
+            "they keep their old ids: add evidence to carry them over"
+        )
+
+
+def _migrated(query: QueryResolution) -> dict[str, object]:
+    return {
+        "query_id": query.query_id,
+        "chunks": query.passages,
+        "by_id": query.by_id,
+        "from_evidence": query.from_evidence,
+        "split": query.split,
+        "lost": query.lost,
+    }

@@ -20,6 +20,7 @@ from realrecall.curate.judgements import (
 )
 from realrecall.curate.language import LanguageDetector
 from realrecall.curate.matching import PassageMatcher
+from realrecall.curate.migrate import MigrateResult, migrate_gold
 from realrecall.curate.normalise import normalise_question, normalise_title, normalise_url, stable_query_id
 from realrecall.curate.review import (
     Miss,
@@ -45,6 +46,7 @@ __all__ = [
     "JudgementLog",
     "Judgements",
     "LanguageDetector",
+    "MigrateResult",
     "Miss",
     "NearDuplicates",
     "Passage",
@@ -62,6 +64,7 @@ __all__ = [
     "find_near_duplicates",
     "import_gold",
     "load_type_rules",
+    "migrate_gold",
     "normalise_question",
     "normalise_title",
     "normalise_url",
