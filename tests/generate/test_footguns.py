@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from generate.fakes import FakeChatClient, make_corpus
+from generate.fakes import FakeChatClient, make_corpus, passage_of
 from realrecall.corpus import Corpus
 from realrecall.generate import GenerateConfig, generate
 from realrecall.generate.config import Shard
@@ -91,3 +91,42 @@ def test_a_sample_count_keeps_its_chunks_when_the_corpus_grows(tmp_path: Path) -
     share = tmp_path / "share.jsonl"
     generate(first, share, GenerateConfig(backend="extractive", sample=0.5))
     assert _gold_chunks(share) == before
+
+
+# -- a shortfall does not stick silently ------------------------------------------------------------
+
+
+def _copying_client() -> FakeChatClient:
+    """Answers with the passage's own first words: every answer is above --max-overlap 0.5."""
+    return FakeChatClient(
+        handler=lambda request: json.dumps({"question": " ".join(passage_of(request).split()[:6]) + "?"})
+    )
+
+
+def test_a_shortfall_says_which_option_asks_again_and_that_option_does(tmp_path: Path) -> None:
+    corpus = make_corpus(3)
+    output = tmp_path / "synthetic.jsonl"
+    client = _copying_client()
+    client.script.append(json.dumps({"question": "why is my laptop not saving copies?"}))
+    config = GenerateConfig(max_overlap=0.5, max_attempts=2, concurrency=1)
+    first = generate(corpus, output, config, client=client)
+    assert first.missing == 2
+    assert len(client.requests) == 5
+    # The rerun replays the cached rejections: nothing is sent, and the summary says what would.
+    again = generate(corpus, output, config, client=client)
+    assert len(client.requests) == 5
+    assert again.warnings == (
+        "2 question(s) fell short: all 2 attempts were rejected; a rerun with the same settings replays "
+        "those answers and asks nothing new; --max-attempts 5 (max_attempts in a pipeline) asks again "
+        "for them",
+    )
+    written = json.loads(again.summary_path.read_text("utf-8"))
+    assert written["warnings"] == list(again.warnings)
+    # The option it names asks the model again: attempts 3 to 5 of both questions.
+    generate(corpus, output, GenerateConfig(max_overlap=0.5, max_attempts=5), client=client)
+    assert len(client.requests) == 5 + 2 * 3
+
+
+def test_a_run_without_shortfall_has_no_such_warning(tmp_path: Path) -> None:
+    summary = generate(make_corpus(2), tmp_path / "s.jsonl", GenerateConfig(), client=FakeChatClient())
+    assert summary.warnings == ()

@@ -232,7 +232,7 @@ async def agenerate(
         kept=kept,
         removed=removed,
         elapsed=time.monotonic() - started,
-        warnings=() if warning is None else (warning,),
+        warnings=tuple(w for w in (warning, run.shortfall_warning()) if w is not None),
     )
     atomic_write_text(
         store.summary_path,
@@ -400,6 +400,7 @@ class _Run:
         self.done = len(setup.slots) - len(self.pending)
         self.added = 0
         self.failed = 0
+        self.exhausted = 0  # slots whose every attempt was rejected (not endpoint failures)
 
     async def settle_all(self) -> None:
         queue: asyncio.Queue[Slot] = asyncio.Queue()
@@ -581,6 +582,7 @@ class _Run:
         if not self.write:
             return
         self.failed += 1
+        self.exhausted += outcome == "shortfall"
         self.shortfall[slot.chunk.id] += 1
         self.store.add_failure(
             {
@@ -593,6 +595,21 @@ class _Run:
                 "message": message,
                 "slot_key": slot.key,
             }
+        )
+
+    def shortfall_warning(self) -> str | None:
+        """Which option asks again for the questions whose every attempt was rejected.
+
+        Their rejected answers are cached: a rerun with the same settings replays them and asks the
+        model nothing, so without this a shortfall would stick silently.
+        """
+        if not self.exhausted:
+            return None
+        attempts = self.config.max_attempts
+        return (
+            f"{self.exhausted} question(s) fell short: all {attempts} attempts were rejected; a rerun "
+            f"with the same settings replays those answers and asks nothing new; --max-attempts "
+            f"{attempts + 3} (max_attempts in a pipeline) asks again for them"
         )
 
     def absorb(self, totals: BatchTotals) -> None:
