@@ -23,6 +23,7 @@ from cli.harness import finish_process, start_process
 # command -> (arguments, text its stdout shows, files it writes)
 COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     "--help": (("--help",), "Usage: realrecall", ()),
+    "--version": (("--version",), "realrecall 0.", ()),
     "evaluate": ((*EVAL, "-o", "smoke.json"), "recall@1", ("smoke.json",)),
     "calibrate": (CAL, "Quote real recall@10 = ", ()),
     "compare": (CMP, "randomization test", ()),

@@ -160,10 +160,21 @@ def is_interactive() -> bool:
     return sys.stderr.isatty()
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from realrecall import __version__
+
+        write_stdout(f"realrecall {__version__}\n")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show the traceback when your own code fails."),
+    version: bool = typer.Option(
+        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """How good is your retrieval really? Generate, evaluate and calibrate gold sets."""
     ctx.meta[_DEBUG_KEY] = debug
