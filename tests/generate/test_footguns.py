@@ -130,3 +130,25 @@ def test_a_shortfall_says_which_option_asks_again_and_that_option_does(tmp_path:
 def test_a_run_without_shortfall_has_no_such_warning(tmp_path: Path) -> None:
     summary = generate(make_corpus(2), tmp_path / "s.jsonl", GenerateConfig(), client=FakeChatClient())
     assert summary.warnings == ()
+
+
+# -- provenance.usage sums every attempt ------------------------------------------------------------
+
+
+def test_usage_sums_every_attempt_also_those_replayed_after_a_resume(tmp_path: Path) -> None:
+    # The fake client reports 100 tokens in and 10 out for every answer.
+    corpus = make_corpus(2)
+    output = tmp_path / "synthetic.jsonl"
+    client = _copying_client()
+    client.script.append(json.dumps({"question": "why is my laptop not saving copies?"}))
+    generate(corpus, output, GenerateConfig(max_overlap=0.5, max_attempts=1, concurrency=1), client=client)
+    # c1's first answer was rejected (and cached); the next run replays it and asks a second one.
+    client.script.append(json.dumps({"question": "how come the badge reader ignores my card?"}))
+    generate(corpus, output, GenerateConfig(max_overlap=0.5, max_attempts=2, concurrency=1), client=client)
+    assert len(client.requests) == 3
+    usage = {
+        record["query_id"]: record["provenance"]["usage"]
+        for record in map(json.loads, output.read_text("utf-8").splitlines())
+    }
+    assert usage["syn-c0-0"] == {"prompt_tokens": 100, "completion_tokens": 10}
+    assert usage["syn-c1-0"] == {"prompt_tokens": 200, "completion_tokens": 20}

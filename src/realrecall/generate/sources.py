@@ -58,7 +58,8 @@ DEFAULT_PERSONA = "a typical user who has a question and has not read the docume
 
 @dataclass(frozen=True)
 class Candidate:
-    """One candidate question, or the reason there is none; ``usage`` is what this answer cost now.
+    """One candidate question, or the reason there is none; ``usage`` is what this answer cost when it
+    was asked (also when it is replayed from the cache), so that ``provenance.usage`` sums every attempt.
 
     ``text`` is the answer as the model wrote it (for the regeneration feedback).
     """
@@ -164,6 +165,18 @@ def cache_entry(key: str, slot_key: str, stage: str, result: ChatResult) -> dict
     }
 
 
+def _recorded_usage(entry: Mapping[str, Any]) -> Usage:
+    """The token usage a cache entry recorded (0 for an entry without one)."""
+    usage = entry.get("usage")
+    if not isinstance(usage, Mapping):
+        return Usage(0, 0)
+    counts = [usage.get(name) for name in ("prompt_tokens", "completion_tokens")]
+    prompt, completion = (
+        c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else 0 for c in counts
+    )
+    return Usage(prompt, completion)
+
+
 async def _ask(
     client: ChatClient | RequestCollector | None,
     store: GenerationStore,
@@ -174,7 +187,10 @@ async def _ask(
     slot_key: str,
     stage: str,
 ) -> tuple[str, str | None, Usage, str]:
-    """``(text, failure, usage now, model)`` for ``request``, from the cache or the endpoint.
+    """``(text, failure, usage, model)`` for ``request``, from the cache or the endpoint.
+
+    ``usage`` is what the answer cost when it was asked: a replayed answer brings its recorded cost
+    (the run's counters, which say what this run paid, count only live requests).
 
     Raises LLMError when the endpoint fails for good (not cached: the next run asks again), and
     Deferred when a batch is being collected.
@@ -182,7 +198,8 @@ async def _ask(
     cached = store.cache.get(key)
     if cached is not None:
         counter.cached += 1
-        return cached["text"], cached.get("failure"), Usage(0, 0), cached.get("model") or request.model
+        usage = _recorded_usage(cached)
+        return cached["text"], cached.get("failure"), usage, cached.get("model") or request.model
     if isinstance(client, RequestCollector):
         client.defer(key, slot_key, stage, request)
     if client is None:
