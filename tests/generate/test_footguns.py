@@ -5,11 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from generate.fakes import FakeChatClient, make_corpus, passage_of
 from realrecall.corpus import Corpus
-from realrecall.generate import GenerateConfig, generate
+from realrecall.generate import BatchOptions, GenerateConfig, generate
+from realrecall.generate.batch import retryable
 from realrecall.generate.config import Shard
 from realrecall.generate.store import sidecar_paths
+from realrecall.llm import BatchItemError, LLMConfig
+from support.fake_openai import FakeOpenAI
+from support.questions import http_question_handler
 
 
 def _gold_chunks(output: Path) -> set[str]:
@@ -152,3 +158,44 @@ def test_usage_sums_every_attempt_also_those_replayed_after_a_resume(tmp_path: P
     }
     assert usage["syn-c0-0"] == {"prompt_tokens": 100, "completion_tokens": 10}
     assert usage["syn-c1-0"] == {"prompt_tokens": 200, "completion_tokens": 20}
+
+
+# -- non-retryable batch errors are not resubmitted -------------------------------------------------
+
+
+@pytest.fixture
+def batch_options(fake_openai: FakeOpenAI) -> BatchOptions:
+    fake_openai.chat_handler = http_question_handler
+    return BatchOptions(llm=LLMConfig(base_url=fake_openai.base_url, max_attempts=2), poll_interval=0.01)
+
+
+def test_an_item_the_batch_refuses_for_good_is_not_submitted_again(
+    fake_openai: FakeOpenAI, batch_options: BatchOptions, tmp_path: Path
+) -> None:
+    # c0's request is refused (400: the request itself is wrong); c1's is answered.
+    fake_openai.inject_fault("400", times=1, endpoint="chat")
+    output = tmp_path / "synthetic.jsonl"
+    summary = generate(make_corpus(2), output, GenerateConfig(max_attempts=3), batch=batch_options)
+    assert fake_openai.count("batches") == 1  # without the fix: submitted again in a second batch
+    assert summary.total == 1
+    [failure] = [json.loads(line) for line in summary.failures_path.read_text("utf-8").splitlines()]
+    assert failure["outcome"] == "failed"
+    assert failure["reason"].startswith("batch_")
+    assert failure["reason"] != "batch_unanswered"
+
+
+def test_an_item_that_may_succeed_later_is_asked_again(
+    fake_openai: FakeOpenAI, batch_options: BatchOptions, tmp_path: Path
+) -> None:
+    fake_openai.inject_fault("429", times=1, endpoint="chat")
+    summary = generate(make_corpus(2), tmp_path / "s.jsonl", GenerateConfig(), batch=batch_options)
+    assert fake_openai.count("batches") == 2
+    assert summary.total == 2
+
+
+def test_which_batch_errors_are_worth_another_batch() -> None:
+    def item(status: int | None) -> BatchItemError:
+        return BatchItemError("k", status, "code", "")
+
+    assert [retryable(item(s)) for s in (400, 401, 404, 422)] == [False] * 4
+    assert [retryable(item(s)) for s in (None, 408, 409, 429, 500, 503)] == [True] * 6

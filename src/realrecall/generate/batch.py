@@ -7,6 +7,11 @@ poll, download). The answers go into the same cache as live answers, so the next
 (a filtered question asks for its next attempt, a kept one for its judge verdict). When a round
 collects nothing, the real run replays everything from the cache and writes the output.
 
+An item that failed for a reason another try cannot fix (a 4xx other than 408, 409 and 429: the
+request itself is refused) is not submitted again in a later round, each of which can take 24 hours:
+its question fails with the batch's reason, as a live request refused that way does. Other failures
+(5xx, rate limits, an expired batch) are asked again in the next round.
+
 A batch in flight is written to ``synthetic.batch.json`` (its id and what each request was for)
 before polling starts; a run killed while waiting, or stopped by ``timeout``, resumes that batch
 when started again instead of submitting a new one. The state is first written without an id,
@@ -20,13 +25,13 @@ import json
 import math
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from realrecall import llm
-from realrecall.errors import BatchUnanswered, InputError, LLMError
+from realrecall.errors import BatchUnanswered, InputError, LLMCallError, LLMError
 from realrecall.files import atomic_write_text
 from realrecall.generate.sources import RequestCollector, cache_entry
 from realrecall.generate.store import GenerationStore
@@ -44,6 +49,7 @@ __all__ = [
     "LeftoverClient",
     "answer_in_batches",
     "batch_state_path",
+    "retryable",
 ]
 
 
@@ -71,10 +77,32 @@ class BatchOptions:
 
 
 class LeftoverClient:
-    """The client of the final pass after the batches: anything still uncached is a failure."""
+    """The client of the final pass after the batches: anything still uncached is a failure.
+
+    ``refused``: the items a batch refused for good, by request fingerprint, so that their questions
+    fail with the batch's own reason.
+    """
+
+    def __init__(self, refused: Mapping[str, BatchItemError] | None = None) -> None:
+        self.refused = dict(refused or {})
 
     async def complete(self, request: ChatRequest) -> ChatResult:
+        error = self.refused.get(request.fingerprint())
+        if error is not None:
+            raise LLMCallError(
+                f"the batch refused this request ({error.status_code}: {error.code}): {error.message}",
+                reason=f"batch_{error.code}",
+                attempts=1,
+                status=error.status_code,
+            )
         raise BatchUnanswered("the batches returned no answer for this request")
+
+
+def retryable(error: BatchItemError) -> bool:
+    """Whether another batch could answer an item that failed: not when the request itself was
+    refused (a 4xx other than 408 timeout, 409 conflict and 429 rate limit), as for live requests."""
+    status = error.status_code
+    return status is None or not 400 <= status < 500 or status in (408, 409, 429)
 
 
 @dataclass
@@ -86,6 +114,10 @@ class BatchTotals:
     tokens_in: Counter[str] = field(default_factory=Counter)
     tokens_out: Counter[str] = field(default_factory=Counter)
     failures: dict[str, Counter[str]] = field(default_factory=dict)
+    refused: dict[str, BatchItemError] = field(default_factory=dict)
+    """Items refused for good, by custom id (the request's cache key): never submitted again."""
+    refused_requests: dict[str, BatchItemError] = field(default_factory=dict)
+    """The same, by request fingerprint, for the final pass (``LeftoverClient``)."""
 
 
 def batch_state_path(store: GenerationStore) -> Path:
@@ -111,6 +143,9 @@ async def answer_in_batches(
             state_path.unlink(missing_ok=True)
     for _ in range(max_rounds):
         collector = await collect()
+        for key in [key for key in collector.pending if key in totals.refused]:
+            _, _, request = collector.pending.pop(key)
+            totals.refused_requests[request.fingerprint()] = totals.refused[key]
         if not collector.pending:
             break
         requests = {key: request for key, (_, _, request) in collector.pending.items()}
@@ -191,6 +226,8 @@ async def _finish(
         else:
             code = result.code if isinstance(result, BatchItemError) else status.status
             totals.failures.setdefault(stage, Counter())[f"batch_{code}"] += 1
+            if isinstance(result, BatchItemError) and not retryable(result):
+                totals.refused[key] = result
     # The answers must be on disk before the batch id is forgotten: a full disk now keeps the state,
     # and the next run downloads them again instead of paying for a new batch.
     await asyncio.to_thread(store.flush)

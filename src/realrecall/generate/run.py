@@ -218,7 +218,7 @@ async def agenerate(
         totals = None
         if batch is not None:
             totals = await _answer_in_batches(setup, store, batch)
-            client = LeftoverClient()
+            client = LeftoverClient(totals.refused_requests)
         run = _Run(setup, store, client, progress)
         await run.settle_all()
         if totals is not None:
