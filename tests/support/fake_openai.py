@@ -149,6 +149,9 @@ class FakeOpenAI:
         self.chat_handler: ChatHandler = default_chat_handler
         self.supports_json_schema = True
         self.supports_json_object = True
+        # Parameters refused the way OpenAI's reasoning models refuse them (a 400 naming the parameter),
+        # e.g. {"max_tokens", "temperature"}.
+        self.unsupported_parameters: frozenset[str] = frozenset()
         # Like the real API, refuse json_schema requests whose schema breaks strict mode's rules.
         self.validate_strict_schemas = True
         self.expected_api_key: str | None = None
@@ -571,6 +574,16 @@ def _strict_schema_problem(json_schema: dict[str, Any]) -> str | None:
     return None
 
 
+# The real API's words for a parameter a reasoning model does not take.
+_UNSUPPORTED = {
+    "": "Unsupported parameter: '{0}' is not supported with this model.",
+    "max_tokens": "Unsupported parameter: '{0}' is not supported with this model. "
+    "Use 'max_completion_tokens' instead.",
+    "temperature": "Unsupported value: '{0}' does not support 0.7 with this model. "
+    "Only the default (1) value is supported.",
+}
+
+
 def _chat_completion(fake: FakeOpenAI, body: dict[str, Any], shape: str | None) -> tuple[int, dict[str, Any]]:
     """The status and JSON body of one chat answer; shared by the live endpoint and batch output files."""
     format_type = _response_format_type(body)
@@ -582,6 +595,9 @@ def _chat_completion(fake: FakeOpenAI, body: dict[str, Any], shape: str | None) 
         problem = _strict_schema_problem(body["response_format"].get("json_schema", {}))
         if problem is not None:
             return 400, _error_body(problem, param="response_format")
+    refused = next((name for name in sorted(fake.unsupported_parameters) if name in body), None)
+    if refused is not None:
+        return 400, _error_body(_UNSUPPORTED.get(refused, _UNSUPPORTED[""]).format(refused), param=refused)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages or not body.get("model"):
         return 400, _error_body("you must provide a model parameter and a non-empty messages list")

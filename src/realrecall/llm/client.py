@@ -4,6 +4,10 @@ Structured output is asked for as Structured Outputs (``response_format`` json_s
 endpoint that rejects that with a 400 naming response_format gets JSON mode next, then no
 response_format at all (the schema then travels as a system message); the client remembers the
 weakest format that worked, so later calls do not pay for the rejected ones again.
+
+``max_tokens`` and ``temperature`` are sent when the request sets them; an endpoint that refuses one
+as unsupported (reasoning models take neither) gets the request again without it, and the client
+remembers, so later calls leave it out from the start.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from openai.types.chat import ChatCompletion
 from realrecall.llm.endpoint import open_sdk_client, redact_result, resolve_endpoint
 from realrecall.llm.retry import (
     EmptyResponse,
+    Fault,
     GaveUp,
     MalformedResponse,
     Sleep,
@@ -52,6 +57,7 @@ class OpenAIChatClient:
         self._endpoint = resolve_endpoint(config)
         self._stats = StatsRecorder()
         self._response_format: ResponseFormat = "json_schema"
+        self._dropped: set[str] = set()  # parameters the endpoint refused (see the module doc)
         self._sdk: openai.AsyncOpenAI | None = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
 
@@ -68,8 +74,14 @@ class OpenAIChatClient:
         """The strongest response_format this endpoint has not rejected so far."""
         return self._response_format
 
+    @property
+    def dropped_parameters(self) -> frozenset[str]:
+        """The optional parameters (``max_tokens``, ``temperature``) this endpoint refused so far."""
+        return frozenset(self._dropped)
+
     async def complete(self, request: ChatRequest) -> ChatResult:
-        """Send ``request``, retrying faults and falling back on a rejected response_format.
+        """Send ``request``, retrying faults and falling back on a rejected response_format or an
+        unsupported ``max_tokens``/``temperature``.
 
         Raises LLMCallError when the budget is spent or the request is refused for good.
         """
@@ -77,6 +89,8 @@ class OpenAIChatClient:
         attempts = 0
         while True:
             body = request.to_body(response_format=mode)
+            for name in self._dropped:
+                body.pop(name, None)
             try:
                 completion, used = await call_with_retries(
                     functools.partial(self._send, body),
@@ -90,6 +104,10 @@ class OpenAIChatClient:
                     mode = RESPONSE_FORMATS[RESPONSE_FORMATS.index(mode) + 1]
                     self._remember(mode)
                     self._stats.fallback(mode)
+                    continue
+                refused = _refused_parameter(gave_up.fault, body)
+                if refused is not None:
+                    self._dropped.add(refused)
                     continue
                 self._stats.failure(gave_up.fault.reason)
                 raise gave_up_error(gave_up, secret=self._endpoint.api_key, attempts=attempts) from None
@@ -135,6 +153,23 @@ class OpenAIChatClient:
         if not getattr(completion, "choices", None):
             raise EmptyResponse("the answer has no choices")
         return completion
+
+
+# The optional parameters dropped when refused, and the words endpoints refuse them with:
+# "Unsupported parameter: 'max_tokens' is not supported with this model", "Unsupported value:
+# 'temperature' does not support 0.7 with this model. Only the default (1) value is supported."
+_OPTIONAL_PARAMETERS = ("max_tokens", "temperature")
+_REFUSAL_WORDS = ("unsupported", "not supported", "does not support", "only the default")
+
+
+def _refused_parameter(fault: Fault, body: dict[str, Any]) -> str | None:
+    """The optional parameter a 400 refuses as unsupported, if it is one this body sends."""
+    if fault.status != 400 or fault.reason != "bad_request":
+        return None
+    text = fault.detail.lower()
+    if not any(words in text for words in _REFUSAL_WORDS):
+        return None
+    return next((name for name in _OPTIONAL_PARAMETERS if name in body and name in text), None)
 
 
 def chat_result(completion: ChatCompletion, *, attempts: int, response_format: ResponseFormat) -> ChatResult:
