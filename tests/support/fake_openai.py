@@ -111,16 +111,75 @@ def approx_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
+# Everyday words the default answers are made of: six per answer, picked by the request's seed, so
+# that no two answers nearly repeat each other (generate would regenerate a near-duplicate).
+_WORDS = (
+    "printer", "wifi", "refund", "login", "backup", "folder", "upload", "calendar", "storage", "license",
+    "cable", "battery", "invoice", "screen", "laptop", "phone", "email", "meeting", "password", "account",
+    "keyboard", "mouse", "desk", "badge", "parking", "lunch", "travel", "expense", "holiday", "contract",
+    "salary", "ticket",
+)  # fmt: skip
+
+
+def _seed_of(body: dict[str, Any]) -> int:
+    seed = body.get("seed")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        return seed
+    return zlib.crc32(json.dumps(body.get("messages", []), sort_keys=True).encode("utf-8"))
+
+
+def _sentence(seed: int) -> str:
+    w = [_WORDS[(seed >> shift) % len(_WORDS)] for shift in (0, 5, 10, 15, 20, 25)]
+    return f"why does my {w[0]} {w[1]} {w[2]} keep {w[3]} the {w[4]} {w[5]}? ({seed})"
+
+
+def requested_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON Schema a chat request asks its answer to match: Structured Outputs' ``json_schema``,
+    or (json_object mode, or no response_format) the schema a message spells out, as realrecall's
+    client writes it after "JSON Schema:"."""
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = response_format.get("json_schema", {}).get("schema")
+        return schema if isinstance(schema, dict) else None
+    for message in reversed(body.get("messages", [])):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str) and "JSON Schema:" in content:
+            start = content.find("{", content.index("JSON Schema:"))
+            try:
+                schema, _ = json.JSONDecoder().raw_decode(content[start:])
+            except ValueError:
+                return None
+            return schema if isinstance(schema, dict) else None
+    return None
+
+
+def _fill(schema: Any, seed: int, name: str = "") -> Any:
+    """A value that matches ``schema``: every property of an object, one item in an array, a true
+    boolean, a number, and for a string a question (or a sentence) made from the seed."""
+    if not isinstance(schema, dict):
+        return _sentence(seed)
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        return {key: _fill(sub, seed, key) for key, sub in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [_fill(schema.get("items", {}), seed, name)]
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        return 1
+    if schema.get("enum"):
+        return schema["enum"][0]
+    return _sentence(seed) if "question" in name or not name else f"the {name} of answer {seed}"
+
+
 def default_chat_handler(body: dict[str, Any]) -> ChatAnswer:
-    """Answer ``{"questions": [...]}`` built from the last user message, so it is valid JSON and varies."""
-    last_user = ""
-    for message in body.get("messages", []):
-        if message.get("role") == "user":
-            content = message.get("content")
-            last_user = content if isinstance(content, str) else json.dumps(content)
-    words = re.findall(r"[A-Za-z][A-Za-z'-]{2,}", last_user)
-    topic = " ".join(words[-6:]) if words else "this passage"
-    return json.dumps({"questions": [f"What does the passage say about {topic}?"]})
+    """An answer that matches the schema the request asks for (generate's question, the judge's
+    verdict, ...), varying with the request's seed; ``{"questions": [...]}`` when it names none."""
+    seed = _seed_of(body)
+    schema = requested_schema(body)
+    if schema is None:
+        return json.dumps({"questions": [_sentence(seed)]})
+    return json.dumps(_fill(schema, seed))
 
 
 def answer_together(parties: int, then: ChatHandler = default_chat_handler) -> ChatHandler:
