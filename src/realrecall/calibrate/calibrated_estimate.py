@@ -40,7 +40,7 @@ older than ``max_age_days``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -107,6 +107,8 @@ class PooledGap:
     tau: float | None
     """Between-stratum standard deviation; None when fewer than three strata measure it."""
     strata: int
+    weights: tuple[float, ...] = ()
+    """Each stratum's share of the pooled gap (random-effects weights, summing to 1)."""
 
     @property
     def spread(self) -> float:
@@ -242,12 +244,16 @@ def calibrated_estimate(
     shares = _weights(usable, weights, by)
     draws = np.zeros(n_resamples, dtype=np.float64)
     share_draws = _share_draws(usable, shares, weights is not None, n_resamples, rng)
+    # One Monte Carlo world per draw: every mean drawn once and used everywhere it enters, so a real
+    # stratum that happens to be low lowers both its own figure and the gap it lends to the others (they
+    # move together; drawing them apart would make the interval too narrow).
+    world = _World.draw(cells, same_synthetic, n_resamples, rng)
     strata: list[Stratum] = []
     for position, cell in enumerate(usable):
         # A thinly covered stratum is blended with what the *other* strata's gaps predict for it: its
         # own gap in the pool would make the prediction lean on the very real queries it is to back up.
-        others = pooled if cell.real.size == 0 else pooled_gap([c for c in gap_cells if c is not cell])
-        point, stratum_draws, source = cell.estimate(others, min_real, n_resamples, rng)
+        lenders = gap_cells if cell.real.size == 0 else [c for c in gap_cells if c is not cell]
+        point, stratum_draws, source = _stratum(cell, lenders, world, min_real, n_resamples, rng)
         draws += share_draws[:, position] * stratum_draws
         strata.append(
             Stratum(
@@ -323,7 +329,8 @@ def random_effects(effects: np.ndarray, variances: np.ndarray) -> PooledGap:
     w_star = 1.0 / (variances + tau2)
     mu = float(np.sum(w_star * effects) / np.sum(w_star))
     se = float(math.sqrt(1.0 / np.sum(w_star)))
-    return PooledGap(mu=mu, se=se, tau=math.sqrt(tau2) if k >= 3 else None, strata=k)
+    shares = tuple(float(x) for x in w_star / np.sum(w_star))
+    return PooledGap(mu=mu, se=se, tau=math.sqrt(tau2) if k >= 3 else None, strata=k, weights=shares)
 
 
 @dataclass(frozen=True, eq=False)
@@ -350,29 +357,59 @@ class _Cell:
             return math.nan
         return float(self.calibration_synthetic.mean() - self.real.mean())
 
-    def estimate(
-        self, pooled: PooledGap | None, min_real: int, n: int, rng: np.random.Generator
-    ) -> tuple[float, np.ndarray, str]:
-        """The stratum's point, its Monte Carlo draws (in [0, 1]) and where it comes from."""
-        # The caller leaves out strata with neither real queries nor a way to correct their synthetic
-        # ones, so a stratum that falls through here has real queries.
-        if self.real.size >= min_real or pooled is None or not self.synthetic.size:
-            return float(self.real.mean()), _mean_draws(self.real, self.binary, n, rng), MEASURED
-        scale = math.sqrt(pooled.se**2 + pooled.spread**2)
-        shift = rng.standard_t(pooled.df, n) if math.isfinite(pooled.df) else rng.standard_normal(n)
-        gap_draws = pooled.mu + scale * shift
-        predicted = _logit_mean(self.synthetic) - pooled.mu
-        predicted_draws = _logit_draws(self.synthetic, self.binary, n, rng) - gap_draws
-        predicted_variance = _logit_variance(self.synthetic) + scale**2
-        if self.real.size == 0:
-            return _expit(predicted), _expit_array(predicted_draws), ESTIMATED
-        # Thin real evidence: precision-weighted with the prediction (an empirical-Bayes shrinkage).
-        share = (1.0 / _logit_variance(self.real)) / (
-            1.0 / _logit_variance(self.real) + 1.0 / predicted_variance
-        )
-        point = share * _logit_mean(self.real) + (1.0 - share) * predicted
-        draws = share * _logit_draws(self.real, self.binary, n, rng) + (1.0 - share) * predicted_draws
-        return _expit(point), _expit_array(draws), BLENDED
+
+@dataclass(frozen=True)
+class _World:
+    """Monte Carlo draws of every cell's logit means: real, calibration synthetic, current synthetic."""
+
+    real: dict[int, np.ndarray]
+    calibration_synthetic: dict[int, np.ndarray]
+    synthetic: dict[int, np.ndarray]
+
+    @classmethod
+    def draw(cls, cells: Sequence[_Cell], same_synthetic: bool, n: int, rng: np.random.Generator) -> _World:
+        def of(pick: Callable[[_Cell], _Sample]) -> dict[int, np.ndarray]:
+            return {id(c): _logit_draws(pick(c), c.binary, n, rng) for c in cells if pick(c).size}
+
+        calibration = of(lambda c: c.calibration_synthetic)
+        # The same synthetic questions calibrate and are corrected: one draw serves both.
+        current = calibration if same_synthetic else of(lambda c: c.synthetic)
+        return cls(of(lambda c: c.real), calibration, current)
+
+    def pooled_gap(self, cells: Sequence[_Cell], pooled: PooledGap) -> np.ndarray:
+        """The pooled logit gap in each draw, from the same draws as everything else."""
+        total = np.zeros_like(next(iter(self.real.values())))
+        for weight, cell in zip(pooled.weights, cells, strict=True):
+            total += weight * (self.calibration_synthetic[id(cell)] - self.real[id(cell)])
+        return total
+
+
+def _stratum(
+    cell: _Cell, lenders: Sequence[_Cell], world: _World, min_real: int, n: int, rng: np.random.Generator
+) -> tuple[float, np.ndarray, str]:
+    """A stratum's point, its Monte Carlo draws (in [0, 1]) and where it comes from.
+
+    ``lenders``: the strata whose gaps predict this one's. The caller leaves out strata with neither real
+    queries nor a way to correct their synthetic ones, so one that falls through to measured has real
+    queries.
+    """
+    pooled = pooled_gap(lenders)
+    if cell.real.size >= min_real or pooled is None or not cell.synthetic.size:
+        return float(cell.real.mean()), _expit_array(world.real[id(cell)]), MEASURED
+    # A new stratum's own gap is the pooled gap (drawn with its sampling error) plus its deviation from
+    # it: t with k-2 degrees of freedom times the between-stratum spread (normal when the spread is assumed).
+    deviation = rng.standard_t(pooled.df, n) if math.isfinite(pooled.df) else rng.standard_normal(n)
+    gap_draws = world.pooled_gap(lenders, pooled) + pooled.spread * deviation
+    predicted = _logit_mean(cell.synthetic) - pooled.mu
+    predicted_draws = world.synthetic[id(cell)] - gap_draws
+    if cell.real.size == 0:
+        return _expit(predicted), _expit_array(predicted_draws), ESTIMATED
+    # Thin real evidence: precision-weighted with the prediction (an empirical-Bayes shrinkage).
+    predicted_variance = _logit_variance(cell.synthetic) + pooled.se**2 + pooled.spread**2
+    share = (1.0 / _logit_variance(cell.real)) / (1.0 / _logit_variance(cell.real) + 1.0 / predicted_variance)
+    point = share * _logit_mean(cell.real) + (1.0 - share) * predicted
+    draws = share * world.real[id(cell)] + (1.0 - share) * predicted_draws
+    return _expit(point), _expit_array(draws), BLENDED
 
 
 @dataclass(frozen=True)
@@ -446,12 +483,6 @@ def _logit_draws(sample: _Sample, binary: bool, n: int, rng: np.random.Generator
         p = _beta_draws(sample, n, rng)
         return np.log(p / (1.0 - p))
     return _logit_mean(sample) + math.sqrt(_logit_variance(sample)) * rng.standard_normal(n)
-
-
-def _mean_draws(sample: _Sample, binary: bool, n: int, rng: np.random.Generator) -> np.ndarray:
-    if binary:
-        return _beta_draws(sample, n, rng)
-    return _expit_array(_logit_draws(sample, binary, n, rng))
 
 
 def _beta_draws(sample: _Sample, n: int, rng: np.random.Generator) -> np.ndarray:

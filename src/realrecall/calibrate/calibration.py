@@ -318,10 +318,14 @@ def _metric_k(metric: str) -> int | None:
 
 def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Headline:
     """The headline of results without real queries: the estimate, saying first that it is not measured."""
-    when = calibrated.calibrated_on[:10] if calibrated.calibrated_on else "an undated real set"
+    real_set = (
+        f"the real set of {calibrated.calibrated_on[:10]}"
+        if calibrated.calibrated_on
+        else "an undated real set"
+    )
     text = (
         f"Not measured on real questions: an estimate from synthetic questions corrected by the gap "
-        f"the same retriever showed on the real set of {when}. {calibrated.text}"
+        f"the same retriever showed on {real_set}. {calibrated.text}"
     )
     if head.synthetic.n:
         gap = head.synthetic.value - calibrated.value

@@ -214,8 +214,8 @@ def _calibrated(report: CalibrationReport) -> list[str]:
     c = report.calibrated
     if c is None:
         return []
-    when = c.calibrated_on[:10] if c.calibrated_on else "an undated real set"
-    text = f"{c.text} Real set of {when}" + (f", {c.age_text}" if c.age_text else "") + "."
+    when = f"of {c.calibrated_on[:10]}" if c.calibrated_on else "undated"
+    text = f"{c.text} Real set {when}" + (f", {c.age_text}" if c.age_text else "") + "."
     rows = [[str(s.value), s.source, figure(s.weight), figure(s.synthetic), figure(s.gap),
              figure(s.corrected), str(s.n_synthetic), str(s.n_real)] for s in c.strata]  # fmt: skip
     header = [c.by or "stratum", "figure", "weight", "synthetic", "gap", "estimate", "n synthetic", "n real"]

@@ -105,11 +105,11 @@ def _calibrated(report: CalibrationReport) -> list[str]:
     c = report.calibrated
     if c is None:
         return ["## Calibrated estimate", "", "None: no real queries to calibrate on."]
-    when = c.calibrated_on[:10] if c.calibrated_on else "undated"
+    when = f"of {c.calibrated_on[:10]}" if c.calibrated_on else "undated"
     lines = [
         "## Calibrated estimate",
         "",
-        f"{c.text} Real set of {when}"
+        f"{c.text} Real set {when}"
         + (f" ({c.age_text})" if c.age_text else "")
         + (", **stale**" if c.stale else "")
         + ".",

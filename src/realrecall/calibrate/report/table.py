@@ -58,9 +58,9 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
         parts.append(_gap_table(f"{report.metric} by slice", "slice", list(report.slices()), 0))
     c = report.calibrated
     if c is not None:
-        when = c.calibrated_on[:10] if c.calibrated_on else "undated real set"
+        when = f"of {c.calibrated_on[:10]}" if c.calibrated_on else "undated"
         stale = " [STALE]" if c.stale else ""
-        parts.append(Text(f"{c.text} Real set of {when}{stale}."))
+        parts.append(Text(f"{c.text} Real set {when}{stale}."))
     parts.append(_diagnostics_table(report))
     parts.append(Text(realism_line(report)))
     if report.rank_agreement is not None:
