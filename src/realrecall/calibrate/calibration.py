@@ -388,7 +388,11 @@ def check_calibration_carries(calibration: EvaluationResult, current: Evaluation
 
 def _retriever_label(fingerprint: Mapping[str, Any]) -> str:
     options = fingerprint.get("options") or {}
-    shown = " ".join(f"{k}={v}" for k, v in options.items()) if isinstance(options, Mapping) else ""
+    shown = (
+        " ".join(f"{k}={'none' if v is None else v}" for k, v in options.items())
+        if isinstance(options, Mapping)
+        else ""
+    )
     name = str(fingerprint.get("name") or "retriever")
     return f"{name} {shown}".strip() if len(shown) < 80 else name
 
