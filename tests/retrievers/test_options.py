@@ -313,3 +313,14 @@ def test_mistakes_in_the_table_name_the_file_and_the_line(tmp_path: Path, table:
         load_pipeline_config(path)
     assert str(caught.value).startswith(str(path))
     assert expected in str(caught.value)
+
+
+def test_run_settings_take_a_cache_folder_given_as_text(tmp_path) -> None:
+    from pathlib import Path
+
+    from realrecall.errors import InputError
+    from realrecall.evaluate.retrievers import RunSettings
+
+    assert RunSettings(cache_dir=str(tmp_path)).resolved_cache_dir == Path(tmp_path)
+    with pytest.raises(InputError, match="cache_dir must be a folder path"):
+        RunSettings(cache_dir=3)  # type: ignore[arg-type]

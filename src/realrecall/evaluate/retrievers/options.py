@@ -68,6 +68,10 @@ class RunSettings:
     index_progress: Callable[[int, int], None] | None = None
 
     def __post_init__(self) -> None:
+        if isinstance(self.cache_dir, str):  # a path given as text, as Python callers often do
+            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+        elif self.cache_dir is not None and not isinstance(self.cache_dir, Path):
+            raise InputError(f"cache_dir must be a folder path, got {self.cache_dir!r}")
         check_timeout(self.query_timeout)
         if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
             raise InputError(f"workers must be a positive integer, got {self.workers!r}")
