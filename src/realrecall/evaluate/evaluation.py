@@ -25,6 +25,7 @@ from realrecall.resolution import DEFAULT_COVERAGE, Resolution, check_gold_from,
 
 if TYPE_CHECKING:
     from realrecall.corpus import Corpus
+    from realrecall.evaluate.budget import ContextTokens
     from realrecall.evaluate.retrievers import Retriever
     from realrecall.evaluate.scoring import QueryScores
     from realrecall.runs import Run
@@ -70,8 +71,12 @@ def evaluate(
 
     Each gold set gets its overall figures, one slice per value of every field in ``by`` (with the
     number of queries behind it) and per-query outcomes. The retriever is asked for ``depth`` ids
-    per query (default: the largest cutoff the metrics use). ``retriever`` may also be a LangChain
-    retriever or vector store or a LlamaIndex retriever or index (``retrievers.frameworks``).
+    per query (default: the largest cutoff the metrics use, or, for budgeted metrics such as
+    ``recall@2000tok``, as many as the corpus' smallest chunks that fit in the budget, plus one).
+    With a corpus, each gold set also records the mean tokens of the top k chunks at each cut-off
+    (``context_tokens``) and the result how tokens were counted (``token_method``). ``retriever`` may
+    also be a LangChain retriever or vector store or a LlamaIndex retriever or index
+    (``retrievers.frameworks``).
     """
     from realrecall import __version__
     from realrecall.curate.type_rules import label_gold_set
@@ -93,7 +98,9 @@ def evaluate(
     metric_names = list(metrics) if metrics else default_metrics(k)
     if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
         raise InputError(f"depth must be a whole number >= 1, got {depth!r}", hint="e.g. 100")
-    depth = depth or _deepest_cutoff(metric_names, default=max(k))
+    recorded_depth = depth or _deepest_cutoff(metric_names, default=max(k))
+    tokens = _context_tokens(corpus)
+    depth = depth or _retrieval_depth(metric_names, tokens, recorded_depth)
     warnings: list[str] = []
     results = []
     warnings.extend(_unknown_field_warnings(gold_sets, by))
@@ -102,7 +109,9 @@ def evaluate(
         gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, evidence_coverage)
         warnings.extend(resolution_warnings)
         gold_run = _run_for(gold, run, retriever, depth, progress)
-        scores = score_queries(gold, gold_run, metric_names, relevance_threshold=relevance_threshold)
+        scores = score_queries(
+            gold, gold_run, metric_names, relevance_threshold=relevance_threshold, corpus=tokens
+        )
         missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
         warnings.extend(_warnings_for(gold, scores, missing_passages))
         warnings.extend(_reserved_field_warnings(gold))
@@ -110,8 +119,9 @@ def evaluate(
             warnings.extend(
                 _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
             )
-        result = _gold_set_result(gold, gold_run, scores, metric_names, by, depth, missing_passages)
-        results.append(replace(result, gold_passages=passages))
+        result = _gold_set_result(gold, gold_run, scores, metric_names, by, recorded_depth, missing_passages)
+        context = _context_at(gold, gold_run, tokens, metric_names, k)
+        results.append(replace(result, gold_passages=passages, context_tokens=context))
     description = (
         {"name": retriever_name(retriever), "description": retriever.description}
         if retriever is not None
@@ -127,7 +137,45 @@ def evaluate(
         warnings=tuple(warnings),
         version=__version__,
         retriever_fingerprint=_fingerprint_of(retriever, run),
+        token_method=None if tokens is None else tokens.method,
     )
+
+
+def _context_tokens(corpus: Corpus | None) -> ContextTokens | None:
+    """The chunks' token counts (counted when first needed); None without a corpus."""
+    if corpus is None:
+        return None
+    from realrecall.evaluate.budget import ContextTokens
+
+    return ContextTokens(corpus)
+
+
+def _retrieval_depth(metrics: Sequence[str], tokens: ContextTokens | None, deepest: int) -> int:
+    """How many ids to ask the retriever for: the deepest cut-off, or deeper for a token budget."""
+    from realrecall.evaluate.budget import budget_depth
+    from realrecall.evaluate.metrics import parse_metric
+
+    budgets = [budget for budget in (parse_metric(name).budget for name in metrics) if budget is not None]
+    if not budgets or tokens is None:
+        return deepest  # without a corpus a budgeted metric is refused when scored
+    return budget_depth(tokens, budgets, at_least=deepest)
+
+
+def _context_at(
+    gold: GoldSet, run: Run, tokens: ContextTokens | None, metrics: Sequence[str], k: Sequence[int]
+) -> dict[int, float] | None:
+    """Mean tokens of the top k chunks at each cut-off of the metrics (or of ``k``), over the gold set."""
+    if tokens is None:
+        return None
+    from realrecall.evaluate.budget import mean_context_tokens
+
+    cutoffs = _cutoffs(metrics) or sorted(set(k))
+    rankings = run.ranked_many([query.query_id for query in gold], max(cutoffs))
+    return mean_context_tokens(rankings, tokens, cutoffs)
+
+
+def _cutoffs(metrics: Sequence[str]) -> list[int]:
+    return sorted({int(tail) for _, _, tail in (m.rpartition("@") for m in metrics) if tail.isdigit()})
 
 
 def _resolved(
@@ -283,8 +331,7 @@ def _check_distinct_names(gold_sets: Sequence[GoldSet]) -> None:
 
 
 def _deepest_cutoff(metrics: Sequence[str], *, default: int) -> int:
-    cutoffs = [int(tail) for _, _, tail in (m.rpartition("@") for m in metrics) if tail.isdigit()]
-    return max(cutoffs, default=default)
+    return max(_cutoffs(metrics), default=default)
 
 
 def retriever_name(retriever: Any) -> str:

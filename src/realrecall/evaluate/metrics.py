@@ -14,6 +14,16 @@ trec_eval does. Cut-off ``k`` counts ranks 1..k of the run as trec_eval orders i
 | ``ndcg@k``           | ``ndcg_cut_k``                      |
 | ``ndcg``             | ``ndcg`` (no cut-off)               |
 | ``precision@k``      | ``P_k``                             |
+
+Budgeted metrics compare chunkings at equal context, since recall@k favours big chunks (ten 1,000-token
+chunks hold more than ten 100-token ones): ``recall@Ntok`` and ``ndcg@Ntok`` (e.g. ``recall@2000tok``)
+score the *prefix* of the ranking that fits in N tokens: chunks are counted whole, in rank order, and the
+prefix is the longest run of top chunks whose cumulative token count is <= N (a chunk that would cross
+the budget ends it: nothing of it is counted). ``recall@Ntok`` is 1 when a relevant chunk is in that
+prefix; ``ndcg@Ntok`` is ``ndcg@k`` with k the prefix's length (its ideal DCG cut at the same length).
+A first chunk longer than N leaves an empty prefix: both score 0. Tokens are counted by
+``realrecall.tokens.metric_token_counter`` on each chunk's text, so these metrics need the corpus
+(``realrecall.evaluate.budget``); no trec_eval measure equals them.
 """
 
 from __future__ import annotations
@@ -26,26 +36,33 @@ import numpy as np
 from realrecall.errors import InputError
 from realrecall.evaluate.judged import RankedJudgments, discounts, sequential_segment_sum
 
-__all__ = ["METRICS", "Metric", "MetricKind", "is_binary", "parse_metric"]
+__all__ = ["METRICS", "Cutoff", "Metric", "MetricKind", "is_binary", "parse_metric"]
+
+Cutoff = int | np.ndarray | None
+"""A cut-off: one k for every query, one per query (int64 array: a budget's prefix lengths), or none."""
+
+_BUDGET_SUFFIX = "tok"
 
 
-def recall_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+def recall_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
     """Success: 1.0 when at least one relevant passage ranks in the top k, else 0.0.
 
     ``recall@k = [first relevant rank <= k]``; equals trec_eval ``success_k``. This is the share of
     queries answered in the top k, which is what a RAG system needs (one good passage suffices).
     """
     first = judged.first_relevant_rank
+    if k is None:  # parse_metric requires one; a direct caller may not have given it
+        raise InputError("recall needs a cutoff k", hint="ask for recall@K, e.g. recall@10")
     return ((first > 0) & (first <= k)).astype(np.float64)
 
 
-def passage_recall_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+def passage_recall_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
     """Share of the query's relevant passages found in the top k.
 
     ``passage_recall@k = |relevant in top k| / |relevant|`` (0 when nothing is relevant); equals
     trec_eval ``recall_k``.
     """
-    found = judged.relevant_in_top(k).astype(np.float64)
+    found = judged.relevant_in_top(_one_cutoff(k, "passage_recall")).astype(np.float64)
     total = judged.num_relevant
     out = np.zeros(judged.n_queries, dtype=np.float64)
     has = total > 0
@@ -53,43 +70,46 @@ def passage_recall_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
     return out
 
 
-def mrr_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+def mrr_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
     """Reciprocal rank of the first relevant passage, 0 when none ranks in the top k (or at all).
 
     ``mrr@k = 1 / first relevant rank`` if that rank is <= k; equals trec_eval ``recip_rank`` with the
     run cut at k (``-M k``); ``mrr`` (no k) equals plain ``recip_rank``.
     """
     first = judged.first_relevant_rank
+    k = _one_cutoff(k, "mrr")
     hit = first > 0 if k is None else (first > 0) & (first <= k)
     out = np.zeros(judged.n_queries, dtype=np.float64)
     out[hit] = 1.0 / first[hit].astype(np.float64)
     return out
 
 
-def precision_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+def precision_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
     """Share of the top k that is relevant, counting missing ranks as not relevant.
 
     ``precision@k = |relevant in top k| / k``; equals trec_eval ``P_k``.
     """
+    k = _one_cutoff(k, "precision")
     if k is None:  # parse_metric requires one; a direct caller may not have given it
         raise InputError("precision needs a cutoff k", hint="ask for precision@K, e.g. precision@10")
     return judged.relevant_in_top(k).astype(np.float64) / float(k)
 
 
-def ndcg_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
+def ndcg_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
     """Normalised discounted cumulative gain with linear gains (Järvelin and Kekäläinen).
 
     ``DCG@k = sum over ranks r <= k of grade(r) / log2(r + 1)`` over passages with a positive grade,
     summed in rank order; the ideal DCG@k sorts every positive grade in the gold set (retrieved or
     not) in descending order; ``ndcg@k = DCG@k / IDCG@k`` (0 when no grade is positive). Grades are
     the raw gold grades whatever the relevance threshold. Equals trec_eval ``ndcg_cut_k``; ``ndcg``
-    (no k) equals trec_eval ``ndcg``.
+    (no k) equals trec_eval ``ndcg``. ``k`` may be one cut-off per query (a budget's prefix lengths):
+    both DCG and ideal DCG are then cut at each query's own k.
     """
     n = judged.n_queries
     gains = judged.grade > 0
     retrieved = gains & (judged.rank > 0)
     if k is not None:
-        retrieved &= judged.rank <= k
+        retrieved &= judged.rank <= _per_entry(k, judged.query)
     ranks = judged.rank[retrieved]
     table = discounts(int(ranks.max()) if len(ranks) else 0)
     dcg = sequential_segment_sum(
@@ -102,7 +122,7 @@ def ndcg_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
     query, grade = query[order], grade[order]
     position = _position_in_segment(query)
     if k is not None:
-        keep = position < k
+        keep = position < _per_entry(k, query)
         query, grade, position = query[keep], grade[keep], position[keep]
     table = discounts(int(position.max()) + 1 if len(position) else 0)
     ideal = sequential_segment_sum(query, grade.astype(np.float64) / table[position], n)
@@ -111,6 +131,18 @@ def ndcg_at(judged: RankedJudgments, k: int | None) -> np.ndarray:
     positive = ideal > 0.0
     out[positive] = dcg[positive] / ideal[positive]
     return out
+
+
+def _one_cutoff(k: Cutoff, kind: str) -> int | None:
+    """``k`` for a metric that takes no token budget (parse_metric refuses one; this, a direct call)."""
+    if isinstance(k, np.ndarray):
+        raise InputError(f"{kind} takes no token budget", hint="budgeted metrics: recall@Ntok, ndcg@Ntok")
+    return k
+
+
+def _per_entry(k: int | np.ndarray, query: np.ndarray) -> int | np.ndarray:
+    """A cut-off per entry: ``k`` itself, or each entry's query's own cut-off."""
+    return k[query] if isinstance(k, np.ndarray) else k
 
 
 def _position_in_segment(segment: np.ndarray) -> np.ndarray:
@@ -130,33 +162,47 @@ class MetricKind:
     off the values: an MRR whose queries all happen to score 0 or 1 is still not a proportion.
     """
 
-    compute: Callable[[RankedJudgments, int | None], np.ndarray]
+    compute: Callable[[RankedJudgments, Cutoff], np.ndarray]
     cutoff: str
     """``"required"`` or ``"optional"``."""
     trec_eval: str
     binary: bool = False
+    budgeted: bool = False
+    """Whether ``@Ntok`` (a token budget) may replace ``@k``."""
 
 
 METRICS: dict[str, MetricKind] = {
-    "recall": MetricKind(recall_at, "required", "success_k", binary=True),
+    "recall": MetricKind(recall_at, "required", "success_k", binary=True, budgeted=True),
     "passage_recall": MetricKind(passage_recall_at, "required", "recall_k"),
     "mrr": MetricKind(mrr_at, "optional", "recip_rank (with -M k)"),
-    "ndcg": MetricKind(ndcg_at, "optional", "ndcg_cut_k (ndcg without k)"),
+    "ndcg": MetricKind(ndcg_at, "optional", "ndcg_cut_k (ndcg without k)", budgeted=True),
     "precision": MetricKind(precision_at, "required", "P_k"),
 }
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric name: its kind and cut-off."""
+    """A parsed metric name: its kind and cut-off (``k``), or its token budget (``budget``)."""
 
     name: str
     kind: str
     k: int | None
+    budget: int | None = None
 
-    def compute(self, judged: RankedJudgments) -> np.ndarray:
-        """Per-query values (float64, aligned with ``judged.query_ids``)."""
-        return METRICS[self.kind].compute(judged, self.k)
+    def compute(self, judged: RankedJudgments, prefix: np.ndarray | None = None) -> np.ndarray:
+        """Per-query values (float64, aligned with ``judged.query_ids``).
+
+        A budgeted metric needs ``prefix``: per query, how many top chunks fit in the budget
+        (``realrecall.evaluate.budget.prefix_lengths``).
+        """
+        if self.budget is None:
+            return METRICS[self.kind].compute(judged, self.k)
+        if prefix is None:
+            raise InputError(
+                f"{self.name} counts the tokens of the retrieved chunks, which needs the corpus",
+                hint="give the corpus (--corpus CHUNKS) the run ranks",
+            )
+        return METRICS[self.kind].compute(judged, prefix)
 
     @property
     def binary(self) -> bool:
@@ -165,9 +211,11 @@ class Metric:
 
 
 def _choices() -> str:
-    return ", ".join(
+    names = (
         f"{name}@k" if kind.cutoff == "required" else f"{name}, {name}@k" for name, kind in METRICS.items()
     )
+    budgeted = (f"{name}@Ntok" for name, kind in METRICS.items() if kind.budgeted)
+    return ", ".join([*names, *budgeted])
 
 
 def parse_metric(name: str) -> Metric:
@@ -184,6 +232,8 @@ def parse_metric(name: str) -> Metric:
                 f"metric {name!r} needs a cut-off", hint=f"write it as {kind_name}@k, e.g. {kind_name}@10"
             )
         return Metric(kind_name, kind_name, None)
+    if raw_k.endswith(_BUDGET_SUFFIX):
+        return _budgeted(name, kind_name, kind, raw_k.removesuffix(_BUDGET_SUFFIX))
     if not (raw_k.isascii() and raw_k.isdigit()) or int(raw_k) < 1:
         raise InputError(
             f"metric {name!r} has a bad cut-off {raw_k!r}",
@@ -191,6 +241,20 @@ def parse_metric(name: str) -> Metric:
         )
     k = int(raw_k)
     return Metric(f"{kind_name}@{k}", kind_name, k)
+
+
+def _budgeted(name: str, kind_name: str, kind: MetricKind, raw_budget: str) -> Metric:
+    """``recall@2000tok``: the metric over the top chunks that fit in 2000 tokens."""
+    if not kind.budgeted:
+        allowed = ", ".join(f"{n}@Ntok" for n, k in METRICS.items() if k.budgeted)
+        raise InputError(f"metric {name!r} takes no token budget", hint=f"budgeted metrics: {allowed}")
+    if not (raw_budget.isascii() and raw_budget.isdigit()) or int(raw_budget) < 1:
+        raise InputError(
+            f"metric {name!r} has a bad token budget {raw_budget!r}",
+            hint=f"the budget is a whole number of tokens >= 1, e.g. {kind_name}@2000tok",
+        )
+    budget = int(raw_budget)
+    return Metric(f"{kind_name}@{budget}{_BUDGET_SUFFIX}", kind_name, None, budget)
 
 
 def is_binary(name: str) -> bool:

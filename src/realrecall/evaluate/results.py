@@ -183,7 +183,8 @@ class GoldSetResult:
 
     ``missing_run``, ``no_relevant``: how many queries the run had no entry for, and how many had no
     relevant passage at the threshold (both score 0); ``missing_passages``: gold ids not in the corpus;
-    ``gold_passages``: where the gold passages came from (None in results of older versions).
+    ``gold_passages``: where the gold passages came from (None in results of older versions);
+    ``context_tokens``: cut-off k -> mean tokens of the top k chunks retrieved (None without a corpus).
     """
 
     name: str
@@ -198,6 +199,7 @@ class GoldSetResult:
     no_relevant: int
     missing_passages: int
     gold_passages: GoldPassages | None = None
+    context_tokens: Mapping[int, float] | None = None
 
     @property
     def n_queries(self) -> int:
@@ -215,6 +217,11 @@ class GoldSetResult:
             "no_relevant": self.no_relevant,
             "missing_passages": self.missing_passages,
             **({} if self.gold_passages is None else {"gold_passages": self.gold_passages.to_dict()}),
+            **(
+                {}
+                if self.context_tokens is None
+                else {"context_tokens": {str(k): v for k, v in self.context_tokens.items()}}
+            ),
             "overall": {"n": self.overall.n, "metrics": dict(self.overall.metrics)},
             "slices": [s.to_dict() for s in self.slices],
             "per_query": [q.to_dict(with_top=False) for q in self.queries],
@@ -240,6 +247,8 @@ class EvaluationResult:
     source: str | None = None
     retriever_fingerprint: Mapping[str, Any] | None = None
     """Name, options and library versions of the retriever (None in results of older versions)."""
+    token_method: str | None = None
+    """How context tokens were counted (``realrecall.tokens``); None when no corpus was given."""
 
     @property
     def name(self) -> str:
@@ -335,6 +344,7 @@ class EvaluationResult:
             "fingerprints": self.fingerprints,
             "metrics": list(self.metrics),
             "relevance_threshold": self.relevance_threshold,
+            **({} if self.token_method is None else {"token_method": self.token_method}),
             "warnings": list(self.warnings),
             "gold_sets": [g.to_dict() for g in self.gold_sets],
         }
@@ -562,6 +572,7 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
         version=str(data.get("realrecall_version") or ""),
         source=path,
         retriever_fingerprint=_retriever_fingerprint(data.get("fingerprints"), where),
+        token_method=_optional_text(data.get("token_method"), "token_method", where),
     )
 
 
@@ -627,7 +638,25 @@ def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where)
         no_relevant=counts["no_relevant"],
         missing_passages=counts["missing_passages"],
         gold_passages=_gold_passages(raw.get("gold_passages"), name, where),
+        context_tokens=_context_tokens(raw.get("context_tokens"), name, where),
     )
+
+
+def _context_tokens(raw: Any, name: str, where: _Where) -> dict[int, float] | None:
+    """The ``context_tokens`` object of a gold set: ``{"10": mean tokens}`` (absent without a corpus)."""
+    if raw is None:
+        return None
+    what = f"context_tokens of gold set {name!r}"
+    if not isinstance(raw, Mapping):
+        raise where.error(f"{what} must be an object")
+    tokens = {}
+    for key, value in raw.items():
+        if not (isinstance(key, str) and key.isascii() and key.isdigit()) or not _is_number(value):
+            raise where.error(
+                f"{what} maps cut-offs to mean token counts, got {_shown(key)}: {_shown(value)}"
+            )
+        tokens[int(key)] = float(value)
+    return tokens
 
 
 def _gold_passages(raw: Any, name: str, where: _Where) -> GoldPassages | None:

@@ -8,6 +8,8 @@ Conventions, all trec_eval 10's:
   grades, as trec_eval does) and count in the mean; they are listed in ``no_relevant``.
 - Means add per-query values one by one in that order, then divide by the number of queries, so
   they equal trec_eval's ``all`` line to the last bit (``np.sum`` adds pairwise and can differ).
+- Budgeted metrics (``recall@2000tok``) need the corpus, whose chunk texts are counted in tokens
+  (``realrecall.evaluate.budget``); they read each query's whole ranking in the run.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +27,10 @@ from realrecall.evaluate.judged import rank_judgments
 from realrecall.evaluate.metrics import Metric, parse_metric
 from realrecall.gold import GoldSet
 from realrecall.runs import Run
+
+if TYPE_CHECKING:
+    from realrecall.corpus import Corpus
+    from realrecall.evaluate.budget import ContextTokens
 
 __all__ = ["GoldLike", "QueryScores", "RunLike", "score", "score_queries"]
 
@@ -82,14 +88,27 @@ class QueryScores:
 
 
 def score(
-    gold: GoldLike, run: RunLike, metrics: Sequence[str], *, relevance_threshold: int = 1
+    gold: GoldLike,
+    run: RunLike,
+    metrics: Sequence[str],
+    *,
+    relevance_threshold: int = 1,
+    corpus: Corpus | ContextTokens | None = None,
 ) -> dict[str, float]:
-    """Mean of each metric over all gold queries, equal to trec_eval 10 ``-c`` (see the module docs)."""
-    return score_queries(gold, run, metrics, relevance_threshold=relevance_threshold).means()
+    """Mean of each metric over all gold queries, equal to trec_eval 10 ``-c`` (see the module docs).
+
+    ``corpus``: the chunks the run ranks, needed by budgeted metrics (``recall@2000tok``) only.
+    """
+    return score_queries(gold, run, metrics, relevance_threshold=relevance_threshold, corpus=corpus).means()
 
 
 def score_queries(
-    gold: GoldLike, run: RunLike, metrics: Sequence[str], *, relevance_threshold: int = 1
+    gold: GoldLike,
+    run: RunLike,
+    metrics: Sequence[str],
+    *,
+    relevance_threshold: int = 1,
+    corpus: Corpus | ContextTokens | None = None,
 ) -> QueryScores:
     """Per-query values of each metric for every gold query (see the module docs for conventions)."""
     parsed = _parse_metrics(metrics)
@@ -98,7 +117,10 @@ def score_queries(
     the_run = as_run(run)
     query_ids = sorted(qrels)
     judged = rank_judgments(qrels, the_run, query_ids, threshold)
-    values = {name: metric.compute(judged) for name, metric in parsed.items()}
+    prefixes = _budget_prefixes(parsed.values(), the_run, query_ids, corpus)
+    values = {
+        name: metric.compute(judged, prefixes.get(metric.budget or 0)) for name, metric in parsed.items()
+    }
     return QueryScores(
         query_ids=tuple(query_ids),
         values=values,
@@ -125,6 +147,27 @@ def as_run(run: RunLike) -> Run:
         # The run is dropped when scoring returns, so it may read the caller's dicts in place.
         return Run._borrow_scores(run)  # type: ignore[arg-type]
     return Run.from_lists(run)  # type: ignore[arg-type]
+
+
+def _budget_prefixes(
+    metrics: Iterable[Metric], run: Run, query_ids: Sequence[str], corpus: Corpus | ContextTokens | None
+) -> dict[int, np.ndarray]:
+    """Per token budget asked for, how many top chunks of each query's ranking fit in it."""
+    budgeted = [metric for metric in metrics if metric.budget is not None]
+    if not budgeted:
+        return {}
+    from realrecall.evaluate.budget import ContextTokens, prefix_lengths
+
+    budgets = sorted({metric.budget for metric in budgeted if metric.budget is not None})
+    if corpus is None:
+        raise InputError(
+            f"{budgeted[0].name} counts the tokens of the retrieved chunks, which needs the corpus",
+            hint="give the corpus (--corpus CHUNKS) the run ranks",
+        )
+    tokens = corpus if isinstance(corpus, ContextTokens) else ContextTokens(corpus)
+    depth = max((len(run.passage_ids(query_id)) for query_id in query_ids if query_id in run), default=0)
+    rankings = run.ranked_many(query_ids, depth) if depth else [()] * len(query_ids)
+    return {budget: prefix_lengths(rankings, tokens, budget) for budget in budgets}
 
 
 def _parse_metrics(metrics: Sequence[str]) -> dict[str, Metric]:

@@ -13,10 +13,6 @@ rejected until the retry budget (``max_attempts``) is spent.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +22,7 @@ from realrecall.generate.run import check_paths, prepare, remembered_sample_rate
 from realrecall.generate.sources import question_messages
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import cost
+from realrecall.tokens import token_counter
 
 __all__ = ["ANSWER_TOKENS", "CostEstimate", "estimate", "token_counter"]
 
@@ -45,44 +42,6 @@ class CostEstimate:
     tokens_out: int
     cost: float | None
     token_method: str
-
-
-def token_counter(model: str) -> tuple[Callable[[str], int], str]:
-    """A function counting the tokens of a text for ``model``, and the name of the method used."""
-    try:
-        import tiktoken
-        import tiktoken.model
-
-        name = tiktoken.model.encoding_name_for_model(model)
-        if _encoding_cached(name):
-            encoding = tiktoken.get_encoding(name)
-            return (lambda text: len(encoding.encode(text, disallowed_special=()))), f"tiktoken {name}"
-    except (ImportError, KeyError, ValueError, OSError):
-        pass  # not installed, unknown model, or an unreadable cache: fall back
-    return (lambda text: max(1, (len(text) + 3) // 4)), "estimate: 4 characters a token"
-
-
-def _encoding_cached(name: str) -> bool:
-    """Whether tiktoken can load encoding ``name`` from its local cache, i.e. without downloading.
-
-    tiktoken caches each file it downloads under ``sha1(url)`` in ``TIKTOKEN_CACHE_DIR`` (or
-    ``DATA_GYM_CACHE_DIR``, or ``<tmp>/data-gym-cache``); the URLs are read from the encoding's own
-    constructor, so no address is written here.
-    """
-    import inspect
-    import tempfile
-
-    from tiktoken_ext import openai_public
-
-    constructor = openai_public.ENCODING_CONSTRUCTORS.get(name)
-    if constructor is None:
-        return False
-    urls = re.findall(r"\"(https?://[^\"]+)\"", inspect.getsource(constructor))
-    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    folder = folder or os.path.join(tempfile.gettempdir(), "data-gym-cache")
-    return bool(urls) and all(
-        os.path.isfile(os.path.join(folder, hashlib.sha1(url.encode()).hexdigest())) for url in urls
-    )
 
 
 def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> CostEstimate:
