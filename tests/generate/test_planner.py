@@ -200,7 +200,8 @@ def test_parse_weights_and_shard():
         {"per_chunk": 0},
         {"max_overlap": 1.5},
         {"temperature": 3.0},
-        {"languages": {}},
+        {"languages": {"klingon": 1.0}},
+        {"cross_language": True},
         {"personas": (" ",)},
         {"price_in": -1.0},
         {"max_tokens": 0},
@@ -228,4 +229,6 @@ def test_extractive_questions_take_the_language_of_their_chunk():
     slots = plan_slots(chunks, GenerateConfig(backend="extractive", languages={"en": 1}), GENERATOR)
     assert [slot.language for slot in slots] == ["de", "en"]
     llm_slots = plan_slots(chunks, GenerateConfig(languages={"en": 1}), GENERATOR)
-    assert [slot.language for slot in llm_slots] == ["en", "en"]  # a model may ask across languages
+    assert [slot.language for slot in llm_slots] == ["de", "en"]  # each chunk's own, by default
+    across = plan_slots(chunks, GenerateConfig(languages={"en": 1}, cross_language=True), GENERATOR)
+    assert [slot.language for slot in across] == ["en", "en"]  # asked across languages on purpose

@@ -53,7 +53,28 @@ def generate_command(
     max_tokens: Annotated[int, typer.Option(help="answer token limit per request")] = 200,
     prompt: Annotated[Path | None, typer.Option(help="a prompt file replacing the built-in one")] = None,
     types: Annotated[str, typer.Option(help=TYPES_HELP)] = "lookup=2,conceptual=1",
-    languages: Annotated[str, typer.Option(help="languages with weights, e.g. en=3,de=1")] = "en",
+    languages: Annotated[
+        str | None,
+        typer.Option(
+            help="keep the chunks in these languages, e.g. de,en (default: every chunk, each question in "
+            "its chunk's language); with --cross-language the questions' languages, with weights"
+        ),
+    ] = None,
+    cross_language: Annotated[
+        bool, typer.Option(help="ask in the --languages mix whatever each chunk's language")
+    ] = False,
+    screen: Annotated[
+        bool | None,
+        typer.Option(
+            "--screen/--no-screen",
+            help="skip chunks no user would ask about: rules by default; --screen adds one model request "
+            "per chunk, --no-screen turns the rules off",
+            show_default=False,
+        ),
+    ] = None,
+    multi_chunk: Annotated[
+        float, typer.Option(help="share of questions over two related chunks (gold holds both), e.g. 0.2")
+    ] = 0.0,
     persona: Annotated[list[str] | None, typer.Option(help="who asks (repeatable)")] = None,
     per_chunk: Annotated[int, typer.Option(help="questions per chunk")] = 1,
     sample: Annotated[
@@ -109,7 +130,10 @@ def generate_command(
             max_tokens=max_tokens,
             prompt=prompt,
             types=parse_weights(types, what="question type", known=QUESTION_TYPES),
-            languages=parse_weights(languages, what="language"),
+            languages={} if languages is None else parse_weights(languages, what="language"),
+            cross_language=cross_language,
+            screen="rules" if screen is None else "model" if screen else "off",
+            multi_chunk=multi_chunk,
             personas=tuple(persona or ()),
             per_chunk=per_chunk,
             sample=int(sample) if sample is not None and sample >= 1 and sample.is_integer() else sample,
@@ -268,6 +292,11 @@ def render_summary(summary: GenerateSummary) -> None:
         if stage.failures:
             reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(stage.failures.items()))
             _line(f"{stage.name} failures: {reasons}")
+    if summary.screened:
+        reasons = ", ".join(f"{reason} {count}" for reason, count in summary.screened_reasons.items())
+        _line(
+            f"chunks skipped by the screen: {len(summary.screened)} ({reasons}); see {summary.summary_path}"
+        )
     if summary.filtered:
         _line("filtered: " + ", ".join(f"{name} {count}" for name, count in sorted(summary.filtered.items())))
     if summary.missing:

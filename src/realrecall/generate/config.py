@@ -81,7 +81,8 @@ def _default_types() -> dict[str, float]:
 
 
 def _default_languages() -> dict[str, float]:
-    return {"en": 1.0}
+    # Empty: each question in its chunk's own language (see generate.languages).
+    return {}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,6 +128,12 @@ class GenerateConfig:
     prune: bool = False
     """Drop cached answers of slots this run does not plan (other shards, other parameters, deleted
     chunks). Off by default: they cost nothing to keep and a later run may need them again."""
+    cross_language: bool = False
+    """Ask in the languages of ``languages`` whatever the chunk's language (else: only chunks in them)."""
+    screen: str = "rules"
+    """Chunk screening: ``off``, ``rules`` (default) or ``model`` (the rules, then a model request)."""
+    multi_chunk: float = 0.0
+    """The share of question slots asked over two related chunks (llm backend; see generate.pairs)."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -137,7 +144,14 @@ class GenerateConfig:
                     f"unknown question type {name!r}", hint=f"choose from {', '.join(QUESTION_TYPES)}"
                 )
         _check_weights(self.types, "question type")
-        _check_weights(self.languages, "language")
+        if self.languages:
+            _check_weights(self.languages, "language")
+            from realrecall.generate.languages import check_language_codes
+
+            check_language_codes(self.languages)
+        elif self.cross_language:
+            raise InputError("cross_language needs languages to ask in", hint="e.g. --languages de=1,en=1")
+        _check_screen_options(self)
         _check_range("per_chunk", self.per_chunk, 1, 1000)
         _check_range("max_attempts", self.max_attempts, 1, 100)
         _check_range("concurrency", self.concurrency, 1, 10_000)
@@ -210,9 +224,33 @@ class GenerateConfig:
             raise InputError(f"{label}s: {exc.message}", path=source, hint=exc.hint) from None
 
 
+def _check_screen_options(config: GenerateConfig) -> None:
+    from realrecall.generate.screening import SCREEN_MODES
+
+    if config.screen not in SCREEN_MODES:
+        raise InputError(f"unknown screen {config.screen!r}", hint=f"choose from {', '.join(SCREEN_MODES)}")
+    if not (_is_number(config.multi_chunk) and 0.0 <= config.multi_chunk <= 1.0):
+        raise InputError(
+            f"multi_chunk must be a share within [0, 1], got {config.multi_chunk!r}", hint="e.g. 0.2"
+        )
+    if config.multi_chunk and config.backend != "llm":
+        raise InputError(
+            "questions over two chunks need a model (backend llm)",
+            hint="leave multi_chunk (--multi-chunk) out",
+        )
+
+
 _PATH_OPTIONS = ("prompt", "style_examples", "judge_prompt", "cache_path", "type_rules")
 _TEXT_OPTIONS = ("backend", "model", "stratify_by", "judge_model")
-_NUMBER_OPTIONS = ("temperature", "max_overlap", "near_duplicate", "price_in", "price_out", "request_timeout")
+_NUMBER_OPTIONS = (
+    "multi_chunk",
+    "temperature",
+    "max_overlap",
+    "near_duplicate",
+    "price_in",
+    "price_out",
+    "request_timeout",
+)
 _INTEGER_OPTIONS = (
     "max_tokens",
     "per_chunk",
@@ -258,7 +296,13 @@ def _option_value(key: str, value: Any, folder: Path | None) -> Any:
         if not isinstance(value, str):
             raise InputError(f"{key} must be a string, got {value!r}")
         return value
-    if key in ("judge", "prune"):
+    if key == "screen":
+        if isinstance(value, bool):  # true: the model screen too; false: none
+            return "model" if value else "off"
+        if not isinstance(value, str):
+            raise InputError(f"screen must be off, rules or model, got {value!r}")
+        return value
+    if key in ("judge", "prune", "cross_language"):
         if not isinstance(value, bool):
             raise InputError(f"{key} must be true or false, got {value!r}")
         return value

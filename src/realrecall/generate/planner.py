@@ -62,6 +62,8 @@ class Slot:
     language: str
     persona: str | None
     key: str
+    partner: Chunk | None = None
+    """The second chunk of a question over two chunks (``--multi-chunk``); its gold holds both."""
 
     @property
     def query_id(self) -> str:
@@ -209,26 +211,55 @@ def _weighted(rng: random.Random, weights: Mapping[str, float]) -> str:
 
 
 def plan_slots(
-    chunks: Sequence[Chunk], config: GenerateConfig, generator: Mapping[str, object]
+    chunks: Sequence[Chunk],
+    config: GenerateConfig,
+    generator: Mapping[str, object],
+    *,
+    languages: Mapping[str, str] | None = None,
+    partners: Mapping[str, Chunk] | None = None,
 ) -> list[Slot]:
     """One slot per question: ``per_chunk`` for each chunk; ``generator`` describes what writes them.
 
     ``generator`` (backend, model, prompt hash, parameters, style example ids) goes into every key.
+    ``languages`` maps a chunk id to its language (``generate.languages``): a question is asked in
+    its chunk's language unless ``cross_language`` draws it from the weights. ``partners`` maps a
+    chunk id to a related chunk: a ``multi_chunk`` share of the slots (drawn from seed, chunk id and
+    index, apart from the other draws) asks a question over both (``generate.pairs``).
     """
+    from realrecall.generate.pairs import PAIR_TYPES
+
     generator_text = json.dumps(generator, sort_keys=True)
     slots: list[Slot] = []
     for chunk in chunks:
         for index in range(config.per_chunk):
             rng = random.Random(_hash_int("slot", config.seed, chunk.id, index))
             question_type = _weighted(rng, config.types)
-            language = _weighted(rng, config.languages)
-            if config.backend == "extractive":
-                # A sentence cut from the chunk is in the chunk's language, whatever was asked for.
-                language = chunk_language(chunk) or language
+            # Drawn even when unused, so that the draws after it (and the keys) stay as they were.
+            language = _weighted(rng, config.languages or {"en": 1.0})
+            if not config.cross_language or config.backend == "extractive":
+                # The chunk's own language (a sentence cut from it is in it, whatever was asked for).
+                own = (languages or {}).get(chunk.id) or chunk_language(chunk)
+                language = own or (language if config.languages else "en")
             persona = rng.choice(config.personas) if config.personas else None
-            key_material = json.dumps(
-                [chunk.content_hash, generator_text, config.seed, index, question_type, language, persona]
-            )
-            key = hashlib.sha256(key_material.encode()).hexdigest()
-            slots.append(Slot(chunk, index, question_type, language, persona, key))
+            identity: list[object] = [
+                chunk.content_hash,
+                generator_text,
+                config.seed,
+                index,
+                question_type,
+                language,
+                persona,
+            ]
+            partner = (partners or {}).get(chunk.id)
+            if (
+                partner is None
+                or _hash_int("multi", config.seed, chunk.id, index) / 2**64 >= config.multi_chunk
+            ):
+                partner = None
+            else:
+                names = sorted(PAIR_TYPES)
+                question_type = names[_hash_int("pair type", config.seed, chunk.id, index) % len(names)]
+                identity = [*identity[:4], question_type, *identity[5:], partner.content_hash]
+            key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()
+            slots.append(Slot(chunk, index, question_type, language, persona, key, partner))
     return slots

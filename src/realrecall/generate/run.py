@@ -15,19 +15,22 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from realrecall import __version__
-from realrecall.corpus import Corpus
+from realrecall.corpus import Chunk, Corpus
 from realrecall.curate.type_rules import TypeRules, default_type_rules, load_type_rules
 from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
+from realrecall.evidence import Evidence
 from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
+from realrecall.generate.languages import detect_chunk_language, wrong_language
+from realrecall.generate.pairs import pair_chunks
 from realrecall.generate.planner import (
     Slot,
     inclusion_probabilities,
@@ -35,6 +38,7 @@ from realrecall.generate.planner import (
     sample_rate,
     select_chunks,
 )
+from realrecall.generate.screening import model_screen, screen_chunks
 from realrecall.generate.sources import (
     AnswerabilityJudge,
     Candidate,
@@ -78,6 +82,12 @@ class Setup:
     """The rules that give every question its type and form (the ones the real set was typed by)."""
     sample_rate: float | None = None
     """The share of the chunks the sample keeps (None: no sample); see ``generate.planner``."""
+    screened: Mapping[str, str] = field(default_factory=dict)
+    """Chunk id -> why it was skipped (``generate.screening.REASONS``, or the model screen's reason)."""
+    pair_prompt: PromptTemplate | None = None
+    """The prompt of questions over two chunks (llm backend with ``multi_chunk``)."""
+    relations: Mapping[str, str] = field(default_factory=dict)
+    """Chunk id -> how its partner is related (``same_document``, ``similar``; ``generate.pairs``)."""
 
 
 def remembered_sample_rate(output_path: str | Path, config: GenerateConfig) -> float | None:
@@ -141,9 +151,33 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
             path=corpus.path,
             hint="check --sample and --shard",
         )
+    chunks, screened, languages = _screen(chunks, config)
+    if not chunks:
+        reasons = Counter(screened.values())
+        raise InputError(
+            "every chunk selected was skipped by the screen ("
+            + ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
+            + ")",
+            path=corpus.path,
+            hint="--no-screen turns the rules off; --languages names the languages to keep",
+        )
+    pair_prompt = None
+    pairing = None
+    if prompt is not None and config.multi_chunk:
+        pair_prompt = builtin_prompt("question_generation_pair")
+        generator["pair_prompt_sha256"] = pair_prompt.sha256  # only then: the other keys stay as they were
+        pairing = pair_chunks(list(corpus), chunks)
     return Setup(
         config=config,
-        slots=tuple(plan_slots(chunks, config, generator)),
+        slots=tuple(
+            plan_slots(
+                chunks,
+                config,
+                generator,
+                languages=languages,
+                partners=None if pairing is None else pairing.partners,
+            )
+        ),
         chunks=len(chunks),
         prompt=prompt,
         feedback_prompt=feedback_prompt,
@@ -154,7 +188,59 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
         inclusion={k: p for k, p in inclusion_probabilities(corpus, config, rate).items() if p < 1.0},
         rules=load_type_rules(config.type_rules),
         sample_rate=rate,
+        screened=screened,
+        pair_prompt=pair_prompt,
+        relations={} if pairing is None else pairing.relations,
     )
+
+
+def _screen(
+    chunks: list[Chunk], config: GenerateConfig
+) -> tuple[list[Chunk], dict[str, str], dict[str, str]]:
+    """The chunks the rules and ``--languages`` keep, why the others were skipped, and each kept
+    chunk's language (see ``generate.screening`` and ``generate.languages``)."""
+    screened: dict[str, str] = {}
+    if config.screen != "off":
+        chunks, screened = screen_chunks(chunks)
+    if config.cross_language and config.backend == "llm":
+        return chunks, screened, {}  # every question in a language drawn from the weights
+    detected = {chunk.id: detect_chunk_language(chunk) for chunk in chunks}
+    # A chunk whose language cannot be told (a table, a short line) is taken to be in the corpus's.
+    main = Counter(language for language in detected.values() if language).most_common(1)
+    fallback = main[0][0] if main else "en"
+    languages = {chunk_id: language or fallback for chunk_id, language in detected.items()}
+    if config.languages and not config.cross_language:
+        wanted = [chunk for chunk in chunks if languages[chunk.id] in config.languages]
+        for chunk in chunks:
+            if languages[chunk.id] not in config.languages:
+                screened[chunk.id] = "language_not_requested"
+        chunks = wanted
+    return chunks, screened, languages
+
+
+async def _screen_with_model(
+    setup: Setup, store: GenerationStore, client: ChatClient | None, counter: StageCounter
+) -> tuple[Setup, list[dict[str, Any]]]:
+    """``setup`` without the chunks the model screen skips, and the screen's new cache entries."""
+    chunks = list({slot.chunk.id: slot.chunk for slot in setup.slots}.values())
+    skipped, entries = await model_screen(
+        chunks,
+        client=client,
+        cache=store.cache,
+        template=builtin_prompt("chunk_screen"),
+        config=setup.config,
+        counter=counter,
+    )
+    if not skipped:
+        return setup, entries
+    slots = tuple(slot for slot in setup.slots if slot.chunk.id not in skipped)
+    if not slots:
+        raise InputError(
+            f"the model screen skipped every chunk ({len(skipped)})",
+            hint="see its reasons in the summary; leave --screen out to write questions anyway",
+        )
+    screened = {**setup.screened, **{chunk_id: f"model_screen: {why}" for chunk_id, why in skipped.items()}}
+    return replace(setup, slots=slots, chunks=setup.chunks - len(skipped), screened=screened), entries
 
 
 def generate(
@@ -209,17 +295,25 @@ async def agenerate(
     check_paths(corpus, output_path, config)
     setup = prepare(corpus, config, remembered_rate=remembered_sample_rate(output_path, config))
     store = GenerationStore(output_path, config.cache_path)
+    screening = StageCounter("screen")
     try:
         store.load()
+        screen_entries: list[dict[str, Any]] = []
+        if config.screen == "model":
+            setup, screen_entries = await _screen_with_model(setup, store, client, screening)
         kept, removed = store.plan(
             (slot.key for slot in setup.slots), keep=lambda r: still_valid(r, setup), prune=config.prune
         )
         store.open()
+        for entry in screen_entries:  # asked before the store could take them (the plan needed them)
+            store.add_cache(entry)
         totals = None
         if batch is not None:
             totals = await _answer_in_batches(setup, store, batch)
             client = LeftoverClient(totals.refused_requests)
         run = _Run(setup, store, client, progress)
+        if config.screen == "model":
+            run.screening = screening
         await run.settle_all()
         if totals is not None:
             run.absorb(totals)
@@ -338,11 +432,36 @@ def still_valid(record: dict[str, Any], setup: Setup) -> bool:
     bound = setup.config.max_overlap
     if bound is not None and isinstance(overlap, int | float) and overlap > bound:
         return False
+    # A question kept before answers' languages were checked, in another language than asked for.
+    language, query = record.get("language"), record.get("query")
+    checked = setup.prompt is not None and isinstance(language, str) and isinstance(query, str)
+    if checked and wrong_language(str(query), str(language), setup.config.languages):
+        return False
     if setup.judge_prompt is not None:
         judged = provenance.get("judge") or {}
         wanted = judge_description(setup.judge_prompt, setup.config)
         return all(judged.get(name) == value for name, value in wanted.items())
     return True
+
+
+def _searchable(slot: Slot) -> str:
+    """What a slot's question is compared with: its chunk's searchable text, and its partner's."""
+    if slot.partner is None:
+        return slot.chunk.searchable_text()
+    return f"{slot.chunk.searchable_text()}\n{slot.partner.searchable_text()}"
+
+
+def _pair_evidence(slot: Slot) -> tuple[Evidence, ...]:
+    """A question over two chunks anchored in both documents, when both chunks name theirs: the gold
+    survives a rechunking (``realrecall.resolution``); ids alone cover the rest."""
+    chunks = (slot.chunk, slot.partner)
+    if slot.partner is None or any(chunk is None or not chunk.doc_id for chunk in chunks):
+        return ()
+    return tuple(
+        Evidence(doc_id=chunk.doc_id, text=chunk.text, start=chunk.start, end=chunk.end, chunk_id=chunk.id)
+        for chunk in chunks
+        if chunk is not None and chunk.doc_id
+    )
 
 
 def _config_record(config: GenerateConfig) -> dict[str, Any]:
@@ -373,6 +492,7 @@ class _Run:
         self.progress = progress
         self.generation = StageCounter("generation")
         self.judging = StageCounter("judge")
+        self.screening: StageCounter | None = None  # the model screen's figures (--screen)
         self.source: QuestionSource
         if setup.prompt is not None:  # the llm backend (prepare reads a prompt for no other)
             self.source = LLMQuestions(
@@ -383,6 +503,7 @@ class _Run:
                 store,
                 self.generation,
                 feedback=setup.feedback_prompt,
+                pair_template=setup.pair_prompt,
             )
         else:
             self.source = ExtractiveQuestions(self.config)
@@ -478,7 +599,10 @@ class _Run:
             self.generation.failures[reason] += 1
             return reason
         question = candidate.question
-        overlap = lexical_overlap(question, slot.chunk.searchable_text(), slot.language)
+        if self.setup.prompt is not None and wrong_language(question, slot.language, self.config.languages):
+            self.filtered["wrong_language"] += 1
+            return "wrong_language"
+        overlap = lexical_overlap(question, _searchable(slot), slot.language)
         if self.config.max_overlap is not None and overlap > self.config.max_overlap:
             self.filtered["overlap"] += 1
             return "overlap"
@@ -550,14 +674,21 @@ class _Run:
         form, _ = rules.classify_form(question)
         requested = {"requested_type": slot.type} if config.backend == "llm" else {}
         # Written by the gold writer's own record function, so a synthetic record is a gold record.
+        gold = {slot.chunk.id: 1}
+        pair: dict[str, Any] = {}
+        if slot.partner is not None:
+            gold[slot.partner.id] = 1
+            relation = self.setup.relations.get(slot.chunk.id)
+            pair = {"pair": {"chunk": slot.partner.id, "relation": relation}}
         record = GoldQuery(
             query_id=slot.query_id,
             query=question,
-            gold={slot.chunk.id: 1},
+            gold=gold,
+            evidence=_pair_evidence(slot),
             origin="synthetic",
             type=query_type,
             language=slot.language,
-            metadata={**requested, "form": form, **self.sampled(slot)},
+            metadata={**requested, "form": form, **pair, **self.sampled(slot)},
             provenance=provenance,
         ).to_record()
         self.duplicates.add(slot.key, question, slot.language)
@@ -632,6 +763,8 @@ class _Run:
         stages = [self.generation.freeze(self.config.price_in, self.config.price_out)]
         if self.judge is not None:
             stages.append(self.judging.freeze(self.config.price_in, self.config.price_out))
+        if self.screening is not None:
+            stages.append(self.screening.freeze(self.config.price_in, self.config.price_out))
         return GenerateSummary(
             output_path=store.output_path,
             backend=self.config.backend,
@@ -650,4 +783,5 @@ class _Run:
             elapsed=elapsed,
             warnings=warnings,
             generator=self.setup.generator,
+            screened=dict(self.setup.screened),
         )

@@ -37,6 +37,7 @@ __all__ = [
     "judge_description",
     "problem_text",
     "question_messages",
+    "slot_text",
 ]
 
 LANGUAGE_NAMES: Mapping[str, str] = {
@@ -81,6 +82,7 @@ PROBLEMS: Mapping[str, str] = {
     "refusal": "no question was written; the passage is only material to ask about",
     "truncated": "the answer was cut off; keep the question short",
     "question_too_long": "it is too long; a search question is a short line",
+    "wrong_language": "it is not written in the language asked for; write it in that language",
 }
 DEFAULT_PROBLEM = 'it is not a JSON object {"question": "..."} holding one question'
 
@@ -110,16 +112,28 @@ def _seed(*parts: object) -> int:
 def question_messages(
     template: PromptTemplate, slot: Slot, style_examples: str
 ) -> tuple[dict[str, str], ...]:
-    """The chat messages asking for ``slot``'s question (the chunk text is delimited as data)."""
+    """The chat messages asking for ``slot``'s question (the chunk text is delimited as data).
+
+    A slot over two chunks (``slot.partner``) also fills ``passage_b`` and ``title_b``, and the
+    description of its type comes from ``generate.pairs.PAIR_TYPES``.
+    """
+    from realrecall.generate.pairs import PAIR_TYPES
+
+    partner = slot.partner
     values = {
         "passage": delimit_data(slot.chunk.text, "passage"),
         "title": " ".join(slot.chunk.title.split()) or "(none)",
         "question_type": slot.type,
-        "type_description": QUESTION_TYPES[slot.type],
+        "type_description": {**QUESTION_TYPES, **PAIR_TYPES}[slot.type]
+        if partner is not None
+        else QUESTION_TYPES[slot.type],
         "language": LANGUAGE_NAMES.get(slot.language, slot.language),
         "persona": slot.persona or DEFAULT_PERSONA,
         "style_examples": style_examples,
     }
+    if partner is not None:
+        values["passage_b"] = delimit_data(partner.text, "passage")
+        values["title_b"] = " ".join(partner.title.split()) or "(none)"
     return render(template, {name: values.get(name, "") for name in template.variables})
 
 
@@ -225,9 +239,12 @@ class LLMQuestions:
     store: GenerationStore
     counter: StageCounter
     feedback: PromptTemplate
+    pair_template: PromptTemplate | None = None
+    """The prompt of questions over two chunks (``slot.partner``)."""
 
     def request(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None = None) -> ChatRequest:
-        messages = question_messages(self.template, slot, self.style_examples)
+        template = self.template if slot.partner is None or self.pair_template is None else self.pair_template
+        messages = question_messages(template, slot, self.style_examples)
         if rejected is not None:
             # A regeneration shows the model its rejected answer and why, so it does not repeat it.
             previous, reason = rejected
@@ -274,6 +291,13 @@ class ExtractiveQuestions:
         return Candidate(question, failure, attempt, Usage(0, 0), "extractive")
 
 
+def slot_text(slot: Slot) -> str:
+    """The text a slot's question is about: its chunk's, then its partner's (a question over two)."""
+    if slot.partner is None:
+        return slot.chunk.text
+    return f"{slot.chunk.text}\n\n{slot.partner.text}"
+
+
 def judge_description(template: PromptTemplate, config: GenerateConfig) -> dict[str, Any]:
     """Which judge gave a verdict (model and prompt), as recorded in ``provenance.judge``."""
     return {
@@ -298,16 +322,15 @@ class AnswerabilityJudge:
     async def check(self, slot: Slot, question: str) -> tuple[Verdict | None, str | None, Usage]:
         """``(verdict, None, usage)``, or ``(None, reason, usage)`` when no valid verdict came back."""
         values = {
-            "passage": delimit_data(slot.chunk.text, "passage"),
+            "passage": delimit_data(slot_text(slot), "passage"),
             "question": delimit_data(question, "question"),
             "language": LANGUAGE_NAMES.get(slot.language, slot.language),
         }
         messages = render(self.template, {name: values.get(name, "") for name in self.template.variables})
         total = Usage(0, 0)
         failure: str | None = None
-        identity = json.dumps(
-            [self.template.sha256, self.config.effective_judge_model, slot.chunk.content_hash]
-        )
+        hashes = [slot.chunk.content_hash] + ([] if slot.partner is None else [slot.partner.content_hash])
+        identity = json.dumps([self.template.sha256, self.config.effective_judge_model, *hashes])
         for attempt in range(self.config.max_attempts):
             request = ChatRequest(
                 messages=messages,

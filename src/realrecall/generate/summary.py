@@ -120,6 +120,8 @@ class GenerateSummary:
     elapsed: float = 0.0
     warnings: tuple[str, ...] = ()  # e.g. the corpus-order rewrite left for the next run (no room)
     generator: Mapping[str, Any] = field(default_factory=dict)
+    screened: Mapping[str, str] = field(default_factory=dict)
+    """Chunk id -> why the chunk was skipped before any question (``generate.screening``)."""
 
     @property
     def total(self) -> int:
@@ -129,6 +131,11 @@ class GenerateSummary:
     @property
     def missing(self) -> int:
         return sum(self.shortfall.values())
+
+    @property
+    def screened_reasons(self) -> dict[str, int]:
+        """How many chunks were skipped, by reason (the model screen's reasons counted as one)."""
+        return dict(sorted(Counter(reason.split(":")[0] for reason in self.screened.values()).items()))
 
     def stage(self, name: str) -> StageSummary | None:
         return next((stage for stage in self.stages if stage.name == name), None)
@@ -146,6 +153,8 @@ class GenerateSummary:
             "removed": self.removed,
             "missing": self.missing,
             "filtered": dict(sorted(self.filtered.items())),
+            "screened": self.screened_reasons,
+            "screened_chunks": dict(self.screened),
             "shortfall_by_chunk": dict(sorted(self.shortfall.items())),
             "stages": {stage.name: stage.to_dict() for stage in self.stages},
             "style_example_ids": list(self.style_example_ids),
