@@ -1,0 +1,137 @@
+"""The language of questions (issue 12 item 4): the chunk's own, checked on every answer."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from generate.fakes import FakeChatClient
+from realrecall.corpus import Chunk, Corpus
+from realrecall.errors import InputError
+from realrecall.generate import GenerateConfig, generate
+from realrecall.generate.languages import check_language_codes, detect_chunk_language, wrong_language
+from realrecall.llm.types import ChatRequest
+from support import cli
+
+# Direct prompting: the check reads the answer, whatever way it was asked for.
+DIRECT_PROMPT = Path(str(resources.files("realrecall").joinpath("prompts", "question_generation.md")))
+ENGLISH = "The sync service copies every folder to the server each night and keeps thirty days of history."
+GERMAN = "Der Synchronisationsdienst kopiert jede Nacht alle Ordner auf den Server und behält dreißig Tage."
+
+
+def test_unknown_language_codes_are_refused_in_one_line():
+    with pytest.raises(InputError) as caught:
+        GenerateConfig(languages={"klingon": 1.0})
+    assert "unknown language code 'klingon'" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    check_language_codes(["de", "en", "ja"])  # ISO 639-1 codes the detector knows pass
+
+
+def test_cli_refuses_languages_klingon(tmp_path):
+    corpus = tmp_path / "chunks.jsonl"
+    corpus.write_text(json.dumps({"id": "a", "text": ENGLISH}) + "\n")
+    result = cli.run(
+        "generate", "--corpus", str(corpus), "--output", str(tmp_path / "s.jsonl"), "--languages", "klingon"
+    )
+    assert result.returncode == 2
+    assert "unknown language code 'klingon'" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_chunk_s_language_is_its_metadata_s_else_detected_in_its_prose():
+    assert detect_chunk_language(Chunk("a", ENGLISH)) == "en"
+    assert detect_chunk_language(Chunk("b", GERMAN)) == "de"
+    assert detect_chunk_language(Chunk("c", ENGLISH, metadata={"language": "fr"})) == "fr"
+
+
+def test_an_answer_is_wrong_only_when_confidently_in_another_language():
+    assert wrong_language("how do I persist a collection on disk", "de") == "en"
+    assert wrong_language("Wie speichere ich eine Sammlung dauerhaft?", "en") == "de"
+    assert wrong_language("Wie speichere ich eine Sammlung dauerhaft?", "de") is None
+    assert wrong_language("chroma docker port", "de") is None  # identifiers have no language
+
+
+def answers_in_english_first(request: ChatRequest) -> str:
+    """English to every request that shows no feedback yet; German once told the language is wrong."""
+    told = any("not written in the language" in message["content"] for message in request.messages)
+    if told:
+        return json.dumps({"question": "Wie oft kopiert der Dienst meine Ordner auf den Server?"})
+    return json.dumps({"question": "how often does the service copy my folders to the server"})
+
+
+def test_a_wrong_language_answer_is_regenerated_with_feedback(tmp_path):
+    corpus = Corpus((Chunk("de1", GERMAN),))
+    client = FakeChatClient(answers_in_english_first)
+    output = tmp_path / "synthetic.jsonl"
+    summary = generate(corpus, output, GenerateConfig(prompt=DIRECT_PROMPT), client=client)
+    questions = client.generation_requests()
+    assert len(questions) == 2
+    assert "Language of the question: German" in questions[0].messages[-1]["content"]
+    assert "not written in the language asked for" in questions[1].messages[-1]["content"]
+    assert summary.filtered == {"wrong_language": 1}
+    (record,) = [json.loads(line) for line in output.read_text().splitlines()]
+    assert record["language"] == "de"
+    assert record["query"].startswith("Wie oft")
+
+
+def test_a_question_kept_in_the_wrong_language_earlier_is_replaced_on_rerun(tmp_path):
+    corpus = Corpus((Chunk("de1", GERMAN),))
+    output = tmp_path / "synthetic.jsonl"
+    generate(
+        corpus, output, GenerateConfig(prompt=DIRECT_PROMPT), client=FakeChatClient(answers_in_english_first)
+    )
+    # An output written before answers were checked: its German slot holds an English question.
+    record = json.loads(output.read_text())
+    record["query"] = "how often does the service copy my folders to the server"
+    output.write_text(json.dumps(record) + "\n")
+    again = generate(
+        corpus, output, GenerateConfig(prompt=DIRECT_PROMPT), client=FakeChatClient(answers_in_english_first)
+    )
+    assert again.removed == 1
+    (fixed,) = [json.loads(line) for line in output.read_text().splitlines()]
+    assert fixed["query"].startswith("Wie oft")
+
+
+def mixed_corpus() -> Corpus:
+    return Corpus(
+        tuple([Chunk(f"en{i}", f"{ENGLISH} Office {i}.") for i in range(3)] + [Chunk("de0", GERMAN)])
+    )
+
+
+def german_question(request: ChatRequest) -> str:
+    return json.dumps({"question": f"Wie oft kopiert der Dienst meine Ordner im Büro {request.seed}?"})
+
+
+def test_german_questions_are_not_put_on_english_chunks_unless_allowed(tmp_path):
+    config = GenerateConfig(prompt=DIRECT_PROMPT, languages={"de": 1.0})
+    summary = generate(mixed_corpus(), tmp_path / "a.jsonl", config, client=FakeChatClient(german_question))
+    records = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    assert [record["gold"] for record in records] == [{"de0": 1}]
+    assert summary.screened == {f"en{i}": "language_not_requested" for i in range(3)}
+
+    across = GenerateConfig(prompt=DIRECT_PROMPT, languages={"de": 1.0}, cross_language=True)
+    summary = generate(mixed_corpus(), tmp_path / "b.jsonl", across, client=FakeChatClient(german_question))
+    records = [json.loads(line) for line in (tmp_path / "b.jsonl").read_text().splitlines()]
+    assert sorted(record["language"] for record in records) == ["de"] * 4  # allowed on purpose
+    assert summary.screened == {}
+
+
+def test_by_default_each_question_is_in_its_chunk_s_language(tmp_path):
+    def in_the_asked_language(request: ChatRequest) -> str:
+        if "Language of the question: German" in request.messages[-1]["content"]:
+            return german_question(request)
+        return json.dumps({"question": f"how often are my folders copied to the server {request.seed}"})
+
+    client = FakeChatClient(in_the_asked_language)
+    generate(mixed_corpus(), tmp_path / "s.jsonl", GenerateConfig(prompt=DIRECT_PROMPT), client=client)
+    records = {json.loads(line)["query_id"]: json.loads(line) for line in (tmp_path / "s.jsonl").open()}
+    assert {query_id: record["language"] for query_id, record in records.items()} == {
+        "syn-en0-0": "en",
+        "syn-en1-0": "en",
+        "syn-en2-0": "en",
+        "syn-de0-0": "de",
+    }
