@@ -97,15 +97,49 @@ def test_retrieving_without_a_corpus_says_what_to_give(files):
     assert "--corpus is needed to retrieve" in done.stderr
 
 
-def test_cli_start_up_loads_no_heavy_library():
-    # Scoring 500 queries from the CLI must take well under a second, start-up included.
-    code = (
-        "import sys, realrecall.cli; "
-        "print(sorted(m for m in ('openai', 'tenacity', 'pandas', 'datasketch', 'scipy', 'bm25s', 'torch') "
-        "if m in sys.modules))"
-    )
+# What must never load at start-up or on `--help` (issue 13, goal 3): numerical and model libraries,
+# the clients and the vector stores. A command loads what it runs: scoring a run from files needs numpy
+# and nothing else from this list.
+_HEAVY = (
+    "numpy", "scipy", "pandas", "pyarrow", "openai", "httpx", "tenacity", "sklearn", "chromadb",
+    "lancedb", "qdrant_client", "bm25s", "torch", "sentence_transformers", "datasketch", "py3langid",
+    "asyncio", "mlflow",
+)  # fmt: skip
+_COMMANDS = ("evaluate", "generate", "calibrate", "compare", "gold", "corpus", "run", "demo", "history",
+             "log", "realism")  # fmt: skip
+_PROBE = """
+import contextlib, io, json, sys
+heavy = {heavy!r}
+def loaded():
+    return sorted(m for m in heavy if m in sys.modules)
+import realrecall.cli
+from realrecall.cli import main
+seen = {{"import realrecall.cli": loaded()}}
+for argv in [["--help"], *[[command, "--help"] for command in {commands!r}]]:
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        main(argv)
+    seen[" ".join(argv)] = loaded()
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    main(["evaluate", "--gold", sys.argv[1], "--run", sys.argv[2]])
+seen["evaluate --run"] = loaded()
+seen["numpy.ma"] = "numpy.ma" in sys.modules
+print(json.dumps(seen))
+"""
+
+
+def test_cli_start_up_loads_no_heavy_library(files):
+    # `realrecall --help` and every command's --help load none of them; scoring a run loads numpy only
+    # (not numpy.ma either, which np.unique would pull in: ~50 ms of a 500-query evaluate).
+    code = _PROBE.format(heavy=_HEAVY, commands=_COMMANDS)
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src")}
+        [sys.executable, "-c", code, str(files["gold"]), str(files["run"])],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "COLUMNS": "100"},
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    seen = json.loads(done.stdout)
+    assert seen.pop("evaluate --run") == ["numpy"]
+    assert seen.pop("numpy.ma") is False
+    assert seen == {name: [] for name in seen}
+    assert len(seen) == 2 + len(_COMMANDS)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -18,22 +18,15 @@ from rich.table import Table
 from rich.text import Text
 
 from realrecall.cli.application import app, err, is_interactive, note, out, user_errors, warn
-from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
 from realrecall.files import check_distinct, output_error
-from realrecall.generate import (
-    QUESTION_TYPES,
-    BatchOptions,
-    CostEstimate,
-    GenerateConfig,
-    GenerateProgress,
-    GenerateSummary,
-    estimate,
-    generate,
-    parse_shard,
-    parse_weights,
-)
-from realrecall.llm import BatchStatus, ChatClient
+
+# Only the light config module at start-up: the generator (asyncio, curate, numpy) loads when it runs.
+from realrecall.generate.config import QUESTION_TYPES
+
+if TYPE_CHECKING:
+    from realrecall.generate import CostEstimate, GenerateConfig, GenerateProgress, GenerateSummary
+    from realrecall.llm import BatchStatus, ChatClient
 
 TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
     QUESTION_TYPES
@@ -117,6 +110,16 @@ def generate_command(
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
+        from realrecall.corpus import load_corpus
+        from realrecall.generate import (
+            BatchOptions,
+            GenerateConfig,
+            estimate,
+            generate,
+            parse_shard,
+            parse_weights,
+        )
+
         check_paths(corpus, output, cache, style_examples, prompt, judge_prompt, type_rules)
         if not (math.isfinite(request_timeout) and request_timeout > 0):
             raise InputError(

@@ -10,10 +10,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from py3langid.langid import MODEL_FILE, LanguageIdentifier
+from typing import TYPE_CHECKING
 
 from realrecall.errors import InputError
+
+if TYPE_CHECKING:
+    from py3langid.langid import LanguageIdentifier
 
 __all__ = ["LanguageDetector"]
 
@@ -44,7 +46,10 @@ class LanguageDetector:
 def _identifier(languages: tuple[str, ...] | None) -> LanguageIdentifier:
     # Loading the model takes about half a second, so each candidate set is built once per process.
     # Our own instance, never changed after this: py3langid's module-level identifier is shared and
-    # mutable (set_languages), which would leak one caller's restriction into another's.
+    # mutable (set_languages), which would leak one caller's restriction into another's. Imported here:
+    # py3langid loads numpy, which commands that never detect a language should not pay for.
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     if languages:
         try:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.errors import InputError
-from realrecall.evaluate.metrics import is_binary
 from realrecall.files import atomic_write_text, iter_jsonl, read_text_lines, write_jsonl_atomic
 from realrecall.gold import ORIGINS
 
@@ -783,11 +782,19 @@ def _metric_values(raw: Any, name: str, where: _Where, *, required: bool) -> dic
                 f"{metric} of {name} is {_shown(value)}, not a number",
                 "metric values are numbers (null when not measured); rerun evaluate",
             )
-        if value not in (0, 1) and is_binary(str(metric)):
+        if value not in (0, 1) and _is_binary(str(metric)):
             # Its interval is a proportion's (Wilson): any other value would be miscounted.
             raise where.error(f"{metric} of {name} is {_shown(value)}; {metric} is 0 or 1 per query")
         values[str(metric)] = float(value)
     return values
+
+
+def _is_binary(metric: str) -> bool:
+    # The metrics module loads numpy: imported only when a value is not 0 or 1, so reading results
+    # (and the CLI's start-up, through curate) stays numpy-free.
+    from realrecall.evaluate.metrics import is_binary
+
+    return is_binary(metric)
 
 
 def _rank(value: Any, name: str, where: _Where) -> int | None:

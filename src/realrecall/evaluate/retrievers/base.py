@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from realrecall.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "Embedder",
@@ -62,6 +63,8 @@ class Embedder(Protocol):
 def checked_vectors(vectors: object, expected: int, embedder_name: str) -> np.ndarray:
     """An embedder's answer as float32 rows, refused (one line naming the embedder) unless it has one
     row per text: a wrong count would pair a text with another text's vector."""
+    import numpy as np
+
     array = np.asarray(vectors, dtype=np.float32)
     if array.ndim != 2 or array.shape[0] != expected:
         raise InputError(
@@ -155,6 +158,8 @@ def top_k_indices(scores: np.ndarray, k: int, *, minimum: float | None = None) -
     which of several equal-scored items make the cut never depends on numpy's partition order.
     With ``minimum``, only scores strictly above it count (BM25 drops chunks sharing no query term).
     """
+    import numpy as np
+
     candidates = np.arange(scores.shape[0]) if minimum is None else np.flatnonzero(scores > minimum)
     values = scores[candidates]
     k = min(k, candidates.shape[0])

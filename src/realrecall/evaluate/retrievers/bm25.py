@@ -14,14 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Annotated, Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import check_k, check_queries, library_version, top_k_indices
 from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["RETRIEVER", "BM25Options", "BM25Retriever"]
 
@@ -121,6 +122,8 @@ class BM25Retriever:
         return self._scores(tokens)
 
     def _scores(self, tokens: list[str]) -> np.ndarray:
+        import numpy as np
+
         token_ids = self._model.get_tokens_ids(tokens)
         if not token_ids:
             return np.zeros(len(self._ids), dtype=np.float32)

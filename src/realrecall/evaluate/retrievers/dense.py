@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Annotated, Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
@@ -28,6 +26,9 @@ from realrecall.evaluate.retrievers.base import (
 )
 from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
 from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["RETRIEVER", "DenseOptions", "DenseRetriever", "normalise_rows"]
 
@@ -91,6 +92,8 @@ class DenseRetriever:
     def _embed(
         self, texts: list[str], *, slice_size: int, progress: Callable[[int, int], None] | None = None
     ) -> np.ndarray:
+        import numpy as np
+
         parts = []
         if progress is not None:
             progress(0, len(texts))
@@ -110,6 +113,8 @@ def describe_embedder(embedder: Embedder) -> str:
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     """Rows scaled to unit L2 norm (float32); all-zero rows stay zero."""
+    import numpy as np
+
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     normalised: np.ndarray = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)

@@ -17,10 +17,12 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from realrecall.evaluate.retrievers.base import Embedder, checked_vectors
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["CachedEmbedder", "text_key"]
 
@@ -57,6 +59,8 @@ class CachedEmbedder:
         self.misses = 0
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         keys = [text_key(text) for text in texts]
@@ -157,6 +161,8 @@ def _move_aside(path: Path) -> None:
 
 
 def _decode(dim: object, blob: object) -> np.ndarray | None:
+    import numpy as np
+
     if not isinstance(dim, int) or dim < 1 or not isinstance(blob, bytes) or len(blob) != 4 * dim:
         return None
     vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)

@@ -13,9 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Annotated, Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
@@ -31,6 +29,9 @@ from realrecall.evaluate.retrievers.store_common import (
     record_id,
     require,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["RETRIEVER", "LanceDBOptions", "build_lancedb", "export_chunks"]
 

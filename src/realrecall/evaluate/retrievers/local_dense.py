@@ -12,9 +12,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Annotated, Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
@@ -28,6 +26,9 @@ MISSING_EXTRA = (
     "local-dense needs the optional extra: pip install 'realrecall[local]' "
     "(install torch==2.13.0 first for the CPU build)"
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,6 +70,8 @@ class SentenceTransformerEmbedder:
         )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         vectors = self._model.encode(
             list(texts),
             batch_size=self._batch_size,

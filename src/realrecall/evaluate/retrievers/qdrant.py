@@ -18,9 +18,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Annotated, Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
@@ -37,6 +35,9 @@ from realrecall.evaluate.retrievers.store_common import (
     record_id,
     require,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["RETRIEVER", "QdrantOptions", "build_qdrant", "export_chunks"]
 

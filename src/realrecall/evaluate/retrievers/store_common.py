@@ -22,13 +22,14 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder, check_k, check_queries
 from realrecall.evaluate.retrievers.options import RunSettings
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "StoreExport",
@@ -134,6 +135,8 @@ class StoreRetriever:
 
     def _embed(self, queries: Sequence[str]) -> dict[str, np.ndarray] | None:
         """The batch's query vectors by text (one embedder call for the batch), or None."""
+        import numpy as np
+
         if self._embedder is None:
             return None
         texts = list(dict.fromkeys(queries))
@@ -188,6 +191,8 @@ def plain_metadata(values: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
+    import numpy as np
+
     if value is None or isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, np.generic):
