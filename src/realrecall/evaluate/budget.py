@@ -10,7 +10,7 @@ warns about such ids: they can never be gold).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,13 +86,3 @@ def budget_depth(tokens: ContextTokens, budgets: Iterable[int], *, at_least: int
     sizes = np.sort(np.fromiter((tokens.of(pid) for pid in tokens.corpus.ids), dtype=np.int64))
     fitting = int(np.searchsorted(np.cumsum(sizes), budget, side="right"))
     return max(at_least, min(len(tokens.corpus), fitting + 1))
-
-
-def context_tokens_at(
-    rankings: Mapping[str, Sequence[str]],
-    query_ids: Sequence[str],
-    tokens: ContextTokens,
-    cutoffs: Iterable[int],
-) -> dict[int, float]:
-    """:func:`mean_context_tokens` over ``query_ids`` (a query without a ranking counts 0 tokens)."""
-    return mean_context_tokens([rankings.get(query_id, ()) for query_id in query_ids], tokens, cutoffs)
