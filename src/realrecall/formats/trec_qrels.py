@@ -2,6 +2,12 @@
 
 ``#`` comment lines are allowed; TREC qrels carry no query text. The same judgment given twice is
 harmless; two different grades for one passage of one query are refused (see ``Judgments``).
+
+Two readers: ``read_qrels_fast`` splits chunks of lines with one C-level ``str.split`` each (the same
+split the exact reader does per line, so the fields are the same) and declines (returns None) any file
+it cannot take exactly: comments, blank lines, a line with other than 4 fields, a grade that is not
+ASCII ``[+-]digits`` within range, a judgment given twice, bytes that are not UTF-8. ``read_qrels``
+then reads line by line and names the line that is wrong.
 """
 
 from __future__ import annotations
@@ -10,10 +16,14 @@ from pathlib import Path
 
 from realrecall.errors import InputError
 from realrecall.files import read_text_lines
-from realrecall.formats.grades import text_grade
+from realrecall.formats.grades import MAX_GRADE, text_grade
 from realrecall.formats.records import GoldRecord
 
-__all__ = ["Judgments", "read_qrels"]
+# Small chunks keep the freshly made strings in the CPU cache (as for runs).
+_CHUNK_BYTES = 1 << 15
+_BOM = b"\xef\xbb\xbf"
+
+__all__ = ["Judgments", "read_qrels", "read_qrels_fast"]
 
 
 class Judgments(dict[str, dict[str, int]]):
@@ -46,6 +56,89 @@ class Judgments(dict[str, dict[str, int]]):
 
 def read_qrels(path: Path, origin: str | None) -> list[GoldRecord]:
     """The queries of a TREC qrels file, with no text, in the order they first appear."""
+    judged = read_qrels_fast(path)
+    if judged is None:
+        judged = _read_qrels_exact(path)
+    return [
+        GoldRecord(query_id=q, query="", gold=g, origin=origin, type=None, language=None, metadata={})
+        for q, g in judged.items()
+    ]
+
+
+def read_qrels_fast(path: Path) -> dict[str, dict[str, int]] | None:
+    """``{query_id: {passage_id: grade}}`` of a plain qrels file, or None for anything to look at closer.
+
+    Each line end becomes a NUL token, so one ``str.split`` of a chunk yields 5 tokens a line, and a
+    line with a field more or less shows up as a misplaced NUL. A query split across the file is
+    joined, as the exact reader joins it.
+    """
+    judged: dict[str, dict[str, int]] = {}
+    rows = 0
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return None  # missing, a folder, unreadable: the exact reader says which
+    with handle:
+        first = True
+        while chunk := handle.readlines(_CHUNK_BYTES):
+            data = b"".join(chunk)
+            if first and data.startswith(_BOM):
+                data = data[3:]
+            first = False
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            if "\0" in text or "#" in text:
+                return None
+            if not text.endswith("\n"):
+                text += "\n"
+            tokens = text.replace("\n", " \0 ").split()
+            lines = len(tokens) // 5
+            if len(tokens) != 5 * lines or tokens[4::5].count("\0") != lines:
+                return None
+            qids, pids, raw = tokens[0::5], tokens[2::5], tokens[3::5]
+            grades = _grades(raw)
+            if grades is None:
+                return None
+            rows += lines
+            _judge(judged, qids, pids, grades)
+    # A judgment given twice (harmless or conflicting) leaves fewer entries than lines: the exact
+    # reader tells which.
+    if not judged or sum(map(len, judged.values())) != rows:
+        return None
+    return judged
+
+
+def _judge(judged: dict[str, dict[str, int]], qids: list[str], pids: list[str], grades: list[int]) -> None:
+    # A plain loop: qrels hold a few lines per query, where slicing per query costs more than it saves.
+    last, per_query = None, None
+    for qid, pid, grade in zip(qids, pids, grades, strict=True):
+        if qid != last or per_query is None:
+            per_query = judged.get(qid)
+            if per_query is None:
+                per_query = judged[qid] = {}
+            last = qid
+        per_query[pid] = grade
+
+
+def _grades(raw: list[str]) -> list[int] | None:
+    """The grades as text_grade reads them (ASCII ``[+-]digits``, within MAX_GRADE), or None."""
+    joined = "".join(raw)
+    # int() also takes "1_0" and non-ASCII digits, which trec_eval's atol does not.
+    if not joined.isascii() or "_" in joined:
+        return None
+    try:
+        grades = list(map(int, raw))
+    except ValueError:
+        return None
+    if grades and max(map(abs, grades)) > MAX_GRADE:
+        return None
+    return grades
+
+
+def _read_qrels_exact(path: Path) -> Judgments:
+    """Line by line: slower than ``read_qrels_fast``, but names the line that is wrong."""
     judgments = Judgments(path)
     for number, line in read_text_lines(path):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -63,7 +156,4 @@ def read_qrels(path: Path, origin: str | None) -> list[GoldRecord]:
         raise InputError(
             "empty qrels: no judgment found", path=path, hint="add lines 'query_id 0 passage_id grade'"
         )
-    return [
-        GoldRecord(query_id=q, query="", gold=g, origin=origin, type=None, language=None, metadata={})
-        for q, g in judgments.items()
-    ]
+    return judgments

@@ -1,0 +1,105 @@
+"""TREC qrels read in chunks by one C-level split each: the same judgments as the line reader.
+
+Every file the chunked reader cannot take exactly declines (None) and the line reader reads it, so
+``read_qrels`` gives the same result or the same one-line error either way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from realrecall.errors import InputError
+from realrecall.formats import trec_qrels
+
+PLAIN = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d -1\n"
+
+
+def write(tmp_path: Path, data: str | bytes) -> Path:
+    path = tmp_path / "qrels.txt"
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def exact(path: Path) -> dict[str, dict[str, int]]:
+    return dict(trec_qrels._read_qrels_exact(path))
+
+
+def same_order(got: dict[str, dict[str, int]], expected: dict[str, dict[str, int]]) -> None:
+    assert got == expected
+    assert list(got) == list(expected)
+    assert all(list(got[q]) == list(expected[q]) for q in got)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        PLAIN,
+        PLAIN.replace("\n", "\r\n"),  # CRLF: the CR is whitespace to both readers
+        b"\xef\xbb\xbf" + PLAIN.encode(),  # a BOM before the first line
+        PLAIN.rstrip("\n"),  # no line end at the end of the file
+        "q1 0 a 1\nq2 0 c 2\nq1 0 b 1\n",  # a query split across the file is joined
+        "q1\t0\ta\t+1\nq1  0 b 007\n",  # tabs, runs of spaces, a sign, leading zeros
+        "q\u00e9 0 p\u00e4ssage 1\n",  # UTF-8 ids
+        "q1\x1f0 a 1\n",  # \x1f is whitespace to str.split, in both readers
+    ],
+)
+def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data):
+    path = write(tmp_path, data)
+    fast = trec_qrels.read_qrels_fast(path)
+    assert fast is not None
+    same_order(fast, exact(path))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        "# a comment\n" + PLAIN,
+        "q1 0 a#1 1\n",  # '#' anywhere: declined (the line reader tells a comment from an id)
+        PLAIN + "\n" + "q3 0 e 1\n",  # a blank line
+        "q1 0 a 1 extra\n",  # extra fields: the line reader ignores them
+        "q1 0 a 1\nq1 0 a 1\n",  # the same judgment twice (harmless)
+        "q1 0 a\x000 1\n",  # a NUL byte
+    ],
+)
+def test_files_it_cannot_take_exactly_are_declined_and_read_the_same(tmp_path, data):
+    path = write(tmp_path, data)
+    assert trec_qrels.read_qrels_fast(path) is None
+    records = trec_qrels.read_qrels(path, None)
+    same_order({r["query_id"]: r["gold"] for r in records}, exact(path))
+
+
+@pytest.mark.parametrize(
+    ("data", "message", "line"),
+    [
+        ("q1 0 a 1\nq1 0 a 2\n", "graded 2 here and 1", 2),
+        ("q1 0 a 1\nq1 0 b\n", "expected 4 fields", 2),
+        ("q1 0 a 1\nq1 0 b 1_0\n", "is not an integer", 2),
+        ("q1 0 a 1\nq1 0 b \u0661\n", "is not an integer", 2),  # an Arabic-Indic digit: int() takes it
+        ("q1 0 a 1\nq1 0 b 1.0\n", "is not an integer", 2),
+        ("q1 0 a 99999999999\n", "out of range", 1),
+        (b"q1 0 a 1\nq1 0 \xff 1\n", "not valid UTF-8", 2),
+        ("", "empty qrels", None),
+    ],
+)
+def test_bad_files_are_declined_and_the_line_reader_names_the_line(tmp_path, data, message, line):
+    path = write(tmp_path, data)
+    assert trec_qrels.read_qrels_fast(path) is None
+    with pytest.raises(InputError, match=message) as caught:
+        trec_qrels.read_qrels(path, None)
+    assert caught.value.line == line
+
+
+def test_a_missing_file_is_the_line_readers_error(tmp_path):
+    with pytest.raises(InputError, match="file not found"):
+        trec_qrels.read_qrels(tmp_path / "nope.txt", None)
+
+
+def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_qrels, "_CHUNK_BYTES", 64)
+    data = "".join(f"q{i % 37} 0 p{i} {i % 4}\n" for i in range(2_000))
+    path = write(tmp_path, data)
+    fast = trec_qrels.read_qrels_fast(path)
+    assert fast is not None
+    same_order(fast, exact(path))
