@@ -51,6 +51,8 @@ def test_dry_run_prints_requests_tokens_and_cost_method(corpus_file, tmp_path):
         "0.15",
         "--price-out",
         "0.6",
+        "--strategy",
+        "direct",  # one request a question (situation-first: two; see test_prompting.py)
     )
     assert result.returncode == 0, result.stderr
     assert "requests: 8" in result.stdout

@@ -173,7 +173,9 @@ def test_batch_state_on_a_full_disk_stops_the_run_before_a_batch_is_paid_for(
     tmp_path, small_disk, fake_openai
 ):
     fake_openai.chat_handler = http_question_handler
-    disk = small_disk("64k")
+    # Room for the whole run once the filler is gone (prompts with a query form, records with
+    # requested_form and strategy); the filler still leaves none for the batch state.
+    disk = small_disk("128k")
     corpus = write_corpus(tmp_path / "chunks.jsonl", range(40))
     output = disk / "s.jsonl"
     args = [
@@ -185,6 +187,8 @@ def test_batch_state_on_a_full_disk_stops_the_run_before_a_batch_is_paid_for(
         "--batch",
         "--poll-interval",
         "0.01",
+        "--strategy",
+        "direct",  # one batch, and answers that fit the small disk
     ]
     filler = fill(disk)
 

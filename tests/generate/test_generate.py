@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from pathlib import Path
 
@@ -272,12 +273,14 @@ def test_judge_drops_unanswerable_questions(output, fake_client):
         if request.schema_name == "verdict":
             answerable = "laptop" not in request.messages[-1]["content"]
             return json.dumps({"answerable": answerable, "reason": "checked"})
+        # Unanswerable and answerable questions in turn (not by seed: seeds change with the slot keys).
         return (
             question("why is my laptop slow?")
-            if request.seed and request.seed % 2
+            if next(asked) % 2
             else question("when do the nightly copies happen?")
         )
 
+    asked = itertools.count()
     client = FakeChatClient(handler=judge_or_ask)
     client.script.append(question("why is my laptop slow?"))
     config = GenerateConfig(judge=True, judge_model="judge-m", near_duplicate=None)

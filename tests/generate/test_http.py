@@ -152,7 +152,17 @@ def test_process_killed_with_sigkill_resumes_without_loss_or_duplicates(server, 
     ]
     corpus_path.write_text("".join(json.dumps(chunk) + "\n" for chunk in chunks))
     output = tmp_path / "synthetic.jsonl"
-    args = ["--corpus", str(corpus_path), "--output", str(output), "--concurrency", "4"]
+    # One request a question (--strategy direct), so 20 answers are 20 questions.
+    args = [
+        "--corpus",
+        str(corpus_path),
+        "--output",
+        str(output),
+        "--concurrency",
+        "4",
+        "--strategy",
+        "direct",
+    ]
     # The endpoint answers 20 questions, then holds every further request until the process is
     # killed: the kill lands mid-run however fast or slow this machine is.
     answered = itertools.count()
@@ -202,6 +212,8 @@ def test_cli_dry_run_sends_nothing(server, tmp_path):
         "--dry-run",
         "--price-in",
         "1",
+        "--strategy",
+        "direct",
     ]
     done = cli.run("generate", *args, "--price-out", "2")
     assert done.returncode == 0, done.stderr
@@ -224,7 +236,8 @@ def test_cli_batch_mode_goes_through_the_batch_api(server, tmp_path):
     )
     output = tmp_path / "s.jsonl"
     args = ["--corpus", str(corpus_path), "--output", str(output), "--batch", "--poll-interval", "0.01"]
-    done = cli.run("generate", *args)
+    # --strategy direct: one batch (situation-first takes two, one per step; see test_prompting.py).
+    done = cli.run("generate", *args, "--strategy", "direct")
     assert done.returncode == 0, done.stderr
     assert len(records(output)) == 3
     assert server.count("batches") == 1
@@ -258,7 +271,17 @@ def test_cli_never_writes_or_prints_a_key_the_endpoint_echoes(server, tmp_path, 
     corpus_path = tmp_path / "chunks.jsonl"
     corpus_path.write_text("".join(json.dumps({"id": c.id, "text": c.text}) + "\n" for c in make_corpus(4)))
     output = tmp_path / "s.jsonl"
-    args = ["--corpus", str(corpus_path), "--output", str(output), "--max-attempts", "1"]
+    # --strategy direct: echo_the_key answers questions only.
+    args = [
+        "--corpus",
+        str(corpus_path),
+        "--output",
+        str(output),
+        "--max-attempts",
+        "1",
+        "--strategy",
+        "direct",
+    ]
     if mode == "batch":
         args += ["--batch", "--poll-interval", "0.01"]
     done = cli.run("generate", *args)

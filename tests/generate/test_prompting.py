@@ -4,13 +4,28 @@
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
-from generate.fakes import FakeChatClient
+import pytest
+
+from generate.fakes import FakeChatClient, make_corpus
 from realrecall.corpus import Chunk, Corpus
-from realrecall.generate import GenerateConfig, generate
+from realrecall.curate.type_rules import default_type_rules
+from realrecall.errors import InputError
+from realrecall.evaluate.results import generator_of
+from realrecall.generate import GenerateConfig, estimate, generate
+from realrecall.generate.forms import DEFAULT_FORMS, FormPlan, plan_forms
+from realrecall.generate.situation import answer_in_passage, parse_situation, strategy_prompt_ref
+from realrecall.generate.templates import builtin_prompt
+from realrecall.llm import LLMConfig, OpenAIChatClient
 from realrecall.llm.types import ChatRequest
+from support import cli
+from support.fake_openai import FakeOpenAI
+from support.questions import EVERYDAY, http_question_handler, situation_for_seed
 
 API_PASSAGE = "Pass n_results to collection.query to limit the matches; where_document filters the text."
 
@@ -30,9 +45,301 @@ def test_identifiers_do_not_count_toward_the_overlap_filter_and_both_are_stored(
         )
 
     output = tmp_path / "s.jsonl"
-    config = GenerateConfig(max_overlap=0.3, max_attempts=1)
+    config = GenerateConfig(max_overlap=0.3, max_attempts=1, strategy="direct")
     summary = generate(api_corpus(), output, config, client=FakeChatClient(answer))
     assert summary.total == 1  # the old measure counted 3 of 6 content stems copied: 0.5 > 0.3
     [record] = records(output)
     assert record["provenance"]["overlap"] == 0.0
     assert record["provenance"]["identifier_overlap"] == 1.0
+
+
+# --- situation-first generation, against the recording fake endpoint ------------------------------
+
+
+@pytest.fixture
+def server(fake_openai: FakeOpenAI) -> FakeOpenAI:
+    fake_openai.chat_handler = http_question_handler
+    return fake_openai
+
+
+@pytest.fixture
+def client(server: FakeOpenAI) -> OpenAIChatClient:
+    return OpenAIChatClient(
+        LLMConfig(base_url=server.base_url, timeout=5.0, max_attempts=2, initial_wait=0.01)
+    )
+
+
+def contents(body: dict[str, Any]) -> str:
+    return "\n".join(str(message["content"]) for message in body["messages"])
+
+
+def test_situation_first_is_the_default_and_the_second_step_never_sees_the_passage(server, client, tmp_path):
+    corpus = make_corpus(3)
+    output = tmp_path / "s.jsonl"
+    summary = generate(corpus, output, GenerateConfig(concurrency=1), client=client)
+    assert summary.total == 3
+    bodies = server.bodies("chat")
+    assert len(bodies) == 6  # two steps a question
+    for chunk, (first, second) in zip(corpus, zip(bodies[::2], bodies[1::2], strict=True), strict=True):
+        assert first["response_format"]["json_schema"]["name"] == "situation"
+        assert "<passage>\n" + chunk.text + "\n</passage>" in contents(first)
+        assert second["response_format"]["json_schema"]["name"] == "question"
+        # Neither the passage, nor its title, nor any sentence of it reaches the query step.
+        assert "<passage>" not in contents(second)
+        assert chunk.title not in contents(second)
+        assert all(
+            sentence.strip() not in contents(second) for sentence in chunk.text.split(".") if sentence.strip()
+        )
+        situation = json.loads(server_answer(first))["situation"]
+        assert situation in contents(second)
+    record = records(output)[0]
+    provenance = record["provenance"]
+    situation_prompt, query_prompt = builtin_prompt("situation"), builtin_prompt("situation_query")
+    assert provenance["strategy"] == "situation"
+    assert provenance["prompts"] == {
+        "situation": {"name": "situation", "sha256": situation_prompt.sha256},
+        "query": {"name": "situation_query", "sha256": query_prompt.sha256},
+    }
+    assert provenance["prompt"] == strategy_prompt_ref(situation_prompt, query_prompt).to_dict()
+    assert provenance["situation"]["answer"] in corpus["c0"].text
+    assert provenance["usage"]["prompt_tokens"] > 0
+    # A rerun replays both steps from the cache.
+    generate(corpus, output, GenerateConfig(concurrency=1), client=client)
+    assert server.count("chat") == 6
+
+
+def server_answer(body: dict[str, Any]) -> str:
+    """What http_question_handler answers to ``body`` (it is a pure function of the body)."""
+    return http_question_handler(body)
+
+
+def test_the_strategy_is_part_of_the_generator_and_the_cache_key(server, client, tmp_path):
+    corpus = make_corpus(2)
+    situation_out, direct_out = tmp_path / "situation.jsonl", tmp_path / "direct.jsonl"
+    generate(corpus, situation_out, GenerateConfig(), client=client)
+    generate(corpus, direct_out, GenerateConfig(strategy="direct"), client=client)
+    situation_record, direct_record = records(situation_out)[0], records(direct_out)[0]
+    assert situation_record["provenance"]["slot_key"] != direct_record["provenance"]["slot_key"]
+    assert direct_record["provenance"]["strategy"] == "direct"
+    assert direct_record["provenance"]["prompt"]["name"] == "question_generation"
+    generators = {
+        generator_of(SimpleNamespace(fields={"provenance": record["provenance"]}))  # type: ignore[arg-type]
+        for record in (situation_record, direct_record)
+    }
+    assert len(generators) == 2
+
+
+def test_a_stated_answer_not_in_the_passage_asks_for_a_new_situation(tmp_path):
+    made_up = json.dumps({"user": "a clerk", "situation": "I need the fax number", "answer": "Call 555-0100"})
+    client = FakeChatClient()
+    client.script.append(made_up)
+    output = tmp_path / "s.jsonl"
+    summary = generate(make_corpus(1), output, GenerateConfig(), client=client)
+    assert summary.total == 1
+    assert summary.stage("generation").failures == {"answer_not_in_passage": 1}
+    situations = [r for r in client.requests if r.schema_name == "situation"]
+    assert len(situations) == 2
+    assert situations[0].seed != situations[1].seed
+    assert records(output)[0]["provenance"]["attempt"] == 1
+
+
+def test_a_rejected_query_is_asked_again_from_the_same_situation_without_the_passage(tmp_path):
+    corpus = make_corpus(1)
+    copied = json.dumps({"question": "Topic0 configuration lives in settings file number 0"})
+    client = FakeChatClient()
+    client.script.extend([situation_for_seed(1, corpus["c0"].text), copied])
+    config = GenerateConfig(max_overlap=0.5)
+    summary = generate(corpus, tmp_path / "s.jsonl", config, client=client)
+    assert summary.total == 1
+    assert summary.filtered == {"overlap": 1}
+    assert [r.schema_name for r in client.requests] == ["situation", "question", "question"]
+    retry = client.requests[-1]
+    assert "copies the passage's own words" in retry.messages[-1]["content"]
+    assert copied in [m["content"] for m in retry.messages]  # the rejected answer, shown back
+    assert "<passage>" not in "\n".join(m["content"] for m in retry.messages)
+
+
+def test_with_the_judge_the_final_query_is_checked_against_the_passage(tmp_path):
+    def answer(request: ChatRequest) -> str:
+        if request.schema_name == "verdict":
+            return json.dumps({"answerable": "laptop" not in request.messages[-1]["content"], "reason": "r"})
+        if request.schema_name == "situation":
+            # No quote of the passage: with the judge the stated answer is not what is checked.
+            return json.dumps({"user": "u", "situation": f"my problem {request.seed}", "answer": ""})
+        judged = any(r.schema_name == "verdict" for r in client.requests)
+        return json.dumps({"question": f"nightly copies when {request.seed}" if judged else "laptop slow?"})
+
+    client = FakeChatClient(answer)
+    summary = generate(make_corpus(1), tmp_path / "s.jsonl", GenerateConfig(judge=True), client=client)
+    assert summary.total == 1
+    assert summary.filtered == {"unanswerable": 1}
+    verdicts = [r for r in client.requests if r.schema_name == "verdict"]
+    assert "laptop slow?" in verdicts[0].messages[-1]["content"]
+    # An unanswerable query starts again from a new situation.
+    assert [r.schema_name for r in client.requests].count("situation") == 2
+
+
+def test_a_prompt_file_means_the_direct_strategy_and_situation_with_a_prompt_is_refused(tmp_path):
+    assert GenerateConfig(prompt=tmp_path / "mine.md").effective_strategy == "direct"
+    assert GenerateConfig().effective_strategy == "situation"
+    assert GenerateConfig(backend="extractive").effective_strategy is None
+    with pytest.raises(InputError, match="--strategy direct"):
+        GenerateConfig(prompt=tmp_path / "mine.md", strategy="situation")
+    with pytest.raises(InputError, match="unknown strategy 'both'"):
+        GenerateConfig(strategy="both")
+    assert GenerateConfig.from_options({"strategy": "direct"}).strategy == "direct"
+
+
+def test_dry_run_shows_the_cost_of_each_strategy(server, tmp_path):
+    corpus_path = tmp_path / "chunks.jsonl"
+    rows = [
+        {"id": f"a{i}", "text": f"The printer on floor {i} jams on A3 paper unless the tray is set."}
+        for i in range(2)
+    ]
+    corpus_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    args = ["--corpus", str(corpus_path), "--output", str(tmp_path / "s.jsonl"), "--dry-run"]
+    done = cli.run("generate", *args, "--price-in", "1", "--price-out", "2")
+    assert done.returncode == 0, done.stderr
+    assert "requests: 4 " in done.stdout
+    assert "strategy situation (this run): 4 requests" in done.stdout
+    assert "strategy direct (--strategy direct): 2 requests" in done.stdout
+    direct = cli.run("generate", *args, "--strategy", "direct")
+    assert "strategy direct (this run): 2 requests" in direct.stdout
+    assert server.count("chat") == 0
+    estimate_ = estimate(make_corpus(2), tmp_path / "x.jsonl", GenerateConfig())
+    situation, direct_estimate = estimate_.strategies
+    assert (situation.strategy, direct_estimate.strategy) == ("situation", "direct")
+    assert situation.requests == 2 * direct_estimate.requests
+    assert situation.tokens_out > direct_estimate.tokens_out
+
+
+def test_situation_first_through_the_batch_api_takes_one_batch_a_step(server, tmp_path):
+    corpus_path = tmp_path / "chunks.jsonl"
+    rows = [
+        {"id": f"b{i}", "text": f"Desk {i} has a printer that prints both sides when asked to."}
+        for i in range(3)
+    ]
+    corpus_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output = tmp_path / "s.jsonl"
+    args = ["--corpus", str(corpus_path), "--output", str(output), "--batch", "--poll-interval", "0.01"]
+    done = cli.run("generate", *args)
+    assert done.returncode == 0, done.stderr
+    assert len(records(output)) == 3
+    assert server.count("batches") == 2
+    assert server.count("chat") == 0
+    assert all(record["provenance"]["strategy"] == "situation" for record in records(output))
+
+
+def test_a_situation_answer_is_strict_json_with_the_three_keys():
+    good = json.dumps(
+        {"user": "a new admin", "situation": "I want  nightly\ncopies", "answer": "Backups run"}
+    )
+    situation, reason = parse_situation(good)
+    assert reason is None
+    assert situation is not None
+    assert situation.situation == "I want nightly copies"
+    assert parse_situation('{"user": "u", "situation": "s"}') == (None, "schema_mismatch")
+    assert parse_situation('{"user": "u", "situation": "42", "answer": ""}') == (None, "empty_situation")
+    assert parse_situation("not json") == (None, "invalid_json")
+
+
+def test_the_stated_answer_must_be_in_the_passage():
+    passage = "Backups run nightly at 2 o'clock; restart the agent after changing the schedule."
+    assert answer_in_passage("backups run nightly at 2", passage, "en")
+    assert answer_in_passage("Restart the agent after changing the schedule!", passage, "en")
+    assert not answer_in_passage("call the helpdesk on 555-0100", passage, "en")
+    assert not answer_in_passage("", passage, "en")
+
+
+# --- query forms with a target mix ----------------------------------------------------------------
+
+FORM_LINE = re.compile(r"Form of the (?:query|question): (\w+)")
+
+
+def answer_in_form(request: ChatRequest) -> str:
+    """A model that writes in the form it is asked for (keyword queries, questions, statements, typos)."""
+    seed = request.seed or 0
+    if request.schema_name == "situation":
+        passage = re.search(r"<passage>\n(.*?)\n</passage>", request.messages[-1]["content"], re.DOTALL)
+        return situation_for_seed(seed, passage.group(1) if passage else "")
+    asked = FORM_LINE.search(request.messages[-1]["content"])
+    form = asked.group(1) if asked else "question"
+    words = [EVERYDAY[(seed >> shift) % len(EVERYDAY)] for shift in (0, 5, 10, 15)]
+    written = {
+        "keywords": f"{words[0]} {words[1]} {words[2]} {seed % 997}",
+        "question": f"How do I get my {words[0]} {words[1]} {words[2]} working {seed % 997}?",
+        "statement": f"My {words[0]} and {words[1]} stopped syncing with the {words[2]} again {seed % 997}.",
+        "typo": f"{words[0]} {words[1]} not wokring {words[2]} {seed % 997}",
+    }[form]
+    return json.dumps({"question": written})
+
+
+@pytest.mark.parametrize("strategy", ["situation", "direct"])
+def test_the_form_mix_of_200_questions_is_within_10_points_of_the_target(tmp_path, strategy):
+    corpus = Corpus(
+        tuple(
+            Chunk(id=f"k{i}", text=f"Item {i}: the printer queue {i} empties every {i} minutes.")
+            for i in range(200)
+        ),
+        path="memory",
+    )
+    output = tmp_path / "s.jsonl"
+    forms = {"keywords": 2.0, "question": 2.0, "typo": 1.0}
+    config = GenerateConfig(strategy=strategy, forms=forms, near_duplicate=None, concurrency=16)
+    summary = generate(corpus, output, config, client=FakeChatClient(answer_in_form))
+    assert summary.total == 200
+    written = records(output)
+    requested = Counter(record["requested_form"] for record in written)
+    for form, weight in forms.items():
+        assert abs(requested[form] / 200 - weight / sum(forms.values())) <= 0.10, requested
+    # The rules read the form the model wrote: keyword queries and questions are what was asked.
+    for record in written:
+        if record["requested_form"] in ("keywords", "question"):
+            assert record["form"] == record["requested_form"], record["query"]
+
+
+def test_without_forms_the_mix_and_lengths_are_measured_from_the_style_examples(tmp_path):
+    real = tmp_path / "real.jsonl"
+    queries = ["dog age by teeth", "printer jam tray two", "How do I reset my password?", "vpn slow home"]
+    real.write_text(
+        "".join(
+            json.dumps({"query_id": f"r{i}", "query": q, "gold": {"x": 1}}) + "\n"
+            for i, q in enumerate(queries)
+        )
+    )
+    plan = plan_forms(None, real, default_type_rules())
+    assert plan.source == "style examples"
+    assert plan.mix == {"keywords": 3.0, "question": 1.0}
+    assert plan.lengths == {"keywords": (3, 4, 4), "question": (6,)}
+    choices = [plan.choose(0, f"c{i}", 0) for i in range(400)]
+    share = sum(choice.form == "keywords" for choice in choices) / len(choices)
+    assert abs(share - 0.75) <= 0.1
+    assert {choice.words for choice in choices if choice.form == "question"} == {6}
+    # A given mix wins over the measured one; the lengths still come from the real examples.
+    given = plan_forms({"typo": 1.0}, real, default_type_rules())
+    assert (given.source, given.mix, given.lengths) == ("forms", {"typo": 1.0}, plan.lengths)
+    assert plan_forms(None, None, default_type_rules()) == FormPlan(dict(DEFAULT_FORMS), {}, "default")
+
+
+def test_each_record_stores_the_requested_form_and_the_rules_form(tmp_path):
+    output = tmp_path / "s.jsonl"
+    config = GenerateConfig(forms={"keywords": 1.0})
+    generate(make_corpus(2), output, config, client=FakeChatClient(answer_in_form))
+    for record in records(output):
+        assert (record["requested_form"], record["form"]) == ("keywords", "keywords")
+    extractive = tmp_path / "e.jsonl"
+    generate(make_corpus(2), extractive, GenerateConfig(backend="extractive"))
+    assert all("requested_form" not in record for record in records(extractive))
+
+
+def test_a_form_draw_depends_on_seed_chunk_and_index_only():
+    plan = FormPlan({"keywords": 1.0, "question": 1.0, "typo": 1.0})
+    assert plan.choose(3, "c1", 0) == plan.choose(3, "c1", 0)
+    assert len({plan.choose(3, f"c{i}", 0).form for i in range(50)}) == 3
+
+
+def test_unknown_forms_are_refused_with_the_known_ones():
+    with pytest.raises(InputError, match="unknown query form 'haiku'") as info:
+        GenerateConfig(forms={"haiku": 1.0})
+    assert "keywords, question, statement, typo" in str(info.value)
+    assert GenerateConfig.from_options({"forms": "keywords=2,typo"}).forms == {"keywords": 2.0, "typo": 1.0}

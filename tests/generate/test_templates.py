@@ -14,7 +14,9 @@ import pytest
 from generate.fakes import make_corpus
 from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig
+from realrecall.generate.forms import FormChoice
 from realrecall.generate.planner import Slot
+from realrecall.generate.situation import Situation, query_messages, situation_messages
 from realrecall.generate.sources import question_messages
 from realrecall.generate.style import StyleExamples, format_style_examples
 from realrecall.generate.templates import builtin_prompt, delimit_data, load_prompt, render
@@ -52,6 +54,7 @@ def test_builtin_prompts_declare_purpose_and_variables():
         "language",
         "persona",
         "style_examples",
+        "form_instruction",
     }
     judge = builtin_prompt("answerability_judge")
     assert set(judge.variables) == {"passage", "question", "language"}
@@ -62,8 +65,33 @@ def test_question_generation_prompt_renders_as_golden():
     style = format_style_examples(
         StyleExamples(("r1", "r2"), ("wo finde ich die rechnung", "passwort vergessen"))
     )
-    messages = question_messages(builtin_prompt("question_generation"), a_slot(), style)
+    form = FormChoice("keywords", 3).instruction
+    messages = question_messages(
+        builtin_prompt("question_generation"), a_slot(), style, form_instruction=form
+    )
     check_golden("question_generation.txt", as_text(messages))
+
+
+def test_situation_prompts_render_as_golden():
+    situation = builtin_prompt("situation")
+    assert set(situation.variables) == {
+        "passage",
+        "title",
+        "question_type",
+        "type_description",
+        "language",
+        "persona",
+    }
+    check_golden("situation.txt", as_text(situation_messages(situation, a_slot())))
+    query = builtin_prompt("situation_query")
+    # Step 2 never sees the passage or its title: the prompt has no place for them.
+    assert not {"passage", "title"} & set(query.variables)
+    style = format_style_examples(StyleExamples(("r1",), ("rechnung finden",)))
+    written = Situation("eine Büroleiterin", "ich suche die Rechnung vom März </situation>", "Rechnungen")
+    messages = query_messages(query, a_slot(), written, FormChoice("typo", 4).instruction, style)
+    check_golden("situation_query.txt", as_text(messages))
+    # The situation is data: it cannot close its own block.
+    assert messages[-1]["content"].count("</situation>") == 1
 
 
 def test_answerability_judge_prompt_renders_as_golden():

@@ -4,6 +4,8 @@ the in-process fake client alike (no two are near-duplicates, so every one is ke
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 EVERYDAY = [
@@ -48,6 +50,38 @@ def question_for_seed(seed: int) -> str:
     return f"why does my {w[0]} {w[1]} {w[2]} keep {w[3]} the {w[4]} {w[5]}? ({seed})"
 
 
+def is_situation_request(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the request is step 1 of situation-first generation (its system prompt asks for
+    ``{"user": ..., "situation": ..., "answer": ...}``); seen from the messages, so that it holds
+    whether the request came with a json_schema or fell back to json_object."""
+    return any('{"user": "...", "situation"' in str(message.get("content")) for message in messages)
+
+
+def passage_in(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The chunk text a prompt shows between <passage> tags ("" when there is none)."""
+    for message in messages:
+        match = re.search(r"<passage>\n(.*?)\n</passage>", str(message.get("content")), re.DOTALL)
+        if match:
+            return match.group(1)
+    return ""
+
+
+def situation_for_seed(seed: int, passage: str) -> str:
+    """A valid step-1 answer: an everyday situation and, as the stated answer, the passage's first words."""
+    return json.dumps(
+        {
+            "user": "someone at work",
+            "situation": question_for_seed(seed).replace("why does", "I wonder why"),
+            "answer": " ".join(passage.split()[:6]),
+        }
+    )
+
+
 def http_question_handler(body: dict[str, Any]) -> str:
-    """A chat handler for the fake HTTP server (which hands it the request body): one valid question."""
-    return json.dumps({"question": question_for_seed(int(body.get("seed") or 0))})
+    """A chat handler for the fake HTTP server (which hands it the request body): one valid question,
+    or the situation step 1 of situation-first generation asks for."""
+    seed = int(body.get("seed") or 0)
+    messages = body.get("messages", [])
+    if is_situation_request(messages):
+        return situation_for_seed(seed, passage_in(messages))
+    return json.dumps({"question": question_for_seed(seed)})

@@ -45,6 +45,21 @@ def generate_command(
     temperature: Annotated[float, typer.Option()] = 0.7,
     max_tokens: Annotated[int, typer.Option(help="answer token limit per request")] = 200,
     prompt: Annotated[Path | None, typer.Option(help="a prompt file replacing the built-in one")] = None,
+    strategy: Annotated[
+        str | None,
+        typer.Option(
+            help="situation (default: a first call writes the user's situation from the passage, a "
+            "second writes the query without seeing it) or direct (one call sees the passage; the default "
+            "with --prompt)"
+        ),
+    ] = None,
+    forms: Annotated[
+        str | None,
+        typer.Option(
+            help="query forms with weights, e.g. keywords=2,question=2,typo=1 (also statement); default: "
+            "measured from --style-examples, else keywords=2,question=2,typo=1"
+        ),
+    ] = None,
     types: Annotated[str, typer.Option(help=TYPES_HELP)] = "lookup=2,conceptual=1",
     languages: Annotated[
         str | None,
@@ -132,6 +147,8 @@ def generate_command(
             temperature=temperature,
             max_tokens=max_tokens,
             prompt=prompt,
+            strategy=strategy,
+            forms=None if forms is None else parse_weights(forms, what="query form"),
             types=parse_weights(types, what="question type", known=QUESTION_TYPES),
             languages={} if languages is None else parse_weights(languages, what="language"),
             cross_language=cross_language,
@@ -270,6 +287,12 @@ def render_estimate(result: CostEstimate) -> None:
     _line(
         f"cost: {_money(result.cost)}" + ("" if result.cost is not None else " (give --price-in/--price-out)")
     )
+    for index, strategy in enumerate(result.strategies):
+        which = "this run" if index == 0 else f"--strategy {strategy.strategy}"
+        _line(
+            f"strategy {strategy.strategy} ({which}): {strategy.requests} requests, "
+            f"~{strategy.tokens_in:,} tokens in, ~{strategy.tokens_out:,} out, cost {_money(strategy.cost)}"
+        )
 
 
 def render_summary(summary: GenerateSummary) -> None:

@@ -134,6 +134,12 @@ class GenerateConfig:
     """Chunk screening: ``off``, ``rules`` (default) or ``model`` (the rules, then a model request)."""
     multi_chunk: float = 0.0
     """The share of question slots asked over two related chunks (llm backend; see generate.pairs)."""
+    strategy: str | None = None
+    """``situation`` or ``direct`` (``generate.situation``); None: situation, or direct when a
+    ``prompt`` file replaces the direct prompt. Only the llm backend has one."""
+    forms: Mapping[str, float] | None = None
+    """Query forms with weights (``generate.forms``); None: measured from the style examples, else
+    the default mix."""
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -152,6 +158,7 @@ class GenerateConfig:
         elif self.cross_language:
             raise InputError("cross_language needs languages to ask in", hint="e.g. --languages de=1,en=1")
         _check_screen_options(self)
+        _check_prompting_options(self)
         _check_range("per_chunk", self.per_chunk, 1, 1000)
         _check_range("max_attempts", self.max_attempts, 1, 100)
         _check_range("concurrency", self.concurrency, 1, 10_000)
@@ -183,6 +190,13 @@ class GenerateConfig:
     @property
     def effective_judge_model(self) -> str:
         return self.judge_model or self.model
+
+    @property
+    def effective_strategy(self) -> str | None:
+        """How the llm backend writes a question (None for the extractive backend)."""
+        if self.backend != "llm":
+            return None
+        return self.strategy or ("direct" if self.prompt is not None else "situation")
 
     def llm_config(self, base_url: str | None = None) -> LLMConfig:
         """The endpoint settings of the client realrecall makes for this run (request timeout included)."""
@@ -240,8 +254,23 @@ def _check_screen_options(config: GenerateConfig) -> None:
         )
 
 
+def _check_prompting_options(config: GenerateConfig) -> None:
+    from realrecall.generate.forms import check_forms
+    from realrecall.generate.situation import STRATEGIES
+
+    if config.strategy is not None and config.strategy not in STRATEGIES:
+        raise InputError(f"unknown strategy {config.strategy!r}", hint=f"choose from {', '.join(STRATEGIES)}")
+    if config.strategy == "situation" and config.prompt is not None:
+        raise InputError(
+            "a prompt file replaces the direct prompt: the situation strategy has two prompts of its own",
+            hint="add --strategy direct (strategy = 'direct'), or leave the prompt file out",
+        )
+    if config.forms is not None:
+        check_forms(config.forms)
+
+
 _PATH_OPTIONS = ("prompt", "style_examples", "judge_prompt", "cache_path", "type_rules")
-_TEXT_OPTIONS = ("backend", "model", "stratify_by", "judge_model")
+_TEXT_OPTIONS = ("backend", "model", "stratify_by", "judge_model", "strategy")
 _NUMBER_OPTIONS = (
     "multi_chunk",
     "temperature",
@@ -259,7 +288,17 @@ _INTEGER_OPTIONS = (
     "max_attempts",
     "concurrency",
 )
-_OPTIONAL = ("max_tokens", "sample", "max_overlap", "near_duplicate", "price_in", "price_out", "judge_model")
+_OPTIONAL = (
+    "max_tokens",
+    "sample",
+    "max_overlap",
+    "near_duplicate",
+    "price_in",
+    "price_out",
+    "judge_model",
+    "strategy",
+    "forms",
+)
 
 
 def _option_value(key: str, value: Any, folder: Path | None) -> Any:
@@ -268,8 +307,8 @@ def _option_value(key: str, value: Any, folder: Path | None) -> Any:
         return None
     if key == "near_duplicate" and _is_number(value) and value == 0:
         return None  # as on the command line: 0 switches the filter off
-    if key in ("types", "languages"):
-        what = "question type" if key == "types" else "language"
+    if key in ("types", "languages", "forms"):
+        what = {"types": "question type", "languages": "language", "forms": "query form"}[key]
         if isinstance(value, str):
             return parse_weights(value, what=what, known=QUESTION_TYPES if key == "types" else None)
         if isinstance(value, Mapping) and all(_is_number(weight) for weight in value.values()):

@@ -9,25 +9,55 @@ used. Answer tokens are estimated at ``ANSWER_TOKENS`` per request (a short ques
 
 ``requests`` assumes every first answer is kept; ``max_requests`` is the bound when every answer is
 rejected until the retry budget (``max_attempts``) is spent.
+
+For the ``llm`` backend the estimate is made for both strategies (``strategies``): ``direct`` sends one
+request a question; ``situation`` two, the first with the passage and an answer of about
+``SITUATION_TOKENS``, the second with a situation of that size instead of the passage. The top-level
+figures are those of the run's own strategy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from realrecall.corpus import Corpus
 from realrecall.generate.config import GenerateConfig
-from realrecall.generate.run import check_paths, prepare, remembered_sample_rate, still_valid
+from realrecall.generate.planner import Slot
+from realrecall.generate.run import Setup, check_paths, prepare, remembered_sample_rate, still_valid
+from realrecall.generate.situation import Situation, query_messages, situation_messages
 from realrecall.generate.sources import question_messages
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import cost
+from realrecall.generate.templates import builtin_prompt
 from realrecall.tokens import token_counter
 
-__all__ = ["ANSWER_TOKENS", "CostEstimate", "estimate", "token_counter"]
+__all__ = [
+    "ANSWER_TOKENS",
+    "SITUATION_TOKENS",
+    "CostEstimate",
+    "StrategyEstimate",
+    "estimate",
+    "token_counter",
+]
 
 ANSWER_TOKENS = 40
+SITUATION_TOKENS = 120  # step 1's answer: who the user is, their situation, the quoted answer
+# A stand-in situation of about SITUATION_TOKENS, to count step 2's prompt before step 1 has run.
+_SITUATION_STAND_IN = Situation("a" + " user" * 8, "I am trying to" + " do something" * 30, "quote " * 20)
 _JUDGE_EXTRA_TOKENS = 250  # the judge prompt's own words, beside the passage and the question
+
+
+@dataclass(frozen=True)
+class StrategyEstimate:
+    """What the questions still to write would cost under one strategy (the judge included)."""
+
+    strategy: str
+    requests: int
+    tokens_in: int
+    tokens_out: int
+    cost: float | None
 
 
 @dataclass(frozen=True)
@@ -42,6 +72,8 @@ class CostEstimate:
     tokens_out: int
     cost: float | None
     token_method: str
+    strategies: tuple[StrategyEstimate, ...] = ()
+    """Both strategies' figures (llm backend), the run's own first."""
 
 
 def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> CostEstimate:
@@ -53,25 +85,66 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
     store.plan((slot.key for slot in setup.slots), keep=lambda record: still_valid(record, setup))
     pending = [slot for slot in setup.slots if slot.key not in store.records]
     count, method = token_counter(config.model)
-    tokens_in = 0
-    requests = 0
-    if setup.prompt is not None:  # the llm backend: prepare reads a question prompt for no other
-        for slot in pending:
-            messages = question_messages(setup.prompt, slot, setup.style_text)
-            tokens_in += sum(count(message["content"]) + 4 for message in messages)
-        requests = len(pending)
+    judge = (0, 0, 0)  # requests, tokens in, tokens out
     if config.judge:
-        for slot in pending:
-            tokens_in += count(slot.chunk.text) + _JUDGE_EXTRA_TOKENS
-        requests += len(pending)
-    tokens_out = requests * ANSWER_TOKENS
+        tokens = sum(count(slot.chunk.text) + _JUDGE_EXTRA_TOKENS for slot in pending)
+        judge = (len(pending), tokens, len(pending) * ANSWER_TOKENS)
+    strategies: list[StrategyEstimate] = []
+    if setup.prompt is not None:  # the llm backend: prepare reads a question prompt for no other
+        own = config.effective_strategy or "direct"
+        for name in sorted(("direct", "situation"), key=lambda name: name != own):
+            strategies.append(_strategy_estimate(name, setup, pending, count, judge))
+    else:
+        strategies.append(_strategy_estimate("extractive", setup, pending, count, judge))
+    chosen = strategies[0]
     return CostEstimate(
         slots=len(setup.slots),
         pending=len(pending),
-        requests=requests,
-        max_requests=requests * config.max_attempts,
-        tokens_in=tokens_in,
-        tokens_out=tokens_out,
-        cost=cost(tokens_in, tokens_out, config.price_in, config.price_out),
+        requests=chosen.requests,
+        max_requests=chosen.requests * config.max_attempts,
+        tokens_in=chosen.tokens_in,
+        tokens_out=chosen.tokens_out,
+        cost=chosen.cost,
         token_method=method,
+        strategies=tuple(strategies) if setup.prompt is not None else (),
+    )
+
+
+def _strategy_estimate(
+    name: str,
+    setup: Setup,
+    pending: list[Slot],
+    count: Callable[[str], int],
+    judge: tuple[int, int, int],
+) -> StrategyEstimate:
+    """The requests and tokens of ``pending`` under strategy ``name`` (``extractive``: no model)."""
+
+    def tokens(messages: tuple[dict[str, str], ...]) -> int:
+        return sum(count(message["content"]) + 4 for message in messages)
+
+    config = setup.config
+    requests, tokens_in, tokens_out = judge
+    prompt = setup.prompt
+    situation_prompt, query_prompt = setup.situation_prompts or (
+        builtin_prompt("situation"),
+        builtin_prompt("situation_query"),
+    )
+    # The extractive backend (no prompt) sends no question request.
+    for slot in pending if prompt is not None else ():
+        form = (
+            ""
+            if setup.forms is None
+            else setup.forms.choose(config.seed, slot.chunk.id, slot.index).instruction
+        )
+        if name == "situation":
+            tokens_in += tokens(situation_messages(situation_prompt, slot))
+            tokens_in += tokens(
+                query_messages(query_prompt, slot, _SITUATION_STAND_IN, form, setup.style_text)
+            )
+            requests, tokens_out = requests + 2, tokens_out + SITUATION_TOKENS + ANSWER_TOKENS
+        elif prompt is not None:
+            tokens_in += tokens(question_messages(prompt, slot, setup.style_text, form_instruction=form))
+            requests, tokens_out = requests + 1, tokens_out + ANSWER_TOKENS
+    return StrategyEstimate(
+        name, requests, tokens_in, tokens_out, cost(tokens_in, tokens_out, config.price_in, config.price_out)
     )

@@ -24,11 +24,12 @@ from realrecall import __version__
 from realrecall.corpus import Chunk, Corpus
 from realrecall.curate.type_rules import TypeRules, default_type_rules, load_type_rules
 from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
-from realrecall.evidence import Evidence
 from realrecall.files import atomic_write_text, check_distinct, output_error
+from realrecall.generate.anchors import question_evidence
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
+from realrecall.generate.forms import FormPlan, plan_forms
 from realrecall.generate.languages import detect_chunk_language, wrong_language
 from realrecall.generate.pairs import pair_chunks
 from realrecall.generate.planner import (
@@ -39,6 +40,7 @@ from realrecall.generate.planner import (
     select_chunks,
 )
 from realrecall.generate.screening import model_screen, screen_chunks
+from realrecall.generate.situation import SituationCandidate, SituationQuestions, strategy_prompt_ref
 from realrecall.generate.sources import (
     AnswerabilityJudge,
     Candidate,
@@ -82,6 +84,10 @@ class Setup:
     """The rules that give every question its type and form (the ones the real set was typed by)."""
     sample_rate: float | None = None
     """The share of the chunks the sample keeps (None: no sample); see ``generate.planner``."""
+    forms: FormPlan | None = None
+    """Each slot's query form and length (llm backend; ``generate.forms``)."""
+    situation_prompts: tuple[PromptTemplate, PromptTemplate] | None = None
+    """The situation and query prompts of the situation strategy (``generate.situation``)."""
     screened: Mapping[str, str] = field(default_factory=dict)
     """Chunk id -> why it was skipped (``generate.screening.REASONS``, or the model screen's reason)."""
     pair_prompt: PromptTemplate | None = None
@@ -143,6 +149,7 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
         }
     else:
         generator = {"backend": "extractive", "version": 1}
+    forms, situation_prompts = _prompting(config, prompt is not None, generator)
     rate = sample_rate(config, len(corpus), remembered_rate)
     chunks = select_chunks(corpus, config, rate)
     if not chunks:
@@ -188,6 +195,8 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
         inclusion={k: p for k, p in inclusion_probabilities(corpus, config, rate).items() if p < 1.0},
         rules=load_type_rules(config.type_rules),
         sample_rate=rate,
+        forms=forms,
+        situation_prompts=situation_prompts,
         screened=screened,
         pair_prompt=pair_prompt,
         relations={} if pairing is None else pairing.relations,
@@ -409,6 +418,25 @@ def _check_name_lengths(output: Path, paths: Iterable[Path]) -> None:
             )
 
 
+def _prompting(
+    config: GenerateConfig, llm: bool, generator: dict[str, Any]
+) -> tuple[FormPlan | None, tuple[PromptTemplate, PromptTemplate] | None]:
+    """The form plan and the situation strategy's prompts (llm backend only), written into
+    ``generator``: the strategy, the forms and both prompt hashes are part of every slot's key."""
+    if not llm:
+        return None, None
+    forms = plan_forms(config.forms, config.style_examples, load_type_rules(config.type_rules))
+    generator.update(forms.describe())
+    generator["strategy"] = config.effective_strategy
+    if config.effective_strategy != "situation":
+        return forms, None
+    prompts = (builtin_prompt("situation"), builtin_prompt("situation_query"))
+    # ``prompt_sha256`` names both prompts at once, as ``provenance.prompt`` does.
+    generator["prompt_sha256"] = strategy_prompt_ref(*prompts).sha256
+    generator["situation_sha256"], generator["query_sha256"] = (prompt.sha256 for prompt in prompts)
+    return forms, prompts
+
+
 async def _answer_in_batches(setup: Setup, store: GenerationStore, options: BatchOptions) -> BatchTotals:
     async def collect() -> RequestCollector:
         collector = RequestCollector()
@@ -417,6 +445,8 @@ async def _answer_in_batches(setup: Setup, store: GenerationStore, options: Batc
 
     attempts = setup.config.max_attempts
     rounds = attempts * (attempts + 1 if setup.config.judge else 1) + 1
+    if setup.situation_prompts is not None:
+        rounds *= 2  # two calls per attempt: the situation, then the query
     return await answer_in_batches(store, options, collect, max_rounds=rounds)
 
 
@@ -449,19 +479,6 @@ def _searchable(slot: Slot) -> str:
     if slot.partner is None:
         return slot.chunk.searchable_text()
     return f"{slot.chunk.searchable_text()}\n{slot.partner.searchable_text()}"
-
-
-def _pair_evidence(slot: Slot) -> tuple[Evidence, ...]:
-    """A question over two chunks anchored in both documents, when both chunks name theirs: the gold
-    survives a rechunking (``realrecall.resolution``); ids alone cover the rest."""
-    chunks = (slot.chunk, slot.partner)
-    if slot.partner is None or any(chunk is None or not chunk.doc_id for chunk in chunks):
-        return ()
-    return tuple(
-        Evidence(doc_id=chunk.doc_id, text=chunk.text, start=chunk.start, end=chunk.end, chunk_id=chunk.id)
-        for chunk in chunks
-        if chunk is not None and chunk.doc_id
-    )
 
 
 def _config_record(config: GenerateConfig) -> dict[str, Any]:
@@ -504,7 +521,20 @@ class _Run:
                 self.generation,
                 feedback=setup.feedback_prompt,
                 pair_template=setup.pair_prompt,
+                forms=setup.forms,
             )
+            if setup.situation_prompts is not None and setup.forms is not None:
+                self.source = SituationQuestions(
+                    client,
+                    *setup.situation_prompts,
+                    self.config,
+                    setup.style_text,
+                    store,
+                    self.generation,
+                    setup.feedback_prompt,
+                    setup.forms,
+                    direct=self.source,
+                )
         else:
             self.source = ExtractiveQuestions(self.config)
         self.judge: AnswerabilityJudge | None = None
@@ -647,7 +677,7 @@ class _Run:
             generator=f"realrecall {__version__}",
             backend=config.backend,
             model=candidate.model,
-            prompt=None if prompt is None else PromptRef(name=prompt.name, sha256=prompt.sha256),
+            prompt=self.prompt_ref(candidate, prompt),
             temperature=config.temperature if config.backend == "llm" else None,
             seed=config.seed,
             request_seed=candidate.request_seed,
@@ -664,6 +694,7 @@ class _Run:
             # Identifiers (a setting, an error code) the prompt allows are counted apart from ``overlap``.
             extra={
                 "identifier_overlap": round(identifier_overlap(question, slot.chunk.searchable_text()), 4),
+                **self.strategy_record(candidate),
             },
         )
         # The type and form come from the rules that label real questions, so that strata match; the
@@ -673,6 +704,9 @@ class _Run:
         query_type, _ = rules.classify(question)
         form, _ = rules.classify_form(question)
         requested = {"requested_type": slot.type} if config.backend == "llm" else {}
+        if self.setup.forms is not None and not isinstance(self.source, ExtractiveQuestions):
+            choice = self.setup.forms.choose(config.seed, slot.chunk.id, slot.index)
+            requested["requested_form"] = choice.form
         # Written by the gold writer's own record function, so a synthetic record is a gold record.
         gold = {slot.chunk.id: 1}
         pair: dict[str, Any] = {}
@@ -684,7 +718,9 @@ class _Run:
             query_id=slot.query_id,
             query=question,
             gold=gold,
-            evidence=_pair_evidence(slot),
+            evidence=question_evidence(
+                slot, question, candidate, extractive=isinstance(self.source, ExtractiveQuestions)
+            ),
             origin="synthetic",
             type=query_type,
             language=slot.language,
@@ -695,6 +731,27 @@ class _Run:
         if self.write:
             self.store.add_record(slot.key, record)
         self.added += 1
+
+    def prompt_ref(self, candidate: Candidate, prompt: PromptTemplate | None) -> PromptRef | None:
+        """``provenance.prompt``: the direct prompt, or one hash of both situation-first prompts."""
+        if isinstance(candidate, SituationCandidate) and self.setup.situation_prompts is not None:
+            return strategy_prompt_ref(*self.setup.situation_prompts)
+        return None if prompt is None else PromptRef(name=prompt.name, sha256=prompt.sha256)
+
+    def strategy_record(self, candidate: Candidate) -> dict[str, Any]:
+        """The provenance keys of the strategy: its name, both prompts and the situation written."""
+        if not isinstance(candidate, SituationCandidate) or self.setup.situation_prompts is None:
+            strategy = self.config.effective_strategy
+            return {} if strategy is None else {"strategy": "direct"}
+        situation, query = self.setup.situation_prompts
+        return {
+            "strategy": "situation",
+            "prompts": {
+                "situation": {"name": situation.name, "sha256": situation.sha256},
+                "query": {"name": query.name, "sha256": query.sha256},
+            },
+            "situation": None if candidate.situation is None else candidate.situation.to_dict(),
+        }
 
     def sampled(self, slot: Slot) -> dict[str, Any]:
         """A sampled chunk's inclusion probability and sample stratum, so figures can be weighted by 1/p."""

@@ -17,6 +17,7 @@ from realrecall.errors import LLMError
 from realrecall.generate.answers import JUDGE_SCHEMA, QUESTION_SCHEMA, Verdict, parse_question, parse_verdict
 from realrecall.generate.config import QUESTION_TYPES, GenerateConfig
 from realrecall.generate.extractive import extract_query
+from realrecall.generate.forms import FormPlan
 from realrecall.generate.planner import Slot
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import StageCounter
@@ -110,9 +111,11 @@ def _seed(*parts: object) -> int:
 
 
 def question_messages(
-    template: PromptTemplate, slot: Slot, style_examples: str
+    template: PromptTemplate, slot: Slot, style_examples: str, *, form_instruction: str = ""
 ) -> tuple[dict[str, str], ...]:
     """The chat messages asking for ``slot``'s question (the chunk text is delimited as data).
+
+    ``form_instruction``: the query form and length asked for (``generate.forms.FormChoice``).
 
     A slot over two chunks (``slot.partner``) also fills ``passage_b`` and ``title_b``, and the
     description of its type comes from ``generate.pairs.PAIR_TYPES``.
@@ -130,6 +133,7 @@ def question_messages(
         "language": LANGUAGE_NAMES.get(slot.language, slot.language),
         "persona": slot.persona or DEFAULT_PERSONA,
         "style_examples": style_examples,
+        "form_instruction": form_instruction,
     }
     if partner is not None:
         values["passage_b"] = delimit_data(partner.text, "passage")
@@ -241,10 +245,14 @@ class LLMQuestions:
     feedback: PromptTemplate
     pair_template: PromptTemplate | None = None
     """The prompt of questions over two chunks (``slot.partner``)."""
+    forms: FormPlan | None = None
+    """Each slot's query form and length (``generate.forms``); None: none asked for."""
 
     def request(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None = None) -> ChatRequest:
         template = self.template if slot.partner is None or self.pair_template is None else self.pair_template
-        messages = question_messages(template, slot, self.style_examples)
+        form = None if self.forms is None else self.forms.choose(self.config.seed, slot.chunk.id, slot.index)
+        instruction = "" if form is None else form.instruction
+        messages = question_messages(template, slot, self.style_examples, form_instruction=instruction)
         if rejected is not None:
             # A regeneration shows the model its rejected answer and why, so it does not repeat it.
             previous, reason = rejected

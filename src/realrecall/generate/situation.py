@@ -1,0 +1,308 @@
+"""Situation-first generation (``--strategy situation``, the default of the ``llm`` backend).
+
+A model shown the passage and asked not to copy it copies it anyway; withholding works better than
+forbidding. So a question is written in two calls:
+
+1. ``prompts/situation.md`` sees the passage and writes, as strict JSON, who would need it
+   (``user``), what they are trying to do in their own words (``situation``) and the passage's words
+   that answer them (``answer``, a quote);
+2. ``prompts/situation_query.md`` does **not** see the passage (nor its title): it writes the query
+   from the situation alone, in the requested form, length and language.
+
+Answerability of the final query: with ``--judge`` the judge checks the query against the passage,
+as in the direct strategy (the stated answer is then not checked). Without it, the first call's
+stated answer must be in the passage (``answer_in_passage``: the quote word for word, or at least
+``ANSWER_SUPPORT`` of its content stems), so every situation is grounded in the passage; the query
+written from it is not checked again, which is the judge's job.
+
+A rejected query is asked again from the same situation, with the rejection fed back (the passage
+still withheld), unless the rejection says the situation itself is spent (``NEW_SITUATION``: a
+near-duplicate or an unanswerable query, or no valid situation): then the next attempt starts from a
+new situation. Every answer is cached under the slot key (which holds the strategy and both prompt
+hashes), so reruns replay both calls for free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from realrecall.generate.answers import QUESTION_SCHEMA, _json_object, parse_question
+from realrecall.generate.config import QUESTION_TYPES, GenerateConfig
+from realrecall.generate.forms import FormPlan
+from realrecall.generate.planner import Slot
+from realrecall.generate.sources import (
+    DEFAULT_PERSONA,
+    LANGUAGE_NAMES,
+    Candidate,
+    LLMQuestions,
+    RequestCollector,
+    _ask,
+    _seed,
+    problem_text,
+)
+from realrecall.generate.store import GenerationStore
+from realrecall.generate.summary import StageCounter
+from realrecall.generate.templates import PromptTemplate, delimit_data, render
+from realrecall.llm.types import ChatClient, ChatRequest, Usage
+from realrecall.provenance import PromptRef
+from realrecall.text_features import content_stems, stems
+
+__all__ = [
+    "ANSWER_SUPPORT",
+    "NEW_SITUATION",
+    "SITUATION_SCHEMA",
+    "STRATEGIES",
+    "Situation",
+    "SituationCandidate",
+    "SituationQuestions",
+    "answer_in_passage",
+    "parse_situation",
+    "query_messages",
+    "situation_messages",
+    "strategy_prompt_ref",
+]
+
+STRATEGIES: Mapping[str, str] = {
+    "situation": "a first call sees the passage and writes the user's situation; a second writes the "
+    "query from the situation alone, without the passage",
+    "direct": "one call sees the passage and writes the query (asked not to copy it)",
+}
+
+SITUATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "user": {"type": "string", "description": "who needs the passage, in a few words"},
+        "situation": {"type": "string", "description": "what they are trying to do, in their own words"},
+        "answer": {"type": "string", "description": "the passage's words that answer them, quoted"},
+    },
+    "required": ["user", "situation", "answer"],
+    "additionalProperties": False,
+}
+
+ANSWER_SUPPORT = 0.8
+MAX_SITUATION_CHARS = 1200
+# Rejections after which the next attempt needs a new situation, not just a new query from it.
+NEW_SITUATION = frozenset({"near_duplicate", "unanswerable"})
+
+
+@dataclass(frozen=True)
+class Situation:
+    """Step 1's answer: who needs the passage, their situation in their words, the passage's answer."""
+
+    user: str
+    situation: str
+    answer: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"user": self.user, "situation": self.situation, "answer": self.answer}
+
+
+@dataclass(frozen=True)
+class SituationCandidate(Candidate):
+    """A candidate of the situation strategy: the situation it was written from travels with it."""
+
+    situation: Situation | None = None
+    situation_number: int = 0
+    """Which situation of the slot this is (0, 1, ...: part of the first call's cache key)."""
+
+
+def parse_situation(text: str) -> tuple[Situation, None] | tuple[None, str]:
+    """``(situation, None)`` for a valid step-1 answer, ``(None, reason)`` otherwise."""
+    parsed = _json_object(text)
+    if parsed[0] is None:
+        return None, parsed[1]
+    value = parsed[0]
+    if set(value) != {"user", "situation", "answer"} or not all(isinstance(v, str) for v in value.values()):
+        return None, "schema_mismatch"
+    user, situation, answer = (" ".join(value[key].split()) for key in ("user", "situation", "answer"))
+    if not any(character.isalpha() for character in situation):
+        return None, "empty_situation"
+    if len(user) + len(situation) > MAX_SITUATION_CHARS:
+        return None, "situation_too_long"
+    return Situation(user, situation, answer), None
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+def answer_in_passage(answer: str, passage: str, language: str | None) -> bool:
+    """Whether the stated answer is in the passage: word for word (case and punctuation aside), or
+    ``ANSWER_SUPPORT`` of its content-word stems are the passage's. An empty answer is not."""
+    quote = " ".join(_TOKEN.findall(answer.casefold()))
+    if not quote:
+        return False
+    if f" {quote} " in f" {' '.join(_TOKEN.findall(passage.casefold()))} ":
+        return True
+    content = content_stems(answer, language)
+    return bool(content) and len(content & stems(passage, language)) / len(content) >= ANSWER_SUPPORT
+
+
+def _type_description(slot: Slot) -> str:
+    return QUESTION_TYPES.get(slot.type, slot.type)
+
+
+def situation_messages(template: PromptTemplate, slot: Slot) -> tuple[dict[str, str], ...]:
+    """Step 1's messages: the passage (delimited as data) and what kind of need to imagine."""
+    values = {
+        "passage": delimit_data(slot.chunk.text, "passage"),
+        "title": " ".join(slot.chunk.title.split()) or "(none)",
+        "question_type": slot.type,
+        "type_description": _type_description(slot),
+        "language": LANGUAGE_NAMES.get(slot.language, slot.language),
+        "persona": slot.persona or DEFAULT_PERSONA,
+    }
+    return render(template, {name: values.get(name, "") for name in template.variables})
+
+
+def query_messages(
+    template: PromptTemplate, slot: Slot, situation: Situation, form_instruction: str, style_examples: str
+) -> tuple[dict[str, str], ...]:
+    """Step 2's messages: the situation (delimited as data), never the passage or its title."""
+    values = {
+        "user": delimit_data(situation.user, "situation"),
+        "situation": delimit_data(situation.situation, "situation"),
+        "question_type": slot.type,
+        "type_description": _type_description(slot),
+        "language": LANGUAGE_NAMES.get(slot.language, slot.language),
+        "form_instruction": form_instruction,
+        "style_examples": style_examples,
+    }
+    return render(template, {name: values.get(name, "") for name in template.variables})
+
+
+def strategy_prompt_ref(situation: PromptTemplate, query: PromptTemplate) -> PromptRef:
+    """The one prompt reference of the strategy (``provenance.prompt``, which ``generator_of`` reads):
+    a hash of both prompts' hashes, so editing either one makes another generator."""
+    digest = hashlib.sha256(f"situation_first\x1f{situation.sha256}\x1f{query.sha256}".encode())
+    return PromptRef(name="situation_first", sha256=digest.hexdigest())
+
+
+def _key(*parts: object) -> str:
+    return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()
+
+
+@dataclass
+class SituationQuestions:
+    """Questions written situation-first (see the module doc); a question source like ``LLMQuestions``."""
+
+    client: ChatClient | RequestCollector | None
+    situation_template: PromptTemplate
+    query_template: PromptTemplate
+    config: GenerateConfig
+    style_examples: str
+    store: GenerationStore
+    counter: StageCounter
+    feedback: PromptTemplate
+    forms: FormPlan
+    direct: LLMQuestions
+    """Writes what this strategy does not: questions over two chunks (``slot.partner``)."""
+
+    def situation_request(self, slot: Slot, number: int) -> ChatRequest:
+        return ChatRequest(
+            messages=situation_messages(self.situation_template, slot),
+            model=self.config.model,
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_tokens,
+            json_schema=SITUATION_SCHEMA,
+            schema_name="situation",
+            seed=_seed(self.config.seed, slot.key, "situation", number),
+        )
+
+    def query_request(
+        self,
+        slot: Slot,
+        situation: Situation,
+        attempt: int,
+        rejected: tuple[Candidate, str] | None,
+    ) -> ChatRequest:
+        form = self.forms.choose(self.config.seed, slot.chunk.id, slot.index)
+        messages = query_messages(self.query_template, slot, situation, form.instruction, self.style_examples)
+        if rejected is not None:
+            # The rejected query and why, as in the direct strategy; the passage stays withheld.
+            previous, reason = rejected
+            answer = {"role": "assistant", "content": previous.text[:2000] or "(no answer)"}
+            messages = (*messages, answer, *render(self.feedback, {"problem": problem_text(reason)}))
+        return ChatRequest(
+            messages=messages,
+            model=self.config.model,
+            temperature=self.config.temperature,
+            max_tokens=self.config.max_tokens,
+            json_schema=QUESTION_SCHEMA,
+            schema_name="question",
+            seed=_seed(self.config.seed, slot.key, attempt),
+        )
+
+    async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
+        if getattr(slot, "partner", None) is not None:
+            return await self.direct.propose(slot, attempt, rejected)
+        previous = rejected[0] if rejected is not None else None
+        reason = rejected[1] if rejected is not None else None
+        if (
+            isinstance(previous, SituationCandidate)
+            and previous.situation is not None
+            and reason is not None
+            and reason not in NEW_SITUATION
+            and not reason.startswith(("judge_", "situation_"))
+            and reason != "answer_not_in_passage"
+        ):
+            situation, number, spent = previous.situation, previous.situation_number, Usage(0, 0)
+            feedback = rejected
+        else:
+            number = previous.situation_number + 1 if isinstance(previous, SituationCandidate) else 0
+            found = await self._situation(slot, attempt, number)
+            if isinstance(found, Candidate):
+                return found
+            situation, spent = found
+            feedback = None
+        request = self.query_request(slot, situation, attempt, feedback)
+        text, failure, usage, model = await _ask(
+            self.client,
+            self.store,
+            self.counter,
+            request,
+            key=_key(slot.key, "query", attempt, number, json.dumps(situation.to_dict(), sort_keys=True)),
+            slot_key=slot.key,
+            stage="generate",
+        )
+        question = None
+        if failure is None:
+            question, failure = parse_question(text)
+        return SituationCandidate(
+            question, failure, attempt, spent + usage, model, request.seed, text, situation, number
+        )
+
+    async def _situation(
+        self, slot: Slot, attempt: int, number: int
+    ) -> tuple[Situation, Usage] | SituationCandidate:
+        """Situation ``number`` of the slot and what it cost now, or the rejected candidate when it
+        is not usable (its reason prefixed ``situation_``, or ``answer_not_in_passage``)."""
+        request = self.situation_request(slot, number)
+        text, failure, usage, model = await _ask(
+            self.client,
+            self.store,
+            self.counter,
+            request,
+            key=_key(slot.key, "situation", number),
+            slot_key=slot.key,
+            stage="generate",
+        )
+        situation = None
+        if failure is None:
+            situation, failure = parse_situation(text)
+        # Without a judge, the stated answer is the check that the passage meets this need.
+        judged_later = self.config.judge
+        if (
+            situation is not None
+            and not judged_later
+            and not answer_in_passage(situation.answer, slot.chunk.text, slot.language)
+        ):
+            failure = "answer_not_in_passage"
+        if situation is None or failure is not None:
+            reason = failure if failure == "answer_not_in_passage" else f"situation_{failure}"
+            return SituationCandidate(None, reason, attempt, usage, model, request.seed, text, None, number)
+        return situation, usage
