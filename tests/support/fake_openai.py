@@ -179,7 +179,21 @@ def default_chat_handler(body: dict[str, Any]) -> ChatAnswer:
     schema = requested_schema(body)
     if schema is None:
         return json.dumps({"questions": [_sentence(seed)]})
-    return json.dumps(_fill(schema, seed))
+    answer = _fill(schema, seed)
+    if isinstance(answer, dict) and "answer" in answer:
+        # Situation-first generation checks that the stated answer quotes the passage it was shown.
+        answer["answer"] = " ".join(_passage_of(body).split()[:6]) or answer["answer"]
+    return json.dumps(answer)
+
+
+def _passage_of(body: dict[str, Any]) -> str:
+    """The text a request shows between <passage> tags ("" when it shows none)."""
+    for message in body.get("messages", []):
+        content = message.get("content") if isinstance(message, dict) else None
+        found = re.search(r"<passage>\n(.*?)\n</passage>", content or "", re.DOTALL)
+        if isinstance(content, str) and found:
+            return found.group(1)
+    return ""
 
 
 def answer_together(parties: int, then: ChatHandler = default_chat_handler) -> ChatHandler:
