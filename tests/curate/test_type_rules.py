@@ -113,3 +113,32 @@ def test_a_rules_file_that_is_not_utf8_is_one_line_naming_the_line(tmp_path: Pat
     path.write_bytes(b'default = "lookup"\n\x80\x81\n')
     with pytest.raises(InputError, match=r"rules\.toml:2: not valid UTF-8 \(byte 0x80"):
         load_type_rules(path)
+
+
+def test_labelling_a_set_equals_labelling_each_query_with_repeated_texts_classified_once(monkeypatch):
+    from realrecall.curate import type_rules
+    from realrecall.gold import GoldQuery, GoldSet
+
+    queries = [
+        GoldQuery("q1", "ERR_SYNC_042", {"p": 1}),
+        GoldQuery("q2", "ERR_SYNC_042", {"p": 2}, metadata={"source": "x"}),
+        GoldQuery("q3", "sync not working after upgrade", {"p": 1}, type="lookup"),  # its own type wins
+        GoldQuery("q4", "how do I reset it?", {"p": 1}, metadata={"form": "statement"}),  # its own form
+        GoldQuery("q5", "", {"p": 1}),
+        GoldQuery("q6", "", {"p": 0}),
+        GoldQuery("q7", "done", {"p": 1}, type="lookup", metadata={"form": "keywords"}),
+    ]
+    gold = GoldSet(tuple(queries), name="g", path="g.jsonl")
+    rules = default_type_rules()
+    expected = tuple(type_rules.label_query(query, rules, record_rule=False) for query in queries)
+    calls: list[str] = []
+    classify = type(rules).classify
+    monkeypatch.setattr(
+        type(rules), "classify", lambda self, text: calls.append(text) or classify(self, text)
+    )
+    labelled = type_rules.label_gold_set(gold, rules)
+    assert labelled.queries == expected
+    assert labelled.queries[6] is queries[6]  # a query with both labels is kept as it is
+    assert labelled.queries[1].metadata == {"source": "x", "form": "keywords"}
+    assert queries[1].metadata == {"source": "x"}  # the input is never changed
+    assert sorted(calls) == ["", "ERR_SYNC_042", "how do I reset it?"]  # each distinct text once

@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from realrecall._gc import gc_paused
 from realrecall.errors import InputError
 from realrecall.files import read_text_lines
 from realrecall.gold import GoldQuery, GoldSet
@@ -148,6 +149,7 @@ def label_query(query: GoldQuery, rules: TypeRules | None = None, *, record_rule
     return dataclasses.replace(query, type=query_type, metadata=metadata)
 
 
+@gc_paused
 def label_gold_set(gold: GoldSet, rules: TypeRules | None = None) -> GoldSet:
     """``gold`` with a missing type and form filled in, as evaluate does before slicing and scoring.
 
@@ -156,10 +158,52 @@ def label_gold_set(gold: GoldSet, rules: TypeRules | None = None) -> GoldSet:
     is returned when no query lacks a label.
     """
     rules = rules or default_type_rules()
-    labelled = tuple(label_query(query, rules, record_rule=False) for query in gold)
-    if all(new is old for new, old in zip(labelled, gold.queries, strict=True)):
+    if all(query.type is not None and query.metadata.get("form") is not None for query in gold):
         return gold
+    # Many queries share a text (TREC and BEIR qrels have none, synthetic sets repeat templates): each
+    # distinct text is classified once, which is most of the cost of 100k queries.
+    types: dict[str, tuple[str, str | None]] = {}
+    forms: dict[str, tuple[str, str | None]] = {}
+    cached = _CachedRules(rules, types, forms)
+    labelled = tuple(_label(query, cached) for query in gold)
     return GoldSet(labelled, name=gold.name, path=gold.path)
+
+
+@dataclass(frozen=True)
+class _CachedRules:
+    """The classify calls label_query makes, remembered per text for one gold set."""
+
+    rules: TypeRules
+    types: dict[str, tuple[str, str | None]]
+    forms: dict[str, tuple[str, str | None]]
+
+    def classify(self, question: str) -> tuple[str, str | None]:
+        found = self.types.get(question)
+        if found is None:
+            found = self.types[question] = self.rules.classify(question)
+        return found
+
+    def classify_form(self, question: str) -> tuple[str, str | None]:
+        found = self.forms.get(question)
+        if found is None:
+            found = self.forms[question] = self.rules.classify_form(question)
+        return found
+
+
+def _label(query: GoldQuery, rules: _CachedRules) -> GoldQuery:
+    """``label_query(query, record_rule=False)`` without re-checking what the query already checked."""
+    has_form = query.metadata.get("form") is not None
+    if query.type is not None and has_form:
+        return query
+    metadata = dict(query.metadata)
+    query_type = query.type if query.type is not None else rules.classify(query.query)[0]
+    if not has_form:
+        metadata["form"] = rules.classify_form(query.query)[0]
+    # dataclasses.replace would run __init__ and __post_init__, re-checking every grade (most of the
+    # cost): the copy changes only the two labels of a query that was checked when it was made.
+    labelled: GoldQuery = object.__new__(GoldQuery)
+    labelled.__dict__.update(query.__dict__, type=query_type, metadata=metadata)
+    return labelled
 
 
 def _parse(data: Mapping[str, Any], source: str) -> TypeRules:

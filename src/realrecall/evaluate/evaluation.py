@@ -8,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from realrecall._gc import gc_paused
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
 from realrecall.evaluate.results import (
@@ -438,6 +439,7 @@ def _unknown_field_warnings(gold_sets: Sequence[GoldSet], by: Sequence[str]) -> 
     ]
 
 
+@gc_paused
 def _gold_set_result(
     gold: GoldSet,
     run: Run,

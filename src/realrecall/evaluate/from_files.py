@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from realrecall._gc import gc_paused
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
 
@@ -70,6 +71,7 @@ class EvaluationInputs:
         )
 
 
+@gc_paused
 def load_inputs(
     gold: Sequence[GoldSource | tuple[GoldSource, str | None]],
     *,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from realrecall._gc import gc_paused
 from realrecall.errors import InputError
 from realrecall.files import atomic_write_text, iter_jsonl, read_text_lines, write_jsonl_atomic
 from realrecall.gold import ORIGINS
@@ -372,11 +373,13 @@ def generator_of(query: QueryResult) -> str:
     return json.dumps(record, sort_keys=True)
 
 
+@gc_paused
 def write_results(result: EvaluationResult, path: str | Path) -> None:
     """Write ``results.json`` atomically."""
     atomic_write_text(path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
 
+@gc_paused
 def write_per_query(result: EvaluationResult, path: str | Path) -> int:
     """Write one JSON line per query of every gold set (with its top-k ids) for miss analysis."""
     records: list[dict[str, Any]] = []
@@ -386,6 +389,7 @@ def write_per_query(result: EvaluationResult, path: str | Path) -> int:
     return write_jsonl_atomic(path, records)
 
 
+@gc_paused
 def load_results(source: ResultsSource, *, origins: Mapping[str, str] | None = None) -> EvaluationResult:
     """Read results.json (a path, or the already-parsed mapping) into an :class:`EvaluationResult`.
 
@@ -416,6 +420,7 @@ def load_results(source: ResultsSource, *, origins: Mapping[str, str] | None = N
     return _parse(data, str(path), forced)
 
 
+@gc_paused
 def read_per_query(path: str | Path) -> tuple[QueryResult, ...]:
     """Every record of a per-query file (``evaluate --per-query``), in file order.
 
