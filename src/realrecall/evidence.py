@@ -17,12 +17,15 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from realrecall.errors import InputError
 from realrecall.formats.grades import MAX_GRADE, check_grade
 
-__all__ = ["EVIDENCE_KEYS", "Evidence", "normalise", "normalise_with_offsets"]
+if TYPE_CHECKING:
+    from realrecall.corpus import Chunk
+
+__all__ = ["EVIDENCE_KEYS", "Evidence", "chunk_evidence", "normalise", "normalise_with_offsets"]
 
 EVIDENCE_KEYS = ("doc_id", "text", "grade", "start", "end", "chunk_id")
 """The keys of one evidence object, in the order they are written."""
@@ -98,6 +101,23 @@ class Evidence:
         if problem is not None:
             reader.fail(problem)
         return cls(doc_id=doc_id, text=text, grade=grade, start=start, end=end, chunk_id=chunk_id)
+
+
+def chunk_evidence(chunk: Chunk, grade: int = 1) -> Evidence | None:
+    """A whole chunk as evidence: its document (``doc_id``, or the chunk id when the corpus names none:
+    resolution takes such a chunk as a document of its own), text, offsets when known, and id.
+
+    What generate, ``gold import``, ``gold add`` and ``gold expand`` record for a chunk they anchor, so
+    the gold survives re-chunking. None for a chunk without text (nothing to find it by).
+    """
+    if not normalise(chunk.text):
+        return None
+    start, end = chunk.start, chunk.end
+    if start is not None and end is None:
+        end = start + len(chunk.text)  # the corpus reader's default, for a chunk built in Python
+    if start is None or end is None or end <= start:
+        start = end = None
+    return Evidence(chunk.doc_id or chunk.id, chunk.text, grade, start, end, chunk.id)
 
 
 def _problem(doc_id: Any, text: Any, grade: Any, start: Any, end: Any) -> str | None:

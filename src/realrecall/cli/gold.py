@@ -129,7 +129,10 @@ def import_command(
     _say("types: " + ", ".join(f"{k} {v}" for k, v in sorted(result.types.items())))
     _say("languages: " + ", ".join(f"{k or 'undetermined'} {v}" for k, v in result.languages.items()))
     if not result.checked_against_corpus:
-        warn("no --corpus given: passage ids were not checked against a corpus")
+        warn(
+            "no --corpus given: passage ids were not checked against a corpus, and their text is not "
+            "recorded as evidence (the set will not survive re-chunking): give --corpus"
+        )
     problems = result.unmatched + result.below_min_clicks
     if problems:
         below = len(result.below_min_clicks)
@@ -290,7 +293,8 @@ def _interactive(review: ReviewList, path: Path, by: str, width: int, results: P
 def _closing(counts: dict[str, int], path: Path) -> None:
     _say(
         f"judged {counts['r']} relevant, {counts['n']} not relevant, skipped {counts['s']}; saved in {path}\n"
-        f"apply with: realrecall gold add GOLD_FILE --judgements {path}"
+        f"apply with: realrecall gold add GOLD_FILE --judgements {path} --corpus CORPUS "
+        "(with the corpus, the judged passages' text is recorded as evidence)"
     )
 
 
@@ -329,6 +333,8 @@ def add_command(
     )
     if unjudged:
         warn(f"{unjudged} line(s) still have grade null and were skipped")
+    if corpus is None and result.changed:
+        warn("no --corpus given: the judged passages' text is not recorded as evidence: give --corpus")
 
 
 @gold_app.command("dupes")

@@ -88,7 +88,7 @@ def expand_gold(
             )
     duplicates = find_near_duplicates(loaded, threshold=threshold, shingle=shingle)
     stamp = (now or datetime.now(UTC)).isoformat(timespec="seconds")
-    expanded, added = _expand(gold, duplicates, relevance_threshold, stamp)
+    expanded, added = _expand(gold, duplicates, relevance_threshold, stamp, loaded)
     write_gold(output, expanded)
     result = ExpandResult(added=added, output=str(output), duplicates=duplicates, k=k)
     if tops is None:
@@ -110,7 +110,7 @@ def expand_gold(
 
 
 def _expand(
-    gold: GoldSet, duplicates: NearDuplicates, threshold: int, stamp: str
+    gold: GoldSet, duplicates: NearDuplicates, threshold: int, stamp: str, corpus: Corpus
 ) -> tuple[list[GoldQuery], dict[str, tuple[str, ...]]]:
     expanded, added = [], {}
     for query in gold:
@@ -129,7 +129,7 @@ def _expand(
                 )
         if new:
             added[query.query_id] = tuple(new)
-            query = record_history(query, new.values())
+            query = record_history(query, new.values(), corpus=corpus)
         expanded.append(query)
     return expanded, added
 

@@ -6,6 +6,9 @@ the corpus are returned as ``unmatched`` with their row number, never dropped si
 logs, a (question, passage) pair must reach ``min_clicks`` clicks, summed over its rows (each row
 counts as one click when there is no clicks column; with a clicks column the minimum is at least 1,
 since a pair nobody clicked is no evidence).
+
+With the corpus, each query also records its gold chunks' text as evidence (document, text, grade,
+``chunk_id``, offsets when the corpus gives them), so the imported set survives re-chunking.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from realrecall.curate.normalise import normalise_question, stable_query_id
 from realrecall.curate.tables import Table, read_table
 from realrecall.curate.type_rules import TypeRules, label_query, load_type_rules
 from realrecall.errors import InputError
+from realrecall.evidence import Evidence, chunk_evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.gold import MAX_GRADE, GoldQuery, write_gold
 
@@ -126,7 +130,7 @@ def import_gold(
     matcher = PassageMatcher(loaded, spec.passage_by, spec.ambiguous)
 
     drafts, unmatched = _collect(table, spec, matcher)
-    queries, below = _finish(drafts, spec, rules, table)
+    queries, below = _finish(drafts, spec, rules, table, loaded)
     if not queries:
         raise InputError(
             f"no usable row: {len(unmatched)} unmatched, {len(below)} below the click minimum",
@@ -245,7 +249,7 @@ def _grade(row: Mapping[str, str], spec: ImportSpec, path: str, number: int) -> 
 
 
 def _finish(
-    drafts: Mapping[str, _Draft], spec: ImportSpec, rules: TypeRules, table: Table
+    drafts: Mapping[str, _Draft], spec: ImportSpec, rules: TypeRules, table: Table, corpus: Corpus | None
 ) -> tuple[list[GoldQuery], list[UnmatchedRow]]:
     detector: LanguageDetector | None = None
     queries: list[GoldQuery] = []
@@ -278,9 +282,19 @@ def _finish(
             type=draft.type,
             language=language,
             metadata=metadata,
+            evidence=_evidence(gold, corpus),
         )
         queries.append(label_query(query, rules))
     return queries, below
+
+
+def _evidence(gold: Mapping[str, int], corpus: Corpus | None) -> tuple[Evidence, ...]:
+    """The gold chunks' text, as evidence of their grades (none without a corpus)."""
+    if corpus is None:
+        return ()
+    chunks = (corpus.get(passage_id) for passage_id in gold)
+    found = (chunk_evidence(chunk, gold[chunk.id]) for chunk in chunks if chunk is not None)
+    return tuple(item for item in found if item is not None)
 
 
 def _first_problem(rows: Sequence[UnmatchedRow]) -> str:

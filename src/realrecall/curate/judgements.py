@@ -7,6 +7,10 @@ it round-trips through the JSONL gold file)::
                       "why": "answers it too"}]
 
 Grade 0 is kept as well: "judged, not relevant" spares the next reviewer the same passage.
+
+With the corpus, each judged chunk's text is also recorded as the query's evidence (document, text,
+grade, ``chunk_id``, offsets when the corpus gives them; ``realrecall.evidence.chunk_evidence``), so the
+judgement survives re-chunking: an item taken from the same chunk is replaced, not repeated.
 """
 
 from __future__ import annotations
@@ -17,8 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from realrecall.corpus import Corpus, load_corpus, parse_id
+from realrecall.corpus import Chunk, Corpus, load_corpus, parse_id
 from realrecall.errors import InputError
+from realrecall.evidence import chunk_evidence
 from realrecall.files import AppendLog, iter_jsonl
 from realrecall.gold import GoldQuery, GoldSet, check_grade, load_gold, write_gold
 
@@ -30,6 +35,7 @@ __all__ = [
     "add_judgements",
     "read_judgements",
     "record_history",
+    "with_chunk_evidence",
 ]
 
 
@@ -169,7 +175,8 @@ def add_judgements(
     """Apply judgements to a gold set and write it atomically (in place unless ``output`` is given).
 
     Every judgement is checked before anything is written: an unknown query id, or a passage id the
-    corpus lacks (when a corpus is given), raises InputError naming the judgement.
+    corpus lacks (when a corpus is given), raises InputError naming the judgement. With a corpus, the
+    judged chunks' text is recorded as evidence (see the module docstring).
     """
     gold = load_gold(gold_path)
     target = Path(output) if output is not None else Path(gold_path)
@@ -195,24 +202,39 @@ def add_judgements(
             continue
         (added if previous is None else regraded).append(judgement)
         dated = judgement if judgement.at else replace(judgement, at=stamp)
-        updated[judgement.query_id] = record_history(query, [dated])
+        updated[judgement.query_id] = record_history(query, [dated], corpus=known)
     if updated:
         write_gold(target, (updated.get(q.query_id, q) for q in gold))
     return AddResult(tuple(added), tuple(regraded), tuple(unchanged), str(target))
 
 
-def record_history(query: GoldQuery, judgements: Iterable[Judgement]) -> GoldQuery:
-    """A copy of ``query`` with the judgements' grades set and appended to its ``gold_history``."""
+def record_history(
+    query: GoldQuery, judgements: Iterable[Judgement], *, corpus: Corpus | None = None
+) -> GoldQuery:
+    """A copy of ``query`` with the judgements' grades set and appended to its ``gold_history``; with
+    ``corpus``, each judged chunk's text recorded as evidence with its grade."""
     gold = dict(query.gold)
     history = list(_history(query.metadata))
     for judgement in judgements:
         gold[judgement.passage_id] = judgement.grade
+        chunk = corpus.get(judgement.passage_id) if corpus is not None else None
+        if chunk is not None:
+            query = with_chunk_evidence(query, chunk, judgement.grade)
         entry = {"passage_id": judgement.passage_id, "grade": judgement.grade, "by": judgement.by}
         entry["at"] = judgement.at
         if judgement.why:
             entry["why"] = judgement.why
         history.append(entry)
     return replace(query, gold=gold, metadata={**query.metadata, "gold_history": history})
+
+
+def with_chunk_evidence(query: GoldQuery, chunk: Chunk, grade: int) -> GoldQuery:
+    """``query`` with ``chunk``'s text as evidence of ``grade``, in place of any item taken from it."""
+    item = chunk_evidence(chunk, grade)
+    if item is None:
+        return query
+    kept = tuple(existing for existing in query.evidence if existing.chunk_id != chunk.id)
+    return replace(query, evidence=(*kept, item))
 
 
 def _history(metadata: Mapping[str, Any]) -> list[Any]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from realrecall.evidence import Evidence, normalise, normalise_with_offsets
+from realrecall.evidence import Evidence, chunk_evidence, normalise, normalise_with_offsets
 
 if TYPE_CHECKING:
     from realrecall.corpus import Chunk
@@ -34,41 +34,28 @@ _WORD = re.compile(r"\w+")
 def question_evidence(slot: Slot, question: str, candidate: Any, *, extractive: bool) -> tuple[Evidence, ...]:
     """The evidence of a kept question (see the module docstring); none for a chunk without text."""
     chunks = (slot.chunk,) if slot.partner is None else (slot.chunk, slot.partner)
-    if not all(normalise(chunk.text) for chunk in chunks):
-        return ()
+    whole = tuple(item for item in map(chunk_evidence, chunks) if item is not None)
+    if len(whole) < len(chunks):
+        return ()  # a chunk without text: nothing to find it by
     if slot.partner is not None:
-        return (chunk_evidence(slot.chunk), chunk_evidence(slot.partner))
+        return whole
     if extractive:
         sentence = _source_sentence(slot.chunk, question)
-        return (span_evidence(slot.chunk, sentence) if sentence else chunk_evidence(slot.chunk),)
+        return whole if sentence is None else (span_evidence(slot.chunk, sentence),)
     answer = getattr(getattr(candidate, "situation", None), "answer", None)
     if isinstance(answer, str) and normalise(answer):
         return (span_evidence(slot.chunk, answer),)
-    return (chunk_evidence(slot.chunk),)
-
-
-def chunk_evidence(chunk: Chunk, grade: int = 1) -> Evidence:
-    """The whole chunk as evidence: its document, text, offsets (when known) and id."""
-    start, end = chunk.start, chunk.end
-    if start is not None and end is None:
-        end = start + len(chunk.text)  # the corpus reader's default, for a chunk built in Python
-    return Evidence(
-        doc_id=chunk.doc_id or chunk.id,
-        text=chunk.text,
-        grade=grade,
-        start=start if end is not None and end > (start or 0) else None,
-        end=end if start is not None and end is not None and end > start else None,
-        chunk_id=chunk.id,
-    )
+    return whole
 
 
 def span_evidence(chunk: Chunk, text: str, grade: int = 1) -> Evidence:
     """``text`` as it reads in the chunk (after normalisation), with its document offsets when the chunk
     has ``start``; the whole chunk when the text is not in it."""
     located = _locate(chunk.text, text)
-    if located is None:
-        return chunk_evidence(chunk, grade)
-    begin, end = located
+    whole = chunk_evidence(chunk, grade)
+    if located is None and whole is not None:
+        return whole
+    begin, end = located if located is not None else (0, len(chunk.text))
     offset = chunk.start
     return Evidence(
         doc_id=chunk.doc_id or chunk.id,
