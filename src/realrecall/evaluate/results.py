@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -376,7 +377,40 @@ def generator_of(query: QueryResult) -> str:
 @gc_paused
 def write_results(result: EvaluationResult, path: str | Path) -> None:
     """Write ``results.json`` atomically."""
-    atomic_write_text(path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(path, results_text(result.to_dict()))
+
+
+def results_text(data: Mapping[str, Any]) -> str:
+    """results.json's text: indented, but each per-query record on one line.
+
+    ``json.dumps(indent=2)`` runs Python's own encoder over every value; the records (nearly all of a
+    big file) go through the C encoder instead, one per line, which also halves the file (100k queries:
+    ~5 s and 54 MB before). Any JSON reader reads it the same.
+    """
+    token = f"realrecall-per-query-{uuid.uuid4().hex}"
+    records: list[list[Any]] = []
+    outline = dict(data)
+    gold_sets = []
+    for raw in data.get("gold_sets", []):
+        if isinstance(raw, Mapping) and isinstance(raw.get("per_query"), list):
+            records.append(raw["per_query"])
+            raw = {**raw, "per_query": f"{token}-{len(records) - 1}"}
+        gold_sets.append(raw)
+    if "gold_sets" in data:
+        outline["gold_sets"] = gold_sets
+    text = json.dumps(outline, indent=2, ensure_ascii=False)
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    for number, rows in enumerate(records):
+        placeholder = f'"{token}-{number}"'
+        indent = text[text.rindex("\n", 0, text.index(placeholder)) + 1 :].index('"')
+        inner = "\n" + " " * (indent + 2)
+        block = (
+            "[]"
+            if not rows
+            else "[" + inner + ("," + inner).join(map(encode, rows)) + "\n" + " " * indent + "]"
+        )
+        text = text.replace(placeholder, block, 1)
+    return text + "\n"
 
 
 @gc_paused
