@@ -27,12 +27,18 @@ def evaluate_and_calibrate(
     by: Sequence[str] = (),
     relevance_threshold: int = evaluate_defaults.RELEVANCE_THRESHOLD,
     settings: RunSettings | None = None,
+    gold_from: str = evaluate_defaults.GOLD_FROM,
+    evidence_coverage: float = evaluate_defaults.EVIDENCE_COVERAGE,
     **options: Any,
 ) -> CalibrationReport:
     """Score ``retriever`` (or ``run``) on both gold sets with ``evaluate_files``, then
-    :func:`calibrate` the result; ``options`` are calibrate's keyword options."""
+    :func:`calibrate` the result; ``options`` are calibrate's keyword options. ``gold_from`` and
+    ``evidence_coverage``: where gold passages come from, as in ``evaluate`` (``realrecall.resolution``)."""
     # Imported here: the evaluate stage (and its scoring kernel) is only needed in this mode.
     from realrecall.evaluate.from_files import load_inputs
+    from realrecall.resolution import check_gold_from
+
+    check_gold_from(gold_from, evidence_coverage)  # before loading: a typo costs no corpus read
 
     inputs = load_inputs(
         [(synthetic, "synthetic"), (real, "real")],
@@ -42,5 +48,11 @@ def evaluate_and_calibrate(
         run=run,
         settings=settings,
     )
-    result = inputs.evaluate(k=k, by=by, relevance_threshold=relevance_threshold)
+    result = inputs.evaluate(
+        k=k,
+        by=by,
+        relevance_threshold=relevance_threshold,
+        gold_from=gold_from,
+        evidence_coverage=evidence_coverage,
+    )
     return calibrate([result], corpus=inputs.corpus, by=by or None, **options)

@@ -127,6 +127,17 @@ def calibrate(
     ] = None,
     run: Annotated[Path | None, typer.Option(help="One-call mode: score this run file instead.")] = None,
     k: Annotated[str, typer.Option("--k", help="One-call mode: cutoffs, comma-separated.")] = CUTOFFS,
+    gold_from: Annotated[
+        str | None,
+        typer.Option(
+            "--gold-from",
+            help="One-call mode: ids, evidence, or auto (chunk ids the corpus holds, evidence for the rest).",
+        ),
+    ] = None,
+    evidence_coverage: Annotated[
+        float | None,
+        typer.Option(help="One-call mode: share of an evidence span a chunk must hold to be gold (0.5)."),
+    ] = None,
     mlflow: Annotated[bool, typer.Option("--mlflow", help=MLFLOW_HELP)] = False,
     mlflow_uri: Annotated[str | None, typer.Option("--mlflow-uri", help=MLFLOW_URI_HELP)] = None,
 ) -> None:
@@ -160,10 +171,16 @@ def calibrate(
             report = _one_call(
                 synthetic, real, corpus, retriever, run, k, split_list(by), options,
                 retriever_option=retriever_option or [],
+                resolution=(gold_from, evidence_coverage),
             )  # fmt: skip
         else:
             if not results:
                 raise InputError("no results given", hint="pass results.json, or --synthetic G1 --real G2")
+            if gold_from is not None or evidence_coverage is not None:
+                raise InputError(
+                    "--gold-from and --evidence-coverage apply to one-call mode (--synthetic/--real)",
+                    hint="results files are scored already: pass them to evaluate",
+                )
             from realrecall.calibrate import calibrate as run_calibrate
 
             report = run_calibrate(results, by=split_list(by) or None, corpus=corpus, **options)
@@ -238,17 +255,23 @@ def _one_call(
     options: _CalibrateOptions,
     *,
     retriever_option: list[str] | None = None,
+    resolution: tuple[str | None, float | None] = (None, None),
 ) -> CalibrationReport:
     from realrecall.calibrate.one_call import evaluate_and_calibrate
     from realrecall.cli.evaluate import parse_cutoffs
+    from realrecall.evaluate import defaults as evaluate_defaults
     from realrecall.evaluate.retrievers import parse_option_assignments
 
     if synthetic is None or real is None:
         raise InputError("one-call mode needs both --synthetic and --real")
+    gold_from, coverage = resolution
     return evaluate_and_calibrate(
         synthetic, real, corpus=corpus, retriever=retriever, run=run,
         retriever_options=parse_option_assignments(retriever_option or []),
-        k=parse_cutoffs(k), by=by, **options,
+        k=parse_cutoffs(k), by=by,
+        gold_from=evaluate_defaults.GOLD_FROM if gold_from is None else gold_from,
+        evidence_coverage=evaluate_defaults.EVIDENCE_COVERAGE if coverage is None else coverage,
+        **options,
     )  # fmt: skip
 
 

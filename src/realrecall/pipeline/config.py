@@ -19,6 +19,8 @@ retriever = "bm25"               # or dense, local-dense, hybrid, module:functio
 k = [1, 5, 10, 50]
 by = ["type", "language"]
 query_timeout = 30               # seconds a custom retriever may take per query (default: no limit)
+gold_from = "auto"               # or "ids", "evidence" (auto: ids the corpus holds, evidence for the rest)
+evidence_coverage = 0.5          # share of an evidence span a chunk must hold to be gold, in (0, 1]
 # With options, the retriever is a table instead: [evaluate.retriever] with name = "bm25", k1 = 1.2 ...
 # (any option of the retriever, as docs/retrievers.md lists them).
 
@@ -70,6 +72,8 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
         "by": list,
         "embed_model": str,
         "query_timeout": float | int,
+        "gold_from": str,
+        "evidence_coverage": float | int,
     },
     "calibrate": {
         "metric": str,
@@ -102,6 +106,8 @@ class PipelineConfig:
     query_timeout: float | None = None
     k: tuple[int, ...] = evaluate_defaults.K
     by: tuple[str, ...] = ("type", "language")
+    gold_from: str = evaluate_defaults.GOLD_FROM
+    evidence_coverage: float = evaluate_defaults.EVIDENCE_COVERAGE
     metric: str = calibrate_defaults.METRIC
     max_age_days: float | None = calibrate_defaults.MAX_AGE_DAYS
     fail_under: Mapping[str, float] = field(default_factory=dict)
@@ -152,6 +158,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     query_timeout = section["evaluate"].get("query_timeout")
     if query_timeout is not None:
         check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
+    gold_from, evidence_coverage = check.resolution(section["evaluate"])
     calibrate = section["calibrate"]
     fail_under = calibrate.get("fail_under", {})
     for metric, bound in fail_under.items():
@@ -202,6 +209,8 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         query_timeout=float(query_timeout) if query_timeout is not None else None,
         k=tuple(k),
         by=tuple(by),
+        gold_from=gold_from,
+        evidence_coverage=float(evidence_coverage),
         metric=metric,
         max_age_days=float(calibrate.get("max_age_days", calibrate_defaults.MAX_AGE_DAYS)),
         fail_under={str(m): float(v) for m, v in fail_under.items()},
@@ -288,6 +297,19 @@ class _Checker:
             self.fail(
                 "real", "date", f"[real] date {text!r} is not an ISO date", hint='write it as "2026-11-30"'
             )
+
+    def resolution(self, evaluate: Mapping[str, Any]) -> tuple[str, float]:
+        """``gold_from`` and ``evidence_coverage`` of ``[evaluate]``, checked as evaluate checks them."""
+        from realrecall.resolution import check_gold_from
+
+        gold_from = evaluate.get("gold_from", evaluate_defaults.GOLD_FROM)
+        coverage = evaluate.get("evidence_coverage", evaluate_defaults.EVIDENCE_COVERAGE)
+        try:
+            check_gold_from(gold_from, coverage)
+        except InputError as exc:
+            key = "gold_from" if "gold source" in exc.message else "evidence_coverage"
+            self.fail("evaluate", key, f"[evaluate] {exc.message}", hint=exc.hint)
+        return gold_from, coverage
 
     def retriever(self, evaluate: Mapping[str, Any], base: Path) -> tuple[str, dict[str, Any]]:
         """The retriever's name and the options given: ``retriever = "bm25"`` or ``[evaluate.retriever]``.

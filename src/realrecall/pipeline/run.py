@@ -112,7 +112,13 @@ def run_pipeline(
 
     say("evaluating on the synthetic and real sets")
     synthetic = load_gold(config.synthetic, origin="synthetic")
-    result = inputs.evaluate(more_gold=[synthetic], k=config.k, by=config.by)
+    result = inputs.evaluate(
+        more_gold=[synthetic],
+        k=config.k,
+        by=config.by,
+        gold_from=config.gold_from,
+        evidence_coverage=config.evidence_coverage,
+    )
     write_results(result, results_path)
     write_per_query(result, per_query_path)
 
