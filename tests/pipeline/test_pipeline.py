@@ -62,6 +62,8 @@ def write_job(folder: Path, *, backend: str = "llm", extra: str = "") -> Path:
     (folder / "corpus.jsonl").write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in CHUNKS))
     (folder / "real.jsonl").write_text("".join(json.dumps({**q, "origin": "real"}) + "\n" for q in REAL))
     model = 'model = "test-model"\n' if backend == "llm" else ""
+    # One request a question (situation-first generation sends two; tests/generate/test_prompting.py).
+    strategy = ', strategy = "direct"' if backend == "llm" else ""
     config = folder / "pipeline.toml"
     config.write_text(
         f"""
@@ -73,7 +75,7 @@ date = "2026-11-30"
 [generate]
 output = "synthetic.jsonl"
 backend = "{backend}"
-{model}options = {{ per_chunk = 1, concurrency = 2 }}
+{model}options = {{ per_chunk = 1, concurrency = 2{strategy} }}
 [evaluate]
 k = [1, 3]
 by = ["type"]
