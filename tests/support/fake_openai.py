@@ -133,6 +133,20 @@ def _sentence(seed: int) -> str:
     return f"why does my {w[0]} {w[1]} {w[2]} keep {w[3]} the {w[4]} {w[5]}? ({seed})"
 
 
+_GERMAN = ["Drucker", "Rechnung", "Passwort", "Urlaub", "Laptop", "Ordner", "Vertrag", "Ausweis"]
+_ASKS_FOR_GERMAN = re.compile(r"(?:question|query): German|in German")
+
+
+def _german_sentence(seed: int) -> str:
+    w = [_GERMAN[(seed >> shift) % len(_GERMAN)] for shift in (0, 3, 6)]
+    return f"warum geht mein {w[0]} nicht mehr, seit ich den {w[1]} und das {w[2]} geändert habe? ({seed})"
+
+
+def _asks_for_german(body: dict[str, Any]) -> bool:
+    messages = body.get("messages", [])
+    return any(isinstance(m, dict) and _ASKS_FOR_GERMAN.search(str(m.get("content"))) for m in messages)
+
+
 def requested_schema(body: dict[str, Any]) -> dict[str, Any] | None:
     """The JSON Schema a chat request asks its answer to match: Structured Outputs' ``json_schema``,
     or (json_object mode, or no response_format) the schema a message spells out, as realrecall's
@@ -183,6 +197,9 @@ def default_chat_handler(body: dict[str, Any]) -> ChatAnswer:
     if isinstance(answer, dict) and "answer" in answer:
         # Situation-first generation checks that the stated answer quotes the passage it was shown.
         answer["answer"] = " ".join(_passage_of(body).split()[:6]) or answer["answer"]
+    if isinstance(answer, dict) and isinstance(answer.get("question"), str) and _asks_for_german(body):
+        # generate reads every answer's language: a question asked for in German comes in German.
+        answer["question"] = _german_sentence(seed)
     return json.dumps(answer)
 
 

@@ -79,7 +79,7 @@ REASONS: Mapping[str, str] = {
     "language_not_requested": "written in a language --languages does not ask for",
 }
 
-MIN_CHUNK_WORDS = 5
+MIN_CHUNK_WORDS = 3
 MIN_PROSE_WORDS = 12
 MIN_SENTENCE_WORDS = 5
 SHORT_LINE_WORDS = 4
@@ -166,9 +166,9 @@ def _readable(line: str) -> str:
     return _TAG.sub(" ", _LIST_MARK.sub("", line))
 
 
-def prose_paragraphs(text: str) -> list[str]:
-    """The paragraphs of text lines of ``text`` with at least ``MIN_SENTENCE_WORDS`` words, as read
-    (links as their text, tags and list marks gone, inline code without its backticks)."""
+def prose_paragraphs(text: str, min_words: int = MIN_SENTENCE_WORDS) -> list[str]:
+    """The paragraphs of text lines of ``text`` with at least ``min_words`` words, as read (links as
+    their text, tags and list marks gone, inline code without its backticks)."""
     found: list[str] = []
     paragraph: list[str] = []
     for kind, line in [*line_kinds(text), ("blank", "")]:
@@ -176,7 +176,7 @@ def prose_paragraphs(text: str) -> list[str]:
             paragraph.append(" ".join(_readable(line).replace("`", "").split()))
             continue
         joined = " ".join(part for part in paragraph if part)
-        if len(_words(joined)) >= MIN_SENTENCE_WORDS:
+        if len(_words(joined)) >= min_words:
             found.append(joined)
         paragraph = []
     return found
