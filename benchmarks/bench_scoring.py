@@ -178,7 +178,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="best of this many turns per contender")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--part", choices=["all", "dicts", "file", "read"], default="all", help="which table to time"
+        "--part", choices=["all", "dicts", "file", "read", "cli"], default="all", help="which table to time"
     )
     parser.add_argument("--skip-ranx", action="store_true", help="leave ranx out (its conversion is slow)")
     args = parser.parse_args()
@@ -196,6 +196,8 @@ def main() -> None:
         _time_file(qrels, run, args)
     if args.part in ("all", "read"):
         _time_read(qrels, run, args)
+    if args.part in ("all", "cli"):
+        _time_cli(qrels, run, args)
 
 
 def _time_dicts(qrels: dict, run: dict, args: argparse.Namespace) -> None:
@@ -260,6 +262,60 @@ def _time_read(qrels: dict, run: dict, args: argparse.Namespace) -> None:
         _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
         floor = timings["pandas      read_csv (C parser, floor)"][0]
         print(f"  ours / pandas = {ours_time / floor:.2f}  (target <= 2)")
+
+
+PYTREC_CLI = """
+import sys, pytrec_eval
+with open(sys.argv[1]) as handle:
+    qrels = pytrec_eval.parse_qrel(handle)
+with open(sys.argv[2]) as handle:
+    run = pytrec_eval.parse_run(handle)
+measures = {"success.10,100", "recip_rank", "ndcg_cut.10"}
+per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+print(sum(v["recip_rank"] for v in per_query.values()) / len(qrels))
+"""
+
+
+def _child(args: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one child process."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _time_cli(qrels: dict, run: dict, args: argparse.Namespace) -> None:
+    """End to end from files, each a fresh process: ``realrecall evaluate`` against pytrec_eval."""
+    with tempfile.TemporaryDirectory() as tmp:
+        qrels_path, run_path = write_trec(qrels, run, Path(tmp))
+        contenders = {
+            "realrecall evaluate --gold QRELS --run RUN -o results.json": [
+                sys.executable, "-m", "realrecall", "evaluate", "--gold", str(qrels_path),
+                "--run", str(run_path), "-o", str(Path(tmp) / "results.json"),
+            ],
+            "pytrec_eval parse_qrel + parse_run + evaluate": [
+                sys.executable, "-c", PYTREC_CLI, str(qrels_path), str(run_path),
+            ],
+        }  # fmt: skip
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(args.repeat):
+            for name, argv in contenders.items():
+                wall, cpu = _child(argv)
+                if name not in best or cpu < best[name][1]:
+                    best[name] = (wall, cpu)
+        size = (Path(tmp) / "results.json").stat().st_size / 1e6
+    print(f"\nCLI end to end from TREC files, fresh processes (best CPU of {args.repeat})")
+    ours_wall, ours_cpu = best["realrecall evaluate --gold QRELS --run RUN -o results.json"]
+    peer_wall, peer_cpu = best["pytrec_eval parse_qrel + parse_run + evaluate"]
+    for name, (wall, cpu) in best.items():
+        print(f"  {name:<60} {wall:8.2f} s wall {cpu:8.2f} s CPU")
+    print(f"  results.json {size:.1f} MB")
+    ratios = f"CPU {ours_cpu / peer_cpu:.2f}, wall {ours_wall / peer_wall:.2f}"
+    print(f"  ours / pytrec_eval: {ratios}  (target <= 0.6)")
 
 
 def _table(rows: dict[str, float], ours_time: float) -> None:
