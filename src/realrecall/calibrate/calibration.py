@@ -403,11 +403,14 @@ def _difference(then: Mapping[str, Any], now: Mapping[str, Any]) -> str:
         if a != b:
             if isinstance(a, Mapping) and isinstance(b, Mapping):
                 changed = sorted(k for k in {*a, *b} if a.get(k) != b.get(k))
-                return (
-                    f"{key} differ: {', '.join(f'{k} {a.get(k)} then, {b.get(k)} now' for k in changed[:3])}"
-                )
+                shown = (f"{k} {_shown(a.get(k))} then, {_shown(b.get(k))} now" for k in changed[:3])
+                return f"{key} differ: {', '.join(shown)}"
             return f"{key}: {a} then, {b} now"
     return "fingerprints differ"
+
+
+def _shown(value: object) -> str:
+    return "none" if value is None else str(value)
 
 
 def _generators_label(generators: set[str]) -> str:
