@@ -12,7 +12,7 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -20,6 +20,9 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from realrecall.errors import RealrecallError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 # Results go to stdout; progress, warnings and errors to stderr, so `> file` captures only results.
 # Piped output keeps full tables (rich would otherwise assume 80 columns and truncate headers).
@@ -183,3 +186,45 @@ def _root(
 def run_cli(argv: Sequence[str] | None = None) -> None:
     """Run the CLI on ``argv`` (default: the process's arguments); exits with the command's code."""
     app(args=None if argv is None else list(argv), prog_name="realrecall")
+
+
+class ProgressBar:
+    """A rich progress bar on stderr for a long count (``with ProgressBar("retrieving") as update``).
+
+    Shown only on a terminal and only once ``total`` reaches ``min_total``: a file or a pipe gets no
+    bar, and a short run would only flicker. ``update(done, total)`` is what the library's progress
+    callbacks take, so the library never knows about rich.
+    """
+
+    def __init__(self, label: str, *, min_total: int = 0) -> None:
+        self._label = label
+        self._min_total = min_total
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if total < self._min_total or not err.is_terminal:
+            return
+        if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+            self._progress = Progress(
+                self._label,
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task(self._label, total=total)
+        if self._task is not None:
+            self._progress.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

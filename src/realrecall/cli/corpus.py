@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from realrecall.cli.application import app, err, note, user_errors
-
-if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
+from realrecall.cli.application import ProgressBar, app, note, user_errors
 
 corpus_app = typer.Typer(help="Work with corpora: export one from a vector store.", no_args_is_help=True)
 app.add_typer(corpus_app, name="corpus")
@@ -36,41 +33,6 @@ def export(
         from realrecall.stores import export_corpus
 
         options = parse_option_assignments(option or [], flag="--option")
-        with _ExportProgress() as progress:
+        with ProgressBar("exporting") as progress:
             written = export_corpus(store, output, options=options, page_size=page_size, progress=progress)
         note(f"{written} chunks written to {output}", style="")
-
-
-class _ExportProgress:
-    """A rich progress bar on a terminal (stderr); nothing when stderr is a file or a pipe."""
-
-    def __init__(self) -> None:
-        self._progress: Progress | None = None
-        self._task: TaskID | None = None
-
-    def __enter__(self) -> _ExportProgress:
-        return self
-
-    def __call__(self, done: int, total: int) -> None:
-        if not err.is_terminal:
-            return
-        if self._progress is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-            self._progress = Progress(
-                "exporting",
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-                console=err,
-                transient=True,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task("export", total=total)
-        if self._task is not None:
-            self._progress.update(self._task, completed=done, total=total)
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from realrecall.cli.application import app, err, note, numbered, out, split_list, user_errors, warn
+from realrecall.cli.application import ProgressBar, app, note, numbered, out, split_list, user_errors, warn
 from realrecall.cli.log import MLFLOW_HELP, MLFLOW_URI_HELP
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
@@ -17,10 +17,6 @@ from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 from realrecall.evaluate.retrievers.registry import options_help as retriever_options_help
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from rich.progress import Progress, TaskID
-
     from realrecall.evaluate import EvaluationResult
 
 
@@ -142,7 +138,7 @@ def _evaluate(
     from realrecall.evaluate import evaluate_files
     from realrecall.evaluate.retrievers import RunSettings, parse_option_assignments
 
-    with _RetrievalProgress() as progress:
+    with ProgressBar("retrieving", min_total=200) as progress:
         return evaluate_files(
             gold, corpus=corpus, retriever=retriever, run=run, origin=origin,
             retriever_options=parse_option_assignments(retriever_option or []),
@@ -164,41 +160,6 @@ def parse_cutoffs(text: str) -> list[int]:
     if not cutoffs or min(cutoffs) < 1:
         raise InputError(f"--k takes comma-separated positive integers, got {text!r}", hint="e.g. --k 1,5,10")
     return cutoffs
-
-
-class _RetrievalProgress:
-    """A rich progress bar for retrieval, shown only on long runs and only on a terminal."""
-
-    def __init__(self) -> None:
-        self._progress: Progress | None = None
-        self._task: TaskID | None = None
-
-    def __enter__(self) -> Callable[[int, int], None]:
-        return self.update
-
-    def update(self, done: int, total: int) -> None:
-        if total < 200 or not err.is_terminal:
-            return
-        if self._progress is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-            self._progress = Progress(
-                "retrieving",
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeRemainingColumn(),
-                console=err,
-                transient=True,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task("retrieve", total=total)
-        if self._task is not None:
-            self._progress.update(self._task, completed=done, total=total)
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-            self._progress = None
 
 
 def render_tables(result: EvaluationResult) -> list[Table]:
