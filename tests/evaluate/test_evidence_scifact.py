@@ -17,7 +17,6 @@ sentence's text, no chunk id, no offsets), and is scored on three chunkings writ
 from __future__ import annotations
 
 import json
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -30,6 +29,7 @@ from realrecall.evaluate.retrievers import build_retriever
 from realrecall.evidence import Evidence
 from realrecall.gold import GoldQuery, GoldSet, load_gold
 from realrecall.resolution import resolve_gold
+from support import scifact
 from support.reference import find_reference_data
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -49,76 +49,36 @@ ORACLE = {
     "ndcg@10": "ndcg_cut_10",
 }
 DEPTH = 100
-CHUNKINGS = ("whole", "sentences", "windows")
+CHUNKINGS = scifact.CHUNKINGS
 
 
 # -- the data, read once -----------------------------------------------------------------------------
 
 
-@cache
+# The builders are shared with the chunking study (tests/support/scifact.py); here bound to the data.
+
+
+def _data() -> Path:
+    assert SCIFACT is not None
+    return SCIFACT
+
+
 def abstracts() -> dict[str, tuple[str, list[str]]]:
     """doc id -> (title, sentences)."""
-    assert SCIFACT is not None
-    docs = {}
-    with (SCIFACT / "original" / "corpus_sentences.jsonl").open(encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line)
-            docs[str(record["doc_id"])] = (record["title"], record["abstract"])
-    return docs
+    return scifact.abstracts(_data())
 
 
-@cache
-def claims() -> list[dict]:
+def claims() -> tuple[dict, ...]:
     """The dev claims with evidence: ``{"id", "claim", "evidence": {doc: [sentence index, ...]}}``."""
-    assert SCIFACT is not None
-    found = []
-    with (SCIFACT / "original" / "claims_dev.jsonl").open(encoding="utf-8") as lines:
-        for line in lines:
-            record = json.loads(line)
-            if record["evidence"]:
-                evidence = {
-                    doc: sorted({i for group in groups for i in group["sentences"]})
-                    for doc, groups in record["evidence"].items()
-                }
-                found.append({**record, "evidence": evidence})
-    return found
-
-
-def offsets(sentences: list[str]) -> list[int]:
-    """Where each sentence starts in the abstract's text (sentences joined with one space)."""
-    starts, at = [], 0
-    for sentence in sentences:
-        starts.append(at)
-        at += len(sentence) + 1
-    return starts
-
-
-def windows(n: int) -> list[range]:
-    """Three-sentence windows, stride 2, the last one reaching the abstract's end."""
-    spans, start = [], 0
-    while True:
-        spans.append(range(start, min(start + 3, n)))
-        if start + 3 >= n:
-            return spans
-        start += 2
+    return scifact.claims(_data())
 
 
 def chunk_records(chunking: str) -> list[dict]:
     """The chunking as JSON Lines records; ``sentences`` maps each chunk to the sentence indices it holds."""
-    records = []
-    for doc, (title, sentences) in abstracts().items():
-        starts = offsets(sentences)
-        if chunking == "whole":
-            parts = [(doc, range(len(sentences)))]
-        elif chunking == "sentences":
-            parts = [(f"{doc}:s{i}", range(i, i + 1)) for i in range(len(sentences))]
-        else:
-            parts = [(f"{doc}:w{j}", span) for j, span in enumerate(windows(len(sentences)))]
-        for chunk_id, span in parts:
-            text = " ".join(sentences[i] for i in span)
-            record = {"id": chunk_id, "title": title, "text": text, "doc_id": doc, "start": starts[span[0]]}
-            records.append({**record, "sentences": list(span)})
-    return records
+    return scifact.chunk_records(_data(), chunking, with_sentences=True)
+
+
+offsets, windows = scifact.offsets, scifact.windows
 
 
 @pytest.fixture(scope="module")

@@ -72,8 +72,9 @@ def windows(n: int, size: int = 3, stride: int = 2) -> list[range]:
         start += stride
 
 
-def chunk_records(scifact: Path, chunking: str) -> list[dict]:
-    """The chunking as corpus records (``id``, ``title``, ``text``, ``doc_id``, ``start``)."""
+def chunk_records(scifact: Path, chunking: str, *, with_sentences: bool = False) -> list[dict]:
+    """The chunking as corpus records (``id``, ``title``, ``text``, ``doc_id``, ``start``);
+    ``with_sentences`` adds ``sentences``, the indices of the sentences each chunk holds."""
     if chunking not in CHUNKINGS:
         raise ValueError(f"unknown chunking {chunking!r}")
     records = []
@@ -87,9 +88,8 @@ def chunk_records(scifact: Path, chunking: str) -> list[dict]:
             parts = [(f"{doc}:w{j}", span) for j, span in enumerate(windows(len(sentences)))]
         for chunk_id, span in parts:
             text = " ".join(sentences[i] for i in span)
-            records.append(
-                {"id": chunk_id, "title": title, "text": text, "doc_id": doc, "start": starts[span[0]]}
-            )
+            record = {"id": chunk_id, "title": title, "text": text, "doc_id": doc, "start": starts[span[0]]}
+            records.append({**record, "sentences": list(span)} if with_sentences else record)
     return records
 
 
