@@ -96,6 +96,20 @@ def test_retrievers_of_one_name_are_labelled_by_what_differs_in_their_descriptio
     assert distinct_labels([first, first]) == ["bm25 #1", "bm25 #2"]
 
 
+def test_one_retriever_over_two_chunkings_is_labelled_by_the_corpus_file() -> None:
+    from realrecall.evaluate.results import distinct_labels
+
+    def over(corpus: str):
+        document = results_document([("r", [per_query("q1", "real", rank=1)])], retriever="bm25")
+        document["corpus"] = {"path": f"/data/{corpus}", "chunks": 240}
+        return load_results(document)
+
+    assert distinct_labels([over("chunks-256.jsonl"), over("chunks-512.jsonl")]) == [
+        "bm25 on chunks-256.jsonl",
+        "bm25 on chunks-512.jsonl",
+    ]
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
