@@ -176,6 +176,18 @@ def test_a_failing_gate_is_recorded_then_raised(tmp_path):
     assert [gate.to_dict() for gate in row.gates] == [{"gate": "fail-under recall@3", "passed": False}]
 
 
+def test_budgeted_metrics_are_set_in_the_config_and_can_be_the_headline(tmp_path):
+    path = write_job(tmp_path, backend="extractive")
+    text = path.read_text().replace("k = [1, 3]", 'k = [1, 3]\nmetrics = ["recall@3", "recall@40tok"]')
+    path.write_text(text.replace('metric = "recall@3"', 'metric = "recall@40tok"'))
+    config = load_pipeline_config(path)
+    assert config.metrics == ("recall@3", "recall@40tok")
+    outcome = run_pipeline(config)
+    results = json.loads((config.output_dir / "results.json").read_text())
+    assert results["metrics"] == ["recall@3", "recall@40tok"]
+    assert outcome.report.metric == "recall@40tok"
+
+
 def test_demo_runs_offline_and_a_second_run_is_unchanged(tmp_path):
     first = run_demo(tmp_path)
     assert first.report.headline.text.startswith("Quote real recall@10 = ")
@@ -293,6 +305,13 @@ BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
         (
             BASE + "[real]\npath = 'r.jsonl'\ndate = 'last week'\n",
             ":7: [real] date 'last week' is not an ISO date",
+        ),
+        (BASE + "[evaluate]\nmetrics = ['recall@ten']\n", ":6: [evaluate] metrics: "),
+        (BASE + "[evaluate]\nmetrics = [10]\n", ":6: [evaluate] metrics must be a list of metric names"),
+        (
+            BASE + "[evaluate]\nmetrics = ['recall@2000tok']\n",
+            "[calibrate] metric 'recall@10' is not computed in [evaluate] metrics; choose from "
+            "recall@2000tok, or add it to [evaluate] metrics",
         ),
     ],
 )

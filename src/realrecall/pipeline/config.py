@@ -17,6 +17,7 @@ options = { per_chunk = 1, types = "lookup=1,conceptual=2,comparison=1", concurr
 [evaluate]
 retriever = "bm25"               # or dense, local-dense, hybrid, module:function, path/to/file.py:function
 k = [1, 5, 10, 50]
+metrics = ["recall@10", "recall@2000tok"]   # optional: explicit metrics (default: what k gives)
 by = ["type", "language"]
 query_timeout = 30               # seconds a custom retriever may take per query (default: no limit)
 gold_from = "auto"               # or "ids", "evidence" (auto: ids the corpus holds, evidence for the rest)
@@ -25,7 +26,8 @@ evidence_coverage = 0.5          # share of an evidence span a chunk must hold t
 # (any option of the retriever, as docs/retrievers.md lists them).
 
 [calibrate]
-metric = "recall@10"             # one of the metrics k gives: recall@K, mrr@<largest K>, ndcg@<K nearest 10>
+metric = "recall@10"             # one of the metrics evaluated: [evaluate] metrics, or what k gives:
+                                 # recall@K, mrr@<largest K>, ndcg@<K nearest 10>
 max_age_days = 90                # warn when the real set is older (the default, as in `realrecall calibrate`)
 fail_under = { "recall@10" = 0.6 }
 max_gap = 0.2
@@ -69,6 +71,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "evaluate": {
         "retriever": (str, dict),
         "k": list,
+        "metrics": list,
         "by": list,
         "embed_model": str,
         "query_timeout": float | int,
@@ -105,6 +108,7 @@ class PipelineConfig:
     embed_model: str | None = None
     query_timeout: float | None = None
     k: tuple[int, ...] = evaluate_defaults.K
+    metrics: tuple[str, ...] = ()  # explicit metrics, e.g. budgeted ones; empty: what k gives
     by: tuple[str, ...] = ("type", "language")
     gold_from: str = evaluate_defaults.GOLD_FROM
     evidence_coverage: float = evaluate_defaults.EVIDENCE_COVERAGE
@@ -151,6 +155,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         check.fail(
             "evaluate", "k", "[evaluate] k must be a list of positive integers", hint="e.g. k = [1, 5, 10]"
         )
+    metrics = check.metric_names(section["evaluate"].get("metrics", []))
     by = section["evaluate"].get("by", ["type", "language"])
     if not all(isinstance(name, str) and name.strip() for name in by):
         check.fail("evaluate", "by", "[evaluate] by must be a list of field names", hint='e.g. by = ["type"]')
@@ -165,7 +170,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound):
             check.fail("calibrate", "fail_under", f"[calibrate] fail_under.{metric} must be a number")
     metric = calibrate.get("metric", calibrate_defaults.METRIC)
-    check.metrics(metric, list(fail_under), tuple(k))
+    check.metrics(metric, list(fail_under), tuple(k), metrics)
     for key in ("max_age_days", "max_gap"):
         if key in calibrate:
             check.positive("calibrate", key, calibrate[key], zero=True)
@@ -208,6 +213,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         embed_model=section["evaluate"].get("embed_model"),
         query_timeout=float(query_timeout) if query_timeout is not None else None,
         k=tuple(k),
+        metrics=metrics,
         by=tuple(by),
         gold_from=gold_from,
         evidence_coverage=float(evidence_coverage),
@@ -346,18 +352,36 @@ class _Checker:
             )
         return spec, {key: getattr(options, key) for key in table}
 
-    def metrics(self, metric: str, gates: list[str], k: tuple[int, ...]) -> None:
-        """The headline metric and the gates must be among the metrics evaluate computes for ``k``."""
+    def metric_names(self, names: list[Any]) -> tuple[str, ...]:
+        """``[evaluate] metrics``: names the metric registry knows (budgeted ones included)."""
+        from realrecall.evaluate.metrics import parse_metric
+
+        for name in names:
+            if not isinstance(name, str):
+                self.fail(
+                    "evaluate", "metrics", "[evaluate] metrics must be a list of metric names",
+                    hint='e.g. metrics = ["recall@10", "recall@2000tok"]',
+                )  # fmt: skip
+            try:
+                parse_metric(name)
+            except InputError as exc:
+                self.fail("evaluate", "metrics", f"[evaluate] metrics: {exc.message}", hint=exc.hint)
+        return tuple(dict.fromkeys(names))
+
+    def metrics(self, metric: str, gates: list[str], k: tuple[int, ...], explicit: tuple[str, ...]) -> None:
+        """The headline metric and the gates must be among the metrics evaluate computes."""
         from realrecall.evaluate.evaluation import default_metrics
 
-        computed = default_metrics(k)
+        computed = list(explicit) or default_metrics(k)
+        where = "in [evaluate] metrics" if explicit else f"with k = {list(k)}"
+        fix = "or add it to [evaluate] metrics" if explicit else "or add its cutoff to [evaluate] k"
         for key, name in [("metric", metric), *(("fail_under", gate) for gate in gates)]:
             if name not in computed:
                 self.fail(
                     "calibrate",
                     key,
-                    f"[calibrate] {key} {name!r} is not computed with k = {list(k)}",
-                    hint=f"choose from {', '.join(computed)}, or add its cutoff to [evaluate] k",
+                    f"[calibrate] {key} {name!r} is not computed {where}",
+                    hint=f"choose from {', '.join(computed)}, {fix}",
                 )
 
     def generate_options(self, options: Mapping[str, Any], backend: str, model: str | None) -> None:

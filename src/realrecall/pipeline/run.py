@@ -114,6 +114,7 @@ def run_pipeline(
     synthetic = load_gold(config.synthetic, origin="synthetic")
     result = inputs.evaluate(
         more_gold=[synthetic],
+        metrics=config.metrics or None,
         k=config.k,
         by=config.by,
         gold_from=config.gold_from,
