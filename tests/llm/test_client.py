@@ -380,3 +380,61 @@ def test_answers_without_the_key_are_left_exactly_as_written() -> None:
     secret = "sk-proj-SECRETSECRET0123456789abcdef"
     text = '{"question": "why does my printer fail with [error] on my SECRET 0123 folder?"}'
     assert redact(text, secret) == text
+
+
+def test_answers_are_read_without_the_sdks_typed_create(
+    fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The typed create() walks every body against the SDK's TypedDicts and builds pydantic models of
+    # the answer (a third of the client's CPU a request): the client posts the plain body instead.
+    from openai.resources.chat.completions import AsyncCompletions
+
+    async def typed_create(*args: object, **kwargs: object) -> None:
+        raise AssertionError("chat.completions.create was called")
+
+    monkeypatch.setattr(AsyncCompletions, "create", typed_create)
+    fake_openai.script(
+        [{"content": '{"questions": ["q"]}', "usage": {"prompt_tokens": 11, "completion_tokens": 3}}]
+    )
+    result = complete(OpenAIChatClient(config), question_request)
+
+    assert fake_openai.bodies("chat")[0] == question_request.to_body()
+    assert (result.text, result.usage, result.model) == ('{"questions": ["q"]}', Usage(11, 3), "gpt-4o-mini")
+
+
+@pytest.mark.parametrize(
+    ("body", "fault"),
+    [
+        ("[1, 2]", "malformed_response"),
+        ('"text"', "malformed_response"),
+        ("{}", "empty_response"),
+        ('{"choices": []}', "empty_response"),
+        ('{"choices": {"a": 1}}', "malformed_response"),
+        ('{"choices": [{"index": 0}]}', "malformed_response"),
+        ('{"choices": [{"message": {"content": ["a", "b"]}}]}', "malformed_response"),
+        ('{"choices": [{"message": {"content": null, "refusal": 7}}]}', "malformed_response"),
+        ('{"choices": [{"message": ', "malformed_response"),
+    ],
+)
+def test_a_body_that_is_no_chat_completion_is_a_retryable_fault(body: str, fault: str) -> None:
+    from realrecall.llm.client import first_choice
+    from realrecall.llm.retry import classify
+
+    try:
+        first_choice(body)
+    except Exception as exc:  # whatever it raises, the retry policy must know it as the endpoint's fault
+        found = classify(exc)
+    else:
+        pytest.fail("no fault raised")
+    assert found is not None
+    assert (found.reason, found.retryable) == (fault, True)
+
+
+def test_an_answer_without_usage_model_or_finish_reason_still_reads() -> None:
+    from realrecall.llm.client import answer_result, first_choice
+
+    completion = first_choice(
+        '{"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": true}}'
+    )
+    result = answer_result(completion, attempts=2, response_format="json_object")
+    assert result == ChatResult("hi", "unknown", Usage(0, 0), "", 2, None, "json_object")

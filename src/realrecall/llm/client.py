@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from typing import Any
 
 import openai
@@ -40,7 +41,7 @@ from realrecall.llm.types import (
     Usage,
 )
 
-__all__ = ["OpenAIChatClient", "chat_result"]
+__all__ = ["OpenAIChatClient", "answer_result", "chat_result", "first_choice"]
 
 
 class OpenAIChatClient:
@@ -92,7 +93,7 @@ class OpenAIChatClient:
             for name in self._dropped:
                 body.pop(name, None)
             try:
-                completion, used = await call_with_retries(
+                answer, used = await call_with_retries(
                     functools.partial(self._send, body),
                     config=self.config,
                     stats=self._stats,
@@ -112,7 +113,7 @@ class OpenAIChatClient:
                 self._stats.failure(gave_up.fault.reason)
                 raise gave_up_error(gave_up, secret=self._endpoint.api_key, attempts=attempts) from None
             attempts += used
-            result = chat_result(completion, attempts=attempts, response_format=mode)
+            result = answer_result(answer, attempts=attempts, response_format=mode)
             # What the endpoint wrote is stored (cache, gold set): a key it echoes is blanked here.
             result = redact_result(result, self._endpoint.api_key)
             self._stats.tokens(result.usage.prompt_tokens, result.usage.completion_tokens)
@@ -145,14 +146,13 @@ class OpenAIChatClient:
             self._sdk_loop = loop
         return self._sdk
 
-    async def _send(self, body: dict[str, Any]) -> ChatCompletion:
-        completion = await self._sdk_client().chat.completions.create(**body)
-        if not isinstance(completion, ChatCompletion):
-            # The SDK hands back the raw text when a 200 answer is not JSON at all.
-            raise MalformedResponse(f"expected a chat completion, got {type(completion).__name__}")
-        if not getattr(completion, "choices", None):
-            raise EmptyResponse("the answer has no choices")
-        return completion
+    async def _send(self, body: dict[str, Any]) -> dict[str, Any]:
+        # Not ``chat.completions.create``: that walks the body against the SDK's TypedDicts and builds
+        # pydantic models of the answer, over a third of the client's CPU a request. The body is plain
+        # JSON already (``ChatRequest.to_body``), so it is posted as it is and the answer read here;
+        # the SDK still owns the connection pool, the headers and key, timeouts and status errors.
+        text = await self._sdk_client().post("/chat/completions", body=body, cast_to=str)
+        return first_choice(text)
 
 
 # The optional parameters dropped when refused, and the words endpoints refuse them with:
@@ -184,5 +184,51 @@ def chat_result(completion: ChatCompletion, *, attempts: int, response_format: R
         model=completion.model,
         attempts=attempts,
         refusal=getattr(message, "refusal", None),
+        response_format_used=response_format,
+    )
+
+
+def first_choice(text: str) -> dict[str, Any]:
+    """The chat completion in ``text`` (a 200 answer's body), checked as far as ``answer_result`` reads it.
+
+    Raises json.JSONDecodeError (a body that is not JSON), MalformedResponse (JSON of another shape)
+    or EmptyResponse (no choices): faults worth another try (``retry.classify``).
+    """
+    completion = json.loads(text)
+    if not isinstance(completion, dict):
+        raise MalformedResponse(f"expected a chat completion, got a JSON {type(completion).__name__}")
+    choices = completion.get("choices")
+    if not choices:
+        raise EmptyResponse("the answer has no choices")
+    choice = choices[0] if isinstance(choices, list) else None
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise MalformedResponse("the answer's first choice has no message")
+    for name in ("content", "refusal"):
+        if not isinstance(message.get(name), str | None):
+            raise MalformedResponse(f"the answer's message.{name} is not a string")
+    return completion
+
+
+def answer_result(
+    completion: dict[str, Any], *, attempts: int, response_format: ResponseFormat
+) -> ChatResult:
+    """The ChatResult of a chat completion checked by ``first_choice`` (a plain JSON object)."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    usage = completion.get("usage")
+    tokens = [
+        usage.get(name) if isinstance(usage, dict) else 0 for name in ("prompt_tokens", "completion_tokens")
+    ]
+    prompt, completion_tokens = (n if isinstance(n, int) and not isinstance(n, bool) else 0 for n in tokens)
+    model = completion.get("model")
+    finish_reason = choice.get("finish_reason")
+    return ChatResult(
+        text=message.get("content") or "",
+        finish_reason=finish_reason if isinstance(finish_reason, str) and finish_reason else "unknown",
+        usage=Usage(prompt, completion_tokens),
+        model=model if isinstance(model, str) else "",
+        attempts=attempts,
+        refusal=message.get("refusal"),
         response_format_used=response_format,
     )
