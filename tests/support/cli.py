@@ -21,6 +21,7 @@ import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,12 @@ def run_captured(
     """
     from realrecall.cli import main  # imported late: a test collecting this module loads no CLI
 
-    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr), _stdin(stdin):
+    with (
+        _built_once(),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+        _stdin(stdin),
+    ):
         try:
             main(args)
         except SystemExit as exc:
@@ -74,6 +80,37 @@ def _exit_code(value: object, stderr: io.StringIO) -> int:
         return value
     stderr.write(f"{value}\n")  # sys.exit("message") prints the message and exits 1
     return 1
+
+
+_BUILT: dict[tuple[object, ...], Any] = {}
+
+
+@contextlib.contextmanager
+def _built_once() -> Iterator[None]:
+    """The click command typer builds from the app, built once per test process instead of per call.
+
+    Typer rebuilds it on every call (it evaluates each command's annotations: ~0.1 s CPU, most of an
+    in-process command that fails on its input); a real process calls once, so building it once here
+    is what each process sees. The retriever registry is part of the key, since the help and the
+    "choose from" texts are built from it when the command is built (a test may register a retriever).
+    """
+    import typer.main
+
+    from realrecall.evaluate.retrievers import RETRIEVERS
+
+    build = typer.main.get_command
+
+    def cached(app: typer.Typer) -> Any:
+        key = (id(app), *((name, id(spec)) for name, spec in RETRIEVERS.items()))
+        if key not in _BUILT:
+            _BUILT[key] = build(app)
+        return _BUILT[key]
+
+    typer.main.get_command = cached
+    try:
+        yield
+    finally:
+        typer.main.get_command = build
 
 
 @contextlib.contextmanager
