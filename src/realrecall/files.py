@@ -26,6 +26,7 @@ from realrecall.errors import InputError, OutputError
 
 __all__ = [
     "AppendLog",
+    "atomic_write_chunks",
     "atomic_write_text",
     "check_distinct",
     "check_output_path",
@@ -280,6 +281,13 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part."""
     with _atomic_handle(path) as handle:
         handle.write(text)
+
+
+def atomic_write_chunks(path: str | Path, chunks: Iterable[str]) -> None:
+    """``atomic_write_text`` of text made in pieces: a big file is never held whole in memory."""
+    with _atomic_handle(path) as handle:
+        for chunk in chunks:
+            handle.write(chunk)
 
 
 def write_jsonl_atomic(path: str | Path, records: Iterable[Mapping[str, Any]]) -> int:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
 
 from realrecall._gc import gc_paused
 from realrecall.errors import InputError
@@ -16,8 +19,10 @@ from realrecall.evaluate.results import (
     EvaluationResult,
     GoldPassages,
     GoldSetResult,
+    QueryRecords,
     QueryResult,
     SliceResult,
+    query_record,
 )
 from realrecall.evaluate.slicing import group_by_field, slice_sort_key
 from realrecall.files import file_sha256
@@ -104,7 +109,8 @@ def evaluate(
     depth = depth or _retrieval_depth(metric_names, tokens, recorded_depth)
     warnings: list[str] = []
     results = []
-    warnings.extend(_unknown_field_warnings(gold_sets, by))
+    if by:
+        warnings.extend(_unknown_field_warnings(gold_sets, by))
     warnings.extend(_style_leak_warnings(gold_sets))
     for gold in gold_sets:
         gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, evidence_coverage)
@@ -456,27 +462,15 @@ def _gold_set_result(
             slices.append(
                 SliceResult(field, value, len(members), {m: scores.mean(m, members) for m in metrics})
             )
-    position = {query_id: i for i, query_id in enumerate(scores.query_ids)}
-    tops = run.ranked_many([query.query_id for query in gold], depth)
-    queries = []
-    for query, top in zip(gold, tops, strict=True):
-        i = position[query.query_id]
-        rank = int(scores.first_relevant_rank[i])
-        queries.append(
-            QueryResult(
-                query_id=query.query_id,
-                query=query.query,
-                gold=tuple(sorted(query.relevant())),
-                origin=query.origin,
-                type=query.type,
-                language=query.language,
-                first_relevant_rank=rank or None,
-                top=top,
-                metrics={m: float(scores.values[m][i]) for m in metrics},
-                fields=_fields(query, by),
-                gold_set=gold.name,
-            )
-        )
+    queries = _EvaluatedQueries(
+        gold=gold,
+        by=tuple(by),
+        metrics=tuple(metrics),
+        values=tuple(scores.in_gold_order(scores.values[m]) for m in metrics),
+        first_relevant_rank=scores.in_gold_order(scores.first_relevant_rank),
+        run=run,
+        depth=depth,
+    )
     origins: dict[str, int] = {}
     for query in gold:
         origins[query.origin or "unknown"] = origins.get(query.origin or "unknown", 0) + 1
@@ -490,11 +484,76 @@ def _gold_set_result(
         origins=origins,
         overall=overall,
         slices=tuple(slices),
-        queries=tuple(queries),
+        queries=queries,
         missing_run=len(scores.missing_run),
         no_relevant=len(scores.no_relevant),
         missing_passages=missing_passages,
     )
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class _EvaluatedQueries(QueryRecords):
+    """The per-query outcomes of one gold set, kept as the gold set and metric columns.
+
+    Records are made from them as they are written; the top ids (ranking every query of the run)
+    only when the per-query file or a caller reading the queries asks for them.
+    """
+
+    gold: GoldSet
+    by: tuple[str, ...]
+    metrics: tuple[str, ...]
+    values: tuple[np.ndarray, ...]
+    """Per metric, float64 values in the gold set's order."""
+    first_relevant_rank: np.ndarray
+    """int64 in the gold set's order, 0 when nothing relevant was retrieved."""
+    run: Run
+    depth: int
+
+    def __len__(self) -> int:
+        return len(self.gold)
+
+    def _tops(self) -> list[tuple[str, ...]]:
+        tops: list[tuple[str, ...]] | None = self.__dict__.get("_top_ids")
+        if tops is None:
+            tops = self.__dict__["_top_ids"] = self.run.ranked_many(self.gold.ids, self.depth)
+        return tops
+
+    def _rows(
+        self, *, with_top: bool
+    ) -> Iterator[tuple[GoldQuery, int, tuple[str, ...] | None, dict[str, float]]]:
+        columns = [values.tolist() for values in self.values]
+        tops: Iterable[tuple[str, ...] | None] = self._tops() if with_top else repeat(None, len(self))
+        rows = zip(
+            self.gold, self.first_relevant_rank.tolist(), tops, zip(*columns, strict=True), strict=True
+        )
+        for query, rank, top, values in rows:
+            yield query, rank, top, dict(zip(self.metrics, values, strict=True))
+
+    def records(self, *, with_top: bool) -> Iterator[dict[str, Any]]:
+        for query, rank, top, values in self._rows(with_top=with_top):
+            yield query_record(
+                query.query_id, query.query, sorted(query.relevant()), query.origin, query.type,
+                query.language, _fields(query, self.by), rank or None, top, values,
+            )  # fmt: skip
+
+    def _results(self) -> tuple[QueryResult, ...]:
+        name = self.gold.name
+        return tuple(
+            QueryResult(
+                query_id=query.query_id,
+                query=query.query,
+                gold=tuple(sorted(query.relevant())),
+                origin=query.origin,
+                type=query.type,
+                language=query.language,
+                first_relevant_rank=rank or None,
+                top=top or (),
+                metrics=values,
+                fields=_fields(query, self.by),
+                gold_set=name,
+            )
+            for query, rank, top, values in self._rows(with_top=True)
+        )
 
 
 def _describe_corpus(corpus: Corpus | None) -> Mapping[str, Any] | None:

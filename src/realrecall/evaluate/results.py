@@ -14,14 +14,16 @@ import json
 import math
 import numbers
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from abc import abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from realrecall._gc import gc_paused
 from realrecall.errors import InputError
-from realrecall.files import atomic_write_text, iter_jsonl, read_text_lines, write_jsonl_atomic
+from realrecall.files import atomic_write_chunks, iter_jsonl, read_text_lines
 from realrecall.gold import ORIGINS
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "EvaluationResult",
     "GoldPassages",
     "GoldSetResult",
+    "QueryRecords",
     "QueryResult",
     "ResultsSource",
     "SliceResult",
@@ -124,20 +127,98 @@ class QueryResult:
         return frozenset(self.gold)
 
     def to_dict(self, *, with_top: bool) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "query_id": self.query_id,
-            "query": self.query,
-            "gold": list(self.gold),
-            "origin": self.origin,
-            "type": self.type,
-            "language": self.language,
-            **{name: value for name, value in self.fields.items() if name not in RESERVED_FIELDS},
-            "first_relevant_rank": self.first_relevant_rank,
-        }
-        if with_top:
-            record["top"] = list(self.top)
-        record["metrics"] = dict(self.metrics)
-        return record
+        return query_record(
+            self.query_id,
+            self.query,
+            self.gold,
+            self.origin,
+            self.type,
+            self.language,
+            self.fields,
+            self.first_relevant_rank,
+            self.top if with_top else None,
+            self.metrics,
+        )
+
+
+def query_record(
+    query_id: str,
+    query: str,
+    gold: Iterable[str],
+    origin: str | None,
+    type: str | None,
+    language: str | None,
+    fields: Mapping[str, Any],
+    first_relevant_rank: int | None,
+    top: Iterable[str] | None,
+    metrics: Mapping[str, float],
+) -> dict[str, Any]:
+    """One per-query record as results.json and the per-query file hold it (``top`` only in the latter)."""
+    record: dict[str, Any] = {
+        "query_id": query_id,
+        "query": query,
+        "gold": list(gold),
+        "origin": origin,
+        "type": type,
+        "language": language,
+        **{name: value for name, value in fields.items() if name not in RESERVED_FIELDS},
+        "first_relevant_rank": first_relevant_rank,
+    }
+    if top is not None:
+        record["top"] = list(top)
+    record["metrics"] = dict(metrics)
+    return record
+
+
+class QueryRecords(Sequence[QueryResult]):
+    """A gold set's per-query outcomes kept as columns and made into records only when read.
+
+    ``evaluate`` returns one per gold set: writing results.json streams :meth:`records` straight
+    from the columns (no :class:`QueryResult` per query, no list of them), and the ranked top ids,
+    which only the per-query file shows, are computed only when asked for. Reading it as a sequence
+    (calibrate, compare, review) makes every :class:`QueryResult` once and keeps them.
+    """
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def records(self, *, with_top: bool) -> Iterator[dict[str, Any]]:
+        """Every query's record in order, as ``QueryResult.to_dict`` writes it."""
+
+    @abstractmethod
+    def _results(self) -> tuple[QueryResult, ...]:
+        """Every query as a QueryResult (called once; the tuple is kept)."""
+
+    @property
+    def materialised(self) -> tuple[QueryResult, ...]:
+        made: tuple[QueryResult, ...] | None = self.__dict__.get("_made")
+        if made is None:
+            made = self.__dict__["_made"] = self._results()
+        return made
+
+    @overload
+    def __getitem__(self, index: int) -> QueryResult: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[QueryResult, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> QueryResult | tuple[QueryResult, ...]:
+        return self.materialised[index]
+
+    def __iter__(self) -> Iterator[QueryResult]:
+        return iter(self.materialised)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return self.materialised == tuple(other)
+        return NotImplemented
+
+    # Equal to the tuple of its results, which is unhashable (QueryResult holds dicts).
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {len(self)} queries>"
 
 
 @dataclass(frozen=True)
@@ -195,7 +276,8 @@ class GoldSetResult:
     origins: Mapping[str, int]
     overall: SliceResult
     slices: tuple[SliceResult, ...]
-    queries: tuple[QueryResult, ...]
+    queries: Sequence[QueryResult]
+    """A tuple, or (from ``evaluate``) :class:`QueryRecords` made on demand."""
     missing_run: int
     no_relevant: int
     missing_passages: int
@@ -207,6 +289,10 @@ class GoldSetResult:
         return self.overall.n
 
     def to_dict(self) -> dict[str, Any]:
+        return {**self._outline(), "per_query": list(_records_of(self.queries, with_top=False))}
+
+    def _outline(self) -> dict[str, Any]:
+        """Everything ``to_dict`` gives but the per-query records."""
         return {
             "name": self.name,
             "path": self.path,
@@ -225,8 +311,13 @@ class GoldSetResult:
             ),
             "overall": {"n": self.overall.n, "metrics": dict(self.overall.metrics)},
             "slices": [s.to_dict() for s in self.slices],
-            "per_query": [q.to_dict(with_top=False) for q in self.queries],
         }
+
+
+def _records_of(queries: Sequence[QueryResult], *, with_top: bool) -> Iterator[dict[str, Any]]:
+    if isinstance(queries, QueryRecords):
+        return queries.records(with_top=with_top)
+    return (query.to_dict(with_top=with_top) for query in queries)
 
 
 @dataclass(frozen=True)
@@ -317,7 +408,7 @@ class EvaluationResult:
             if self.corpus is None
             else {"sha256": self.corpus_sha256, "chunks": self.corpus.get("chunks")},
             "generators": {
-                g.name: sorted({generator_of(q) for q in g.queries if q.origin == "synthetic"})
+                g.name: sorted({_generator(record) for record in _synthetic_records(g.queries)})
                 for g in self.gold_sets
                 if g.origins.get("synthetic")
             },
@@ -337,6 +428,13 @@ class EvaluationResult:
         return tuple(sorted(cutoffs))
 
     def to_dict(self) -> dict[str, Any]:
+        return {**self._header(), "gold_sets": [g.to_dict() for g in self.gold_sets]}
+
+    def _outline(self) -> dict[str, Any]:
+        """``to_dict`` with each gold set's per-query records left out (they are written as a stream)."""
+        return {**self._header(), "gold_sets": [g._outline() for g in self.gold_sets]}
+
+    def _header(self) -> dict[str, Any]:
         return {
             "realrecall_version": self.version,
             "created": self.created,
@@ -347,7 +445,6 @@ class EvaluationResult:
             "relevance_threshold": self.relevance_threshold,
             **({} if self.token_method is None else {"token_method": self.token_method}),
             "warnings": list(self.warnings),
-            "gold_sets": [g.to_dict() for g in self.gold_sets],
         }
 
 
@@ -364,7 +461,18 @@ def generator_of(query: QueryResult) -> str:
 
     A query without provenance (written by hand, or by another tool) is ``{"backend": "unrecorded"}``.
     """
-    provenance = query.fields.get("provenance")
+    return _generator(query.fields)
+
+
+def _synthetic_records(queries: Sequence[QueryResult]) -> Iterator[Mapping[str, Any]]:
+    """The fields of each synthetic query: from the columns when made on demand (no QueryResult made)."""
+    if isinstance(queries, QueryRecords):
+        return (r for r in queries.records(with_top=False) if r["origin"] == "synthetic")
+    return (q.fields for q in queries if q.origin == "synthetic")
+
+
+def _generator(fields: Mapping[str, Any]) -> str:
+    provenance = fields.get("provenance")
     if not isinstance(provenance, Mapping) or "backend" not in provenance:
         return json.dumps({"backend": "unrecorded"})
     record: dict[str, Any] = {key: provenance.get(key) for key in _GENERATOR_KEYS}
@@ -376,51 +484,81 @@ def generator_of(query: QueryResult) -> str:
 
 @gc_paused
 def write_results(result: EvaluationResult, path: str | Path) -> None:
-    """Write ``results.json`` atomically."""
-    atomic_write_text(path, results_text(result.to_dict()))
+    """Write ``results.json`` atomically, its per-query records streamed (never all in memory at once)."""
+    blocks = [_records_of(g.queries, with_top=False) for g in result.gold_sets]
+    atomic_write_chunks(path, results_chunks(result._outline(), blocks))
 
 
 def results_text(data: Mapping[str, Any]) -> str:
-    """results.json's text: indented, but each per-query record on one line.
+    """results.json's text for ``EvaluationResult.to_dict()`` (see :func:`results_chunks`)."""
+    outline = dict(data)
+    blocks: list[Iterable[Any]] = []
+    if isinstance(data.get("gold_sets"), list):
+        sets = []
+        for raw in data["gold_sets"]:
+            if isinstance(raw, Mapping) and isinstance(raw.get("per_query"), list):
+                blocks.append(raw["per_query"])
+                raw = {name: value for name, value in raw.items() if name != "per_query"}
+            else:
+                blocks.append([])
+            sets.append(raw)
+        outline["gold_sets"] = sets
+    return "".join(results_chunks(outline, blocks))
 
-    ``json.dumps(indent=2)`` runs Python's own encoder over every value; the records (nearly all of a
-    big file) go through the C encoder instead, one per line, which also halves the file (100k queries:
-    ~5 s and 54 MB before). Any JSON reader reads it the same.
+
+# Records encoded per chunk written: big enough to keep the write calls few, small enough to stay cheap.
+_RECORDS_PER_CHUNK = 2048
+
+
+def results_chunks(outline: Mapping[str, Any], blocks: Sequence[Iterable[Any]]) -> Iterator[str]:
+    """results.json's text in pieces: the outline indented, each per-query record on one line.
+
+    ``outline``: the document with each gold set's ``per_query`` left out; ``blocks[i]``: the records
+    of gold set i, appended as its last key. ``json.dumps(indent=2)`` runs Python's own encoder over
+    every value; the records (nearly all of a big file) go through the C encoder instead, one per line,
+    which also halves the file. Any JSON reader reads it the same.
     """
     token = f"realrecall-per-query-{uuid.uuid4().hex}"
-    records: list[list[Any]] = []
-    outline = dict(data)
-    gold_sets = []
-    for raw in data.get("gold_sets", []):
-        if isinstance(raw, Mapping) and isinstance(raw.get("per_query"), list):
-            records.append(raw["per_query"])
-            raw = {**raw, "per_query": f"{token}-{len(records) - 1}"}
-        gold_sets.append(raw)
-    if "gold_sets" in data:
-        outline["gold_sets"] = gold_sets
-    text = json.dumps(outline, indent=2, ensure_ascii=False)
+    document = dict(outline)
+    if isinstance(outline.get("gold_sets"), list):
+        document["gold_sets"] = [
+            {**raw, "per_query": f"{token}-{number}"} if number < len(blocks) else raw
+            for number, raw in enumerate(outline["gold_sets"])
+        ]
+    text = json.dumps(document, indent=2, ensure_ascii=False)
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    for number, rows in enumerate(records):
+    for number, rows in enumerate(blocks):
         placeholder = f'"{token}-{number}"'
-        indent = text[text.rindex("\n", 0, text.index(placeholder)) + 1 :].index('"')
+        at = text.index(placeholder)
+        indent = text[text.rindex("\n", 0, at) + 1 :].index('"')
         inner = "\n" + " " * (indent + 2)
-        block = (
-            "[]"
-            if not rows
-            else "[" + inner + ("," + inner).join(map(encode, rows)) + "\n" + " " * indent + "]"
-        )
-        text = text.replace(placeholder, block, 1)
-    return text + "\n"
+        yield text[:at]
+        text = text[at + len(placeholder) :]
+        rows = iter(rows)
+        first = True
+        while batch := list(islice(rows, _RECORDS_PER_CHUNK)):
+            yield ("[" if first else ",") + inner + ("," + inner).join(map(encode, batch))
+            first = False
+        yield "[]" if first else "\n" + " " * indent + "]"
+    yield text + "\n"
 
 
 @gc_paused
 def write_per_query(result: EvaluationResult, path: str | Path) -> int:
     """Write one JSON line per query of every gold set (with its top-k ids) for miss analysis."""
-    records: list[dict[str, Any]] = []
-    for gold_set in result.gold_sets:
-        for query in gold_set.queries:
-            records.append({"gold_set": gold_set.name, **query.to_dict(with_top=True)})
-    return write_jsonl_atomic(path, records)
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    count = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal count
+        for gold_set in result.gold_sets:
+            records = _records_of(gold_set.queries, with_top=True)
+            while batch := list(islice(records, _RECORDS_PER_CHUNK)):
+                count += len(batch)
+                yield "".join(encode({"gold_set": gold_set.name, **record}) + "\n" for record in batch)
+
+    atomic_write_chunks(path, lines())
+    return count
 
 
 @gc_paused
@@ -535,11 +673,6 @@ def distinct_labels(results: Sequence[EvaluationResult]) -> list[str]:
         " ".join([name, *(w for w in description if w not in shared)])
         for name, description in zip(names, words, strict=True)
     ]
-    if len(set(labels)) < len(labels):
-        # One retriever over two chunkings is the usual case: the corpus file tells them apart.
-        corpora = [Path(r.corpus_path).name if r.corpus_path else "" for r in results]
-        if all(corpora) and len(set(corpora)) == len(corpora):
-            labels = [f"{label} on {corpus}" for label, corpus in zip(labels, corpora, strict=True)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
     return labels

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +54,17 @@ class QueryScores:
     no_relevant: tuple[str, ...]
     """Gold queries with no passage reaching the relevance threshold (they score 0)."""
     relevance_threshold: int = 1
+    gold_order: np.ndarray | None = field(default=None, repr=False, compare=False)
+    """int64: where each of ``query_ids`` stands in the gold set's own order (``values[m][i]`` is the
+    query at ``gold_order[i]`` of the gold set); None when not known."""
+
+    def in_gold_order(self, values: np.ndarray) -> np.ndarray:
+        """``values`` (aligned with ``query_ids``) rearranged into the gold set's own order."""
+        if self.gold_order is None:
+            raise ValueError("the gold set's order is not known")
+        out = np.empty_like(values)
+        out[self.gold_order] = values
+        return out
 
     def mean(self, metric: str, query_ids: Iterable[str] | None = None) -> float:
         """Mean of ``metric`` over all queries, or over ``query_ids``, added in trec_eval's order."""
@@ -117,7 +128,10 @@ def score_queries(
     threshold = _threshold(relevance_threshold)
     qrels = _qrels(gold)
     the_run = as_run(run)
-    query_ids = sorted(qrels)
+    given = list(qrels)
+    # trec_eval's order, remembered as positions so results can be laid out in the gold set's order.
+    order = sorted(range(len(given)), key=given.__getitem__)
+    query_ids = list(map(given.__getitem__, order))
     judged = rank_judgments(qrels, the_run, query_ids, threshold)
     prefixes = _budget_prefixes(parsed.values(), the_run, query_ids, corpus)
     values = {
@@ -132,6 +146,7 @@ def score_queries(
             qid for qid, n in zip(query_ids, judged.num_relevant.tolist(), strict=True) if n == 0
         ),
         relevance_threshold=threshold,
+        gold_order=np.array(order, dtype=np.int64),
     )
 
 

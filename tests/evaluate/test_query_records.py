@@ -1,0 +1,76 @@
+"""Per-query outcomes made on demand (issue 13): evaluate keeps them as columns, results.json streams
+them, and the top ids (ranking every query of the run) are computed only for the per-query file or a
+caller reading the queries."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from realrecall.evaluate import evaluate, load_results, read_per_query, write_per_query, write_results
+from realrecall.evaluate.results import QueryRecords, results_text
+from realrecall.gold import GoldQuery, GoldSet
+from realrecall.provenance import Provenance
+from realrecall.runs import Run
+
+
+def _gold() -> GoldSet:
+    queries = [
+        GoldQuery(f"q{i}", f"how do I fix error {i}?", {f"p{i % 5}": 1 + i % 2, f"p{9 - i % 5}": 0},
+                  "synthetic" if i % 3 else "real", metadata={"source": "tickets", "nested": {"n": i}},
+                  provenance=Provenance.from_dict({"backend": "extractive"}) if i % 3 else None)
+        for i in (12, 3, 7, 0, 25, 1)
+    ]  # fmt: skip
+    return GoldSet(tuple(queries), name="mixed")
+
+
+def _run() -> Run:
+    ids = [f"p{j}" for j in range(10)]
+    scores = {f"q{i}": {pid: float((j * 7 + i) % 10) for j, pid in enumerate(ids)} for i in (12, 3, 7, 0, 99)}
+    return Run.from_scores(scores)
+
+
+def test_results_json_is_written_from_the_columns_without_ranking_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    result = evaluate(_gold(), run=_run(), k=(1, 3), by=["source"])
+    queries = result.gold_sets[0].queries
+    assert isinstance(queries, QueryRecords)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("results.json needs no top ids")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Run, "ranked_many", refuse)
+        write_results(result, tmp_path / "results.json")
+    written = (tmp_path / "results.json").read_text()
+    # The same text as the one the records of every QueryResult give (made now, tops included).
+    assert written == results_text(result.to_dict())
+    records = json.loads(written)["gold_sets"][0]["per_query"]
+    assert [r["query_id"] for r in records] == ["q12", "q3", "q7", "q0", "q25", "q1"]  # the gold set's order
+    assert records == [q.to_dict(with_top=False) for q in queries]
+    # Read back, they are the queries evaluate returned, but for the top ids results.json leaves out.
+    assert load_results(tmp_path / "results.json").gold_sets[0].queries == tuple(
+        replace(query, top=()) for query in queries
+    )
+
+
+def test_metric_values_follow_each_query_not_the_scoring_order() -> None:
+    gold, run = _gold(), _run()
+    result = evaluate(gold, run=run, k=(1, 3))
+    for query in result.gold_sets[0].queries:
+        alone = evaluate(GoldSet((gold[query.query_id],), name="one"), run=run, k=(1, 3))
+        assert query.metrics == alone.gold_sets[0].queries[0].metrics
+        assert query.first_relevant_rank == alone.gold_sets[0].queries[0].first_relevant_rank
+        assert query.top == tuple(run.ranked(query.query_id)[:3])
+
+
+def test_per_query_file_has_the_top_ids(tmp_path: Path) -> None:
+    result = evaluate(_gold(), run=_run(), k=(1, 3))
+    assert write_per_query(result, tmp_path / "per_query.jsonl") == 6
+    read = read_per_query(tmp_path / "per_query.jsonl")
+    assert [r.top for r in read] == [q.top for q in result.gold_sets[0].queries]
+    assert read[4].top == ()  # q25 is not in the run
