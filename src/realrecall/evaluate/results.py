@@ -674,6 +674,11 @@ def distinct_labels(results: Sequence[EvaluationResult]) -> list[str]:
         for name, description in zip(names, words, strict=True)
     ]
     if len(set(labels)) < len(labels):
+        # One retriever over two chunkings is the usual case: the corpus file tells them apart.
+        corpora = [Path(r.corpus_path).name if r.corpus_path else "" for r in results]
+        if all(corpora) and len(set(corpora)) == len(corpora):
+            labels = [f"{label} on {corpus}" for label, corpus in zip(labels, corpora, strict=True)]
+    if len(set(labels)) < len(labels):
         labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
     return labels
 
