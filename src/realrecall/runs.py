@@ -12,7 +12,7 @@ described in ``realrecall.formats.trec_runs`` and ``realrecall.formats.jsonl``.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -144,6 +144,8 @@ class Run:
         """A run over a TREC file read into columns: positional, its dicts built only if asked for."""
         longest = int(np.diff(columns.offsets).max())
         padded = np.concatenate([columns.scores, np.full(longest, np.nan)])
+        # The columns' own scores would be a second copy (80 MB for 10M results): a view replaces them.
+        columns = replace(columns, scores=padded[: len(columns.scores)])
         row_of = dict(zip(columns.query_ids, range(len(columns.query_ids)), strict=True))
         return cls(
             name=name,
@@ -204,7 +206,7 @@ class Run:
         prints = trec_runs.fingerprints(pa.array(wanted, type=pa.string()))
         where = _find_in_segments(columns.fingerprints, self._offsets, segments[asked], prints)
         hit = np.flatnonzero(where >= 0)
-        found = columns.passage_ids.take(pa.array(where[hit])).to_pylist()
+        found = trec_runs.take_rows(columns.passage_ids, where[hit]).to_pylist()
         same = np.fromiter(
             (a == b for a, b in zip(found, (wanted[i] for i in hit.tolist()), strict=True)),
             dtype=bool,
@@ -280,7 +282,7 @@ class Run:
                 take = min(depth, width)
                 chosen[sel, :take] = starts[sel, None] + order[:, :take]
         flat = chosen[np.arange(depth)[None, :] < keep[:, None]]
-        ids: list[str] = self._columns.passage_ids.take(flat).to_pylist()
+        ids: list[str] = trec_runs.take_rows(self._columns.passage_ids, flat).to_pylist()
         out: list[tuple[str, ...]] = [()] * len(query_ids)
         bounds = np.r_[0, np.cumsum(keep)].tolist()
         for j, (i, begin, end) in enumerate(zip(present.tolist(), bounds, bounds[1:], strict=False)):
