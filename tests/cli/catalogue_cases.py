@@ -668,22 +668,10 @@ WARNED: list[Warned] = [
            {"gold.jsonl": gold_grade("10000000000000000000000")}),
 ]  # fmt: skip
 
-SMOKE: dict[str, str] = {
-    "evaluate": "gold-malformed-json",
-    "calibrate": "calibrate-results-missing",
-    "compare": "compare-b-folder",
-    "generate": "generate-corpus-missing",
-    "run": "config-bad-toml",
-    "history": "history-binary",
-    "demo": "output-demo-dir-is-file",
-    "gold import": "import-source-missing",
-    "gold review": "review-results-missing",
-    "gold add": "add-gold-missing",
-    "gold dupes": "dupes-corpus-empty",
-    "gold expand": "expand-gold-missing",
-    "usage": "usage-unknown-option",
-}
-"""One case per command run as a real process (``python -m realrecall``): the process behaves the same."""
+REAL_PROCESS = "gold-malformed-json"
+"""The one case also run as a real process (``python -m realrecall``): the process fails as the in-process
+harness shows (exit 2, one line, nothing written). Every command's own real process is its success in
+test_smoke.py (one process per command); its bad inputs run in-process here."""
 
 KNOWN_FAILURES: dict[str, str] = {}
 """Cases that fail today (marked xfail strict): what the command does instead."""

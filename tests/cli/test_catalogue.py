@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -29,7 +28,7 @@ from cli.catalogue_cases import (
     GEN_LLM,
     HARDLINK_TO,
     KNOWN_FAILURES,
-    SMOKE,
+    REAL_PROCESS,
     SYMLINK_TO,
     WARNED,
     Accepted,
@@ -39,7 +38,6 @@ from cli.catalogue_cases import (
 )
 from cli.harness import (
     Outcome,
-    Snapshot,
     check_one_line_error,
     describe_changes,
     finish_process,
@@ -138,50 +136,21 @@ def test_bad_input_gives_one_line_and_changes_nothing(
     assert changes == [], f"the failed command changed the workspace: {changes}"
 
 
-@pytest.fixture(scope="module")
-def smoke_processes(
-    catalogue_template: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[dict[str, tuple[subprocess.Popen[str], Path, Snapshot]]]:
-    """The ``SMOKE`` cases as real processes, all started at once (each costs an interpreter start-up,
-    so running them side by side keeps the catalogue fast); each test then waits for its own."""
+def test_a_failing_command_as_a_real_process_behaves_the_same(
+    catalogue_template: Path, tmp_path: Path
+) -> None:
+    """One bad input as a real process (``python -m realrecall``): the in-process harness hides nothing
+    (exit code, stderr, files). One case is enough for the path from the entry point to the one line;
+    each command's own real process is test_smoke.py's (a success), its bad inputs run in-process."""
+    case = CASE_BY_NAME[REAL_PROCESS]
     env = {name: value for name, value in os.environ.items() if not name.startswith("OPENAI_")}
     env["COLUMNS"] = "200"
-    started = {}
-    for command, name in SMOKE.items():
-        case = CASE_BY_NAME[name]
-        folder = tmp_path_factory.mktemp("smoke") / "w"
-        shutil.copytree(catalogue_template, folder, symlinks=True)
-        apply(folder, case.files)
-        started[command] = (start_process(case.args, folder, env), folder, snapshot(folder))
-    yield started
-    for process, _, _ in started.values():
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    folder = tmp_path / "w"
+    shutil.copytree(catalogue_template, folder, symlinks=True)
+    apply(folder, case.files)
+    before = snapshot(folder)
 
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        pytest.param(
-            command,
-            id=command.replace(" ", "-"),
-            marks=[pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[name])]
-            if name in KNOWN_FAILURES
-            else [],
-        )
-        for command, name in SMOKE.items()
-    ],
-)
-def test_real_process_behaves_the_same(
-    command: str, smoke_processes: dict[str, tuple[subprocess.Popen[str], Path, Snapshot]]
-) -> None:
-    """One case per command as a real process (``python -m realrecall``): the in-process harness
-    hides nothing (exit code, stderr, files)."""
-    case = CASE_BY_NAME[SMOKE[command]]
-    process, folder, before = smoke_processes[command]
-
-    outcome = finish_process(process)
+    outcome = finish_process(start_process(case.args, folder, env))
 
     changes = describe_changes(before, snapshot(folder))
     check_one_line_error(outcome, case.expect, allowed_before=case.allowed_before)
@@ -256,9 +225,7 @@ def test_the_catalogue_is_consistent() -> None:
     assert len(names) == len(set(names)), "case names must be unique"
     assert len(CASES) >= 120
     assert set(KNOWN_FAILURES) <= set(names), set(KNOWN_FAILURES) - set(names)
-    assert set(SMOKE.values()) <= set(CASE_BY_NAME)
-    for name in SMOKE.values():  # a real process gets no fake server, hidden module or chmod
-        case = CASE_BY_NAME[name]
-        assert not case.server, name
-        assert not case.hide_modules, name
-        assert not case.unreadable, name
+    case = CASE_BY_NAME[REAL_PROCESS]  # a real process gets no fake server, hidden module or chmod
+    assert not case.server
+    assert not case.hide_modules
+    assert not case.unreadable

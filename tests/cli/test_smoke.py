@@ -2,14 +2,17 @@
 its job, writes what it should and exits 0.
 
 Everything else about the commands (messages, exit codes, files) is tested in-process through
-``support.cli.run``; the catalogue runs one failing case per command as a real process as well
-(``test_catalogue.py::test_real_process_behaves_the_same``). The processes start all at once, each
-in its own copy of the workspace, so the interpreter start-ups overlap.
+``support.cli.run``: the catalogue's bad inputs too, with one of them also run as a real process
+(``test_catalogue.py::test_a_failing_command_as_a_real_process_behaves_the_same``). What only a fresh
+interpreter shows is checked here for every command: no traceback and no Python warning on stderr (an
+import-time warning would be a stray line before a failing command's one ``error:`` line). The
+processes start all at once, each in its own copy of the workspace, so the interpreter start-ups overlap.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -19,6 +22,9 @@ import pytest
 
 from cli.catalogue_cases import ADD, CAL, CMP, DUPES, EVAL, EXPAND, GEN, HIST, IMPORT, REVIEW, RUN
 from cli.harness import finish_process, start_process
+
+# How the warnings module prints one: "path:line: SomethingWarning: message".
+PYTHON_WARNING = re.compile(r":\d+: \w*Warning: ")
 
 # command -> (arguments, text its stdout shows, files it writes)
 COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
@@ -71,6 +77,7 @@ def test_each_command_runs_as_a_real_process(
     assert outcome.code == 0, shown
     assert "Traceback" not in outcome.err + outcome.out, shown
     assert not any(line.startswith("error:") for line in outcome.err_lines), shown
+    assert not PYTHON_WARNING.search(outcome.err), f"a Python warning on stderr\n{shown}"
     assert shows in outcome.out, shown
     for name in writes:
         assert (folder / name).is_file(), f"{name} not written\n{shown}"
