@@ -39,7 +39,7 @@ from support.questions import http_question_handler
 
 yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflow files")
 
-pytestmark = pytest.mark.slow  # two nightly runs of the sample pipeline (about 20 s), then two PR runs
+pytestmark = pytest.mark.slow  # two nightly runs of the sample pipeline, one PR run and one gate step
 
 RECIPE = Path(__file__).resolve().parents[2] / "docs" / "ci"
 SECRETS = {"OPENAI_API_KEY": "sk-test-placeholder-key"}
@@ -76,14 +76,20 @@ def _script(text: str) -> str:
     return re.sub(r"(?m)^(\s*)pip install .*$", r"\1: already installed", text)
 
 
-def run_workflow(name: str, workspace: Path, extra_env: dict[str, str]) -> list[StepRun]:
-    """Every run: step of the workflow's one job, as GitHub would run them (see the module docstring)."""
+def run_workflow(
+    name: str, workspace: Path, extra_env: dict[str, str], *, starting_at: str | None = None
+) -> list[StepRun]:
+    """Every run: step of the workflow's one job, as GitHub would run them (see the module docstring);
+    from the step named ``starting_at`` on, where the earlier ones already ran in ``workspace``."""
     workflow = _load(name)
     (job,) = workflow["jobs"].values()
     env = _environment(workflow, job, extra_env)
     done: list[StepRun] = []
     failed = False
-    for step in job["steps"]:
+    steps = job["steps"]
+    if starting_at is not None:
+        steps = steps[[step.get("name") for step in steps].index(starting_at) :]
+    for step in steps:
         if "run" not in step:
             assert "uses" in step, step
             continue
@@ -157,13 +163,25 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
     return Nights(root, workspace, remote, first, second, asked_first, asked_second, summary)
 
 
-@pytest.fixture
-def pull_request(nights: Nights, tmp_path: Path) -> tuple[Path, Path]:
-    """A copy of the workspace after the nightly runs (the pull request's checkout) and a summary file."""
+@dataclass(frozen=True)
+class PullRequest:
+    """The pull-request workflow run once, on a copy of the workspace after the nightly runs."""
+
+    workspace: Path
+    summary: Path
+    steps: list[StepRun]
+
+
+@pytest.fixture(scope="module")
+def pull_request(nights: Nights, tmp_path_factory: pytest.TempPathFactory) -> PullRequest:
+    """The pull request's checkout (a copy of the workspace after the nightly runs, which holds the
+    synthetic set) and its workflow's steps, run once for the module like the nights."""
     _assert_ran(nights.first)
-    workspace = tmp_path / "workspace"
+    folder = tmp_path_factory.mktemp("pull_request")
+    workspace, summary = folder / "workspace", folder / "summary.md"
     shutil.copytree(nights.workspace, workspace, symlinks=True)
-    return workspace, tmp_path / "summary.md"
+    steps = run_workflow("pull-request.yml", workspace, {"GITHUB_STEP_SUMMARY": str(summary)})
+    return PullRequest(workspace, summary, steps)
 
 
 def _assert_ran(steps: list[StepRun]) -> None:
@@ -190,10 +208,9 @@ def test_the_scheduled_workflow_regenerates_evaluates_and_commits_its_history(ni
 
 
 def test_the_pull_request_workflow_evaluates_reports_and_gates_on_the_lower_bound(
-    pull_request: tuple[Path, Path],
+    pull_request: PullRequest,
 ) -> None:
-    workspace, summary = pull_request
-    steps = run_workflow("pull-request.yml", workspace, {"GITHUB_STEP_SUMMARY": str(summary)})
+    workspace, summary, steps = pull_request.workspace, pull_request.summary, pull_request.steps
     _assert_ran(steps)
     results = json.loads((workspace / "results.json").read_text(encoding="utf-8"))
     assert {g["name"] for g in results["gold_sets"]} == {"real", "synthetic"}
@@ -205,9 +222,8 @@ def test_the_pull_request_workflow_evaluates_reports_and_gates_on_the_lower_boun
 
 
 def test_the_gate_fails_the_check_on_the_bound_even_where_the_point_passes(
-    pull_request: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    pull_request: PullRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    workspace, summary = pull_request
     # The sample's real recall@10 is 0.846 with a 95% interval from 0.785: a gate at 0.8 holds for the
     # point and fails for the bound, which is what the recipe gates on.
     gate_step = _load("pull-request.yml")["jobs"]["evaluate"]["steps"][-2]
@@ -216,8 +232,18 @@ def test_the_gate_fails_the_check_on_the_bound_even_where_the_point_passes(
     (tmp_path / "recipe").mkdir()
     (tmp_path / "recipe" / "pull-request.yml").write_text(text, encoding="utf-8")
     monkeypatch.setattr(sys.modules[__name__], "RECIPE", tmp_path / "recipe")
+    # The steps before the gate are the same as in the passing run: they start from its workspace (its
+    # results.json), without the report its passing gate wrote.
+    workspace = tmp_path / "workspace"
+    shutil.copytree(pull_request.workspace, workspace, symlinks=True)
+    (workspace / "report.html").unlink()
 
-    steps = run_workflow("pull-request.yml", workspace, {"GITHUB_STEP_SUMMARY": str(summary)})
+    steps = run_workflow(
+        "pull-request.yml",
+        workspace,
+        {"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")},
+        starting_at="Gate on the real figure's lower bound",
+    )
     gate = next(s for s in steps if s.name == "Gate on the real figure's lower bound")
     assert gate.returncode == 1
     assert "its lower bound is under --fail-under 0.8" in gate.output
