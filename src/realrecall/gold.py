@@ -171,7 +171,9 @@ def load_gold(path: str | Path, *, origin: str | None = None, name: str | None =
     else:
         records = trec_qrels.read_qrels(p, origin)
     default_name = p.parent.parent.name if p.suffix == ".tsv" else p.stem if p.is_file() else p.name
-    queries = tuple(GoldQuery(**record) for record in records)
+    # Each record is dropped as its query is made, so a million of both never live at once.
+    records.reverse()
+    queries = tuple(GoldQuery(**records.pop()) for _ in range(len(records)))
     return GoldSet(queries, name=name or default_name, path=str(p))
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -80,15 +81,20 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
                 query_id=query_id,
                 query=text,
                 gold=_gold_from_record(record, path, number, has_evidence=bool(evidence)),
-                origin=record_origin,
-                type=record.get("type"),
-                language=record.get("language"),
+                # Labels repeat across the records: one string object each, not one per record.
+                origin=_label(record_origin),
+                type=_label(record.get("type")),
+                language=_label(record.get("language")),
                 metadata={k: v for k, v in record.items() if k not in _KNOWN_FIELDS},
                 provenance=_provenance(record, path, number),
                 evidence=evidence,
             )
         )
     return queries
+
+
+def _label(value: str | None) -> str | None:
+    return None if value is None else sys.intern(value)
 
 
 def _provenance(record: Mapping[str, Any], path: Path, line: int) -> Provenance | None:
