@@ -53,6 +53,9 @@ class DenseRetriever:
 
     The corpus is embedded once, here, ``slice_size`` texts per call, with ``progress(done, total)``
     after each slice; each batch of queries given to ``search`` is embedded in one call.
+    ``length_sorted``: the corpus goes out longest text first (the rows come back in corpus order).
+    A local model pads each batch to its longest text, and sentence-transformers sorts only within
+    the one call it is given, so the order of the whole corpus is what keeps its slices from padding.
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class DenseRetriever:
         slice_size: int = CORPUS_SLICE,
         name: str = "dense",
         progress: Callable[[int, int], None] | None = None,
+        length_sorted: bool = False,
     ) -> None:
         if len(corpus) == 0:
             raise InputError("the corpus has no chunks to search", path=corpus.path)
@@ -70,7 +74,10 @@ class DenseRetriever:
         self._ids = corpus.ids
         self._embedder = embedder
         texts = [chunk.searchable_text() for chunk in corpus]
-        self._matrix = normalise_rows(self._embed(texts, slice_size=slice_size, progress=progress))
+        if length_sorted:
+            self._matrix = normalise_rows(self._embed_longest_first(texts, slice_size, progress))
+        else:
+            self._matrix = normalise_rows(self._embed(texts, slice_size=slice_size, progress=progress))
         self.description = (
             f"{name}: cosine similarity, exact search, {describe_embedder(embedder)} "
             f"(dim {self._matrix.shape[1]}) over title+text of {len(self._ids)} chunks"
@@ -88,6 +95,17 @@ class DenseRetriever:
             )
         similarities = query_vectors @ self._matrix.T
         return [[self._ids[i] for i in top_k_indices(row, k)] for row in similarities]
+
+    def _embed_longest_first(
+        self, texts: list[str], slice_size: int, progress: Callable[[int, int], None] | None
+    ) -> np.ndarray:
+        import numpy as np
+
+        order = np.argsort([-len(text) for text in texts], kind="stable")
+        sorted_rows = self._embed([texts[i] for i in order], slice_size=slice_size, progress=progress)
+        rows = np.empty_like(sorted_rows)
+        rows[order] = sorted_rows
+        return rows
 
     def _embed(
         self, texts: list[str], *, slice_size: int, progress: Callable[[int, int], None] | None = None
