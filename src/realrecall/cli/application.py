@@ -209,6 +209,8 @@ class ProgressBar:
         if total < self._min_total or not err.is_terminal:
             return
         if self._progress is None:
+            if done >= total:
+                return  # nothing left to show
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
             self._progress = Progress(
@@ -223,8 +225,13 @@ class ProgressBar:
             self._task = self._progress.add_task(self._label, total=total)
         if self._task is not None:
             self._progress.update(self._task, completed=done, total=total)
+        if done >= total:
+            # A finished count leaves the screen at once, so the bar that follows (retrieving after
+            # embedding) takes its line instead of stacking under a full one until the command ends.
+            self.__exit__()
 
     def __exit__(self, *exc_info: object) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+            self._task = None

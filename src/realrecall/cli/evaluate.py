@@ -138,13 +138,18 @@ def _evaluate(
     from realrecall.evaluate import evaluate_files
     from realrecall.evaluate.retrievers import RunSettings, parse_option_assignments
 
-    with ProgressBar("retrieving", min_total=200) as progress:
+    # Two bars, one after the other: a dense retriever embeds the corpus before any query is retrieved.
+    with (
+        ProgressBar("embedding", min_total=200) as embedding,
+        ProgressBar("retrieving", min_total=200) as progress,
+    ):
         return evaluate_files(
             gold, corpus=corpus, retriever=retriever, run=run, origin=origin,
             retriever_options=parse_option_assignments(retriever_option or []),
             metrics=split_list(metrics) or None, k=parse_cutoffs(k), by=split_list(by),
             relevance_threshold=relevance_threshold,
-            settings=RunSettings(cache_dir=cache_dir, workers=workers, query_timeout=query_timeout),
+            settings=RunSettings(cache_dir=cache_dir, workers=workers, query_timeout=query_timeout,
+                                 index_progress=embedding),
             retriever_defaults={"embed_model": embed_model, "dense_component": hybrid_dense},
             progress=progress, gold_from=gold_from, evidence_coverage=evidence_coverage,
         )  # fmt: skip
