@@ -10,12 +10,19 @@ ndcg@10. pytrec_eval has no per-measure depth, so it computes recip_rank over th
 work or more). ranx's numba functions are compiled on a small warm-up run first, so its time excludes
 JIT compilation. The second table starts from a TREC run file on disk; the third (``--part read``)
 times reading that file alone against its floor, pandas' C parser with its own default types.
+``--part kernel`` times scoring from dicts against a plain numpy kernel computing the same four metrics
+on arrays built beforehand (ranked ids and gold ids as int matrices): the floor of the conversion.
+``--part memory`` writes a JSON Lines gold set of ``--memory-queries`` queries (default 1,000,000) and a
+TREC run ``--memory-depth`` deep (default 10, so that the gold set, not the run, is the point) and
+measures the peak RSS of ``realrecall evaluate --gold GOLD --run RUN -o results.json`` (os.wait4).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -178,11 +185,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="best of this many turns per contender")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--part", choices=["all", "dicts", "file", "read", "cli"], default="all", help="which table to time"
+        "--part",
+        choices=["all", "dicts", "kernel", "file", "read", "cli", "memory"],
+        default="all",
+        help="which table to time (memory is left out of all: it writes its own 1M-query files)",
     )
+    parser.add_argument("--memory-queries", type=int, default=1_000_000, help="gold queries of --part memory")
+    parser.add_argument("--memory-depth", type=int, default=10, help="run depth of --part memory")
     parser.add_argument("--skip-ranx", action="store_true", help="leave ranx out (its conversion is slow)")
     args = parser.parse_args()
 
+    if args.part == "memory":
+        _time_memory(args)
+        return
     print(f"data: {args.queries:,} queries x {args.depth} retrieved ids, 1-5 gold passages")
     print(f"metrics: {', '.join(METRICS)}")
     qrels, run = make_data(args.queries, args.depth, args.seed)
@@ -192,6 +207,8 @@ def main() -> None:
 
     if args.part in ("all", "dicts"):
         _time_dicts(qrels, run, args)
+    if args.part in ("all", "kernel"):
+        _time_kernel(qrels, run, args)
     if args.part in ("all", "file"):
         _time_file(qrels, run, args)
     if args.part in ("all", "read"):
@@ -223,6 +240,59 @@ def _time_dicts(qrels: dict, run: dict, args: argparse.Namespace) -> None:
     print(f"  ours / pytrec_eval = {ours_time / pytrec_time:.3f}  (target <= 0.8)")
     via_run = timings["realrecall  score(qrels, Run.from_scores(run))"][0]
     print(f"  with Run.from_scores: ours / pytrec_eval = {via_run / pytrec_time:.3f}")
+
+
+def kernel_arrays(qrels: dict, run: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays the plain numpy kernel starts from (built before timing): per query, the retrieved ids
+    in rank order (score descending; ids as ints), and the gold ids with their grades (padded with -1
+    and 0). The benchmark's scores have no ties, so the ranking is trec_eval's."""
+    n, depth, width = len(run), max(map(len, run.values())), max(map(len, qrels.values()))
+    ranked = np.full((n, depth), -1, dtype=np.int64)
+    gold = np.full((n, width), -2, dtype=np.int64)
+    grades = np.zeros((n, width), dtype=np.int64)
+    for i, qid in enumerate(sorted(qrels)):
+        order = sorted(run[qid].items(), key=lambda item: -item[1])
+        ranked[i, : len(order)] = [int(pid[1:]) for pid, _ in order]
+        judged = qrels[qid]
+        gold[i, : len(judged)] = [int(pid[1:]) for pid in judged]
+        grades[i, : len(judged)] = list(judged.values())
+    return ranked, gold, grades
+
+
+def numpy_kernel(ranked: np.ndarray, gold: np.ndarray, grades: np.ndarray) -> dict[str, float]:
+    """recall@10, recall@100, mrr@10 and ndcg@10 with numpy on the arrays, nothing converted."""
+    match = ranked[:, :, None] == gold[:, None, :]  # (query, rank, gold slot)
+    gain = (match * grades[:, None, :]).sum(axis=2)  # the grade of the passage at each rank
+    relevant = gain > 0
+    ranks = np.arange(1, ranked.shape[1] + 1)
+    first = np.where(relevant.any(axis=1), ranks[relevant.argmax(axis=1)], 0)
+    found = first > 0
+    discount = np.log2(ranks[:10] + 1.0)
+    dcg = (gain[:, :10] / discount).sum(axis=1)
+    ideal = (-np.sort(-grades, axis=1))[:, :10]
+    idcg = (ideal / discount[: ideal.shape[1]]).sum(axis=1)
+    return {
+        "recall@10": float((found & (first <= 10)).mean()),
+        "recall@100": float((found & (first <= 100)).mean()),
+        "mrr@10": float(np.where(found & (first <= 10), 1.0 / np.maximum(first, 1), 0.0).mean()),
+        "ndcg@10": float(np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0).mean()),
+    }
+
+
+def _time_kernel(qrels: dict, run: dict, args: argparse.Namespace) -> None:
+    arrays = kernel_arrays(qrels, run)
+    contenders: dict[str, Callable[[], Any]] = {
+        "realrecall  score(qrels, run) from dicts": lambda: ours_from_dicts(qrels, run),
+        "numpy       kernel on pre-built arrays": lambda: numpy_kernel(*arrays),
+    }
+    timings = round_robin(contenders, args.repeat)
+    print("\nfrom dicts against a plain numpy kernel on arrays built beforehand")
+    ours_time = timings["realrecall  score(qrels, run) from dicts"][0]
+    _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
+    for name, (_, result) in timings.items():
+        print(f"  {name.split()[0]:<12} {_fmt(result)}")
+    kernel = timings["numpy       kernel on pre-built arrays"][0]
+    print(f"  ours / numpy kernel = {ours_time / kernel:.2f}  (target <= 2)")
 
 
 def _time_file(qrels: dict, run: dict, args: argparse.Namespace) -> None:
@@ -316,6 +386,68 @@ def _time_cli(qrels: dict, run: dict, args: argparse.Namespace) -> None:
     print(f"  results.json {size:.1f} MB")
     ratios = f"CPU {ours_cpu / peer_cpu:.2f}, wall {ours_wall / peer_wall:.2f}"
     print(f"  ours / pytrec_eval: {ratios}  (target <= 0.6)")
+
+
+def write_memory_data(n_queries: int, depth: int, folder: Path, seed: int = 0) -> tuple[Path, Path]:
+    """A JSON Lines gold set (query text, 1-5 gold ids, origin) and a TREC run ``depth`` deep."""
+    rng = np.random.default_rng(seed)
+    words = ["what", "is", "the", "how", "does", "retrieval", "index", "chunk", "vector", "store"]
+    gold_path, run_path = folder / "gold.jsonl", folder / "run.txt"
+    block = 100_000
+    with gold_path.open("w") as gold_file, run_path.open("w") as run_file:
+        for begin in range(0, n_queries, block):
+            size = min(block, n_queries - begin)
+            # Distinct ids per query: a query's ids are consecutive from a random start.
+            first = rng.integers(0, 1_000_000, size)
+            ids = first[:, None] + np.arange(depth + 5)[None, :]
+            scores = -np.sort(-rng.random((size, depth)), axis=1)
+            n_gold = rng.integers(1, 6, size)
+            text = rng.integers(0, len(words), (size, 8))
+            gold_lines, run_lines = [], []
+            for row in range(size):
+                qid = f"q{begin + row}"
+                picks = rng.integers(0, depth + 5, int(n_gold[row]))
+                judged = {f"d{pid}": 1 for pid in ids[row, picks].tolist()}
+                question = " ".join(words[w] for w in text[row].tolist()) + "?"
+                record = {"query_id": qid, "query": question, "gold": judged, "origin": "real"}
+                gold_lines.append(json.dumps(record) + "\n")
+                run_lines.extend(
+                    f"{qid} Q0 d{pid} {rank} {score!r} bench\n"
+                    for rank, (pid, score) in enumerate(
+                        zip(ids[row, :depth].tolist(), scores[row].tolist(), strict=True), start=1
+                    )
+                )
+            gold_file.writelines(gold_lines)
+            run_file.writelines(run_lines)
+    return gold_path, run_path
+
+
+def _peak_child(args: list[str]) -> tuple[float, float, float]:
+    """Wall and CPU seconds and peak RSS (MB) of one child process (os.wait4: this child's own)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise SystemExit(f"{args[2:4]} failed with exit code {process.returncode}")
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def _time_memory(args: argparse.Namespace) -> None:
+    n, depth = args.memory_queries, args.memory_depth
+    print(f"memory: a JSON Lines gold set of {n:,} queries, a TREC run {depth} deep")
+    with tempfile.TemporaryDirectory() as tmp:
+        gold_path, run_path = write_memory_data(n, depth, Path(tmp))
+        results = Path(tmp) / "results.json"
+        argv = [sys.executable, "-m", "realrecall", "evaluate", "--gold", str(gold_path), "--run",
+                str(run_path), "-o", str(results)]  # fmt: skip
+        wall, cpu, peak = _peak_child(argv)
+        sizes = [p.stat().st_size / 1e6 for p in (gold_path, run_path, results)]
+    print(f"  gold.jsonl {sizes[0]:.0f} MB, run {sizes[1]:.0f} MB, results.json {sizes[2]:.0f} MB")
+    print(
+        f"  realrecall evaluate: {wall:.1f} s wall, {cpu:.1f} s CPU, peak RSS {peak:,.0f} MB"
+        "  (target < 1,500 MB)"
+    )
 
 
 def _table(rows: dict[str, float], ours_time: float) -> None:
