@@ -361,3 +361,32 @@ def test_the_default_stratification_field_may_be_missing(tmp_path):
     config = GenerateConfig(sample=2)
     summary = generate(corpus, tmp_path / "s.jsonl", config, client=FakeChatClient())
     assert summary.total == len(select_chunks(corpus, config)) >= 1
+
+
+def test_lines_that_come_within_the_commit_window_are_committed_together(monkeypatch, tmp_path):
+    # Answers come back one by one: a commit (write, fsync, a wake-up of the writer thread) for each
+    # would cost more CPU than the requests do, so the writer gathers a window's worth first.
+    import threading
+
+    commits: list[bytes] = []
+    append = store_module._append_lines
+    monkeypatch.setattr(
+        store_module, "_append_lines", lambda fd, data: (commits.append(data), append(fd, data))
+    )
+    cue, waits = threading.Event(), []
+
+    def wait(seconds: float) -> None:
+        waits.append(seconds)
+        cue.wait(5)  # the test's cue instead of the clock: every line below is queued by then
+
+    paths = {"cache": tmp_path / "c.jsonl", "output": tmp_path / "o.jsonl"}
+    writer = store_module._GroupCommitWriter(paths, wait=wait)
+    for number in range(5):
+        writer.submit("cache", {"n": number})
+    writer.submit("output", {"n": 9})
+    cue.set()
+    writer.close()
+
+    assert waits == [store_module.COMMIT_WINDOW]
+    assert commits == [b"".join(b'{"n": %d}\n' % n for n in range(5)), b'{"n": 9}\n']
+    assert paths["output"].read_bytes() == b'{"n": 9}\n'

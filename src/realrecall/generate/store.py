@@ -35,6 +35,7 @@ import os
 import queue
 import shutil
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -63,6 +64,10 @@ def sidecar_paths(output_path: Path, cache_path: Path | None = None) -> dict[str
         "lock": output_path.with_name(f"{stem}.jsonl.lock"),
     }
 
+
+# How long the writer gathers lines after the first one before it commits them (one write and one
+# fsync per file): a record is on disk within about this long plus an fsync of being kept.
+COMMIT_WINDOW = 0.01
 
 # Room kept free beyond a second copy of the output before the final reorder is attempted: file system
 # blocks, and the summary written after it.
@@ -333,8 +338,9 @@ class _GroupCommitWriter:
 
     An fsync takes milliseconds; done on the event loop for every record it would stall every request
     in flight, and awaited by each worker it would add to every question's latency. Here lines are
-    queued to a writer thread that writes whatever has arrived, in order, and fsyncs once for the
-    batch (group commit): every record is on disk a few milliseconds after it was kept. A process
+    queued to a writer thread that writes whatever has arrived within ``COMMIT_WINDOW``, in order,
+    and fsyncs once for the batch (group commit): every record is on disk a few milliseconds after
+    it was kept. A process
     killed in between loses only those last records, as it loses the requests in flight, and the
     next run asks for them again; a torn last line is repaired by ``AppendLog`` on the next open.
 
@@ -344,8 +350,9 @@ class _GroupCommitWriter:
     ``close``.
     """
 
-    def __init__(self, paths: Mapping[str, Path]) -> None:
+    def __init__(self, paths: Mapping[str, Path], *, wait: Callable[[float], None] = time.sleep) -> None:
         self._paths = dict(paths)
+        self._wait = wait  # the gathering window's sleep; tests pass one that returns on their cue
         self._fds: dict[str, int] = {}
         try:
             for name, path in paths.items():
@@ -398,6 +405,11 @@ class _GroupCommitWriter:
             first = self._queue.get()
             if first is None:
                 return
+            if not isinstance(first, threading.Event):
+                # Let the lines of the next few milliseconds join this batch: answers come back one
+                # by one, and a commit (and a wake-up of this thread, which takes the interpreter
+                # lock from the event loop) for each would cost more CPU than the requests do.
+                self._wait(COMMIT_WINDOW)
             batch: list[tuple[str, str]] = []
             barriers: list[threading.Event] = []
             item: tuple[str, str] | threading.Event | None = first
