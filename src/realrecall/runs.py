@@ -196,22 +196,20 @@ class Run:
         (fingerprints are distinct within a query, so a colliding id is simply not retrieved).
         """
         import pyarrow as pa
+        import pyarrow.compute as pc
 
         columns = self._required_columns()
         out = np.full(len(ids), np.nan)
         asked = np.flatnonzero(segments >= 0)
         if len(asked) == 0:
             return out
-        wanted = [ids[i] for i in asked.tolist()]
-        prints = trec_runs.fingerprints(pa.array(wanted, type=pa.string()))
+        wanted = pa.array(list(map(ids.__getitem__, asked.tolist())), type=pa.string())
+        prints = trec_runs.fingerprints(wanted)
         where = _find_in_segments(columns.fingerprints, self._offsets, segments[asked], prints)
         hit = np.flatnonzero(where >= 0)
-        found = trec_runs.take_rows(columns.passage_ids, where[hit]).to_pylist()
-        same = np.fromiter(
-            (a == b for a, b in zip(found, (wanted[i] for i in hit.tolist()), strict=True)),
-            dtype=bool,
-            count=len(hit),
-        )
+        # Compared as Arrow strings: no Python string is made per hit.
+        found = trec_runs.take_rows(columns.passage_ids, where[hit])
+        same = pc.equal(found, wanted.take(pa.array(hit))).to_numpy(zero_copy_only=False)
         hit = hit[same]
         out[asked[hit]] = where[hit] - self._offsets[segments[asked[hit]]]
         return out

@@ -74,3 +74,30 @@ def test_per_query_file_has_the_top_ids(tmp_path: Path) -> None:
     read = read_per_query(tmp_path / "per_query.jsonl")
     assert [r.top for r in read] == [q.top for q in result.gold_sets[0].queries]
     assert read[4].top == ()  # q25 is not in the run
+
+
+def test_labels_are_columns_beside_the_gold_set_not_a_labelled_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    import realrecall.curate.type_rules as type_rules
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("evaluate copies no query to label it")
+
+    monkeypatch.setattr(type_rules, "label_gold_set", refuse)
+    gold = GoldSet(
+        (
+            GoldQuery("a", "error 500 when uploading", {"p1": 1}),
+            GoldQuery("b", "how do I reset my password?", {"p2": 1}, type="lookup"),
+            GoldQuery("c", "password reset", {"p3": 1}, metadata={"form": "mine", "team": "x"}),
+        ),
+        name="unlabelled",
+    )
+    result = evaluate(gold, run=_run(), k=(1,), by=["type", "form"])
+    labelled = [type_rules.label_query(query, record_rule=False) for query in gold]
+    queries = result.gold_sets[0].queries
+    assert [q.type for q in queries] == [q.type for q in labelled]
+    assert [q.fields for q in queries] == [dict(q.metadata) for q in labelled]
+    slices = {(s.field, s.value): s.n for s in result.gold_sets[0].slices}
+    forms = [q.metadata["form"] for q in labelled]
+    assert sum(n for (name, _), n in slices.items() if name == "form") == 3
+    assert all(slices[("form", form)] == forms.count(form) for form in forms)
+    assert slices[("type", "lookup")] == sum(q.type == "lookup" for q in labelled)

@@ -24,7 +24,7 @@ from realrecall.evaluate.results import (
     SliceResult,
     query_record,
 )
-from realrecall.evaluate.slicing import group_by_field, slice_sort_key
+from realrecall.evaluate.slicing import slice_sort_key
 from realrecall.files import file_sha256
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.resolution import DEFAULT_COVERAGE, Resolution, check_gold_from, resolve_gold
@@ -85,7 +85,6 @@ def evaluate(
     (``retrievers.frameworks``).
     """
     from realrecall import __version__
-    from realrecall.curate.type_rules import label_gold_set
     from realrecall.evaluate.scoring import score_queries
 
     if (retriever is None) == (run is None):
@@ -95,10 +94,6 @@ def evaluate(
     check_gold_from(gold_from, evidence_coverage)
     _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
-    # Strata match only if every query has a type and a form: a set without them (BEIR, TREC, an older
-    # synthetic set) gets them from the rules real and synthetic questions are typed by (a record's
-    # own labels win).
-    gold_sets = [label_gold_set(gold) for gold in gold_sets]
     if isinstance(metrics, str):
         metrics = [metrics]  # one metric named as a string, not its letters
     metric_names = list(metrics) if metrics else default_metrics(k)
@@ -114,6 +109,7 @@ def evaluate(
     warnings.extend(_style_leak_warnings(gold_sets))
     for gold in gold_sets:
         gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, evidence_coverage)
+        labels = _Labels.of(gold)
         warnings.extend(resolution_warnings)
         gold_run = _run_for(gold, run, retriever, depth, progress)
         scores = score_queries(
@@ -126,7 +122,9 @@ def evaluate(
             warnings.extend(
                 _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
             )
-        result = _gold_set_result(gold, gold_run, scores, metric_names, by, recorded_depth, missing_passages)
+        result = _gold_set_result(
+            gold, labels, gold_run, scores, metric_names, by, recorded_depth, missing_passages
+        )
         context = _context_at(gold, gold_run, tokens, metric_names, k)
         results.append(replace(result, gold_passages=passages, context_tokens=context))
     description = (
@@ -436,7 +434,7 @@ def _unknown_field_warnings(gold_sets: Sequence[GoldSet], by: Sequence[str]) -> 
     present: dict[str, None] = {}
     for gold in gold_sets:
         for query in gold:
-            present.update(dict.fromkeys(query.present_fields()))
+            present.update(dict.fromkeys(_present_fields(query)))
     known = ", ".join(present) or "none"
     return [
         f"no query has the field {name!r}: its only slice is (none) (fields present: {known})"
@@ -445,9 +443,76 @@ def _unknown_field_warnings(gold_sets: Sequence[GoldSet], by: Sequence[str]) -> 
     ]
 
 
+def _present_fields(query: GoldQuery) -> list[str]:
+    """``query.present_fields()`` once labelled: every query has a type and a form (see ``_Labels``)."""
+    core = [
+        name for name in ("origin", "type", "language") if name == "type" or getattr(query, name) is not None
+    ]
+    extra = [name for name, value in query.metadata.items() if name == "form" or value is not None]
+    if "form" not in query.metadata:
+        extra.append("form")
+    return core + extra + (["provenance"] if query.provenance is not None else [])
+
+
+@dataclass(frozen=True)
+class _Labels:
+    """Each query's type and form, as slices and results give them: its own, else the rules'.
+
+    Strata match only if every query has a type and a form: a set without them (BEIR, TREC, an older
+    synthetic set) gets them from the rules real and synthetic questions are typed by (a record's own
+    labels win). Kept as two columns beside the gold set rather than a labelled copy of every query.
+    """
+
+    types: tuple[str | None, ...]
+    forms: tuple[str | None, ...]
+    """The rules' form of each query without one of its own; None for a query that has one."""
+
+    @classmethod
+    def of(cls, gold: GoldSet) -> _Labels:
+        from realrecall.curate.type_rules import default_type_rules
+
+        rules = default_type_rules()
+        # Many queries share a text (TREC and BEIR qrels have none, synthetic sets repeat templates):
+        # a distinct text is classified once; the caches stop growing when texts are all different.
+        type_of: dict[str, str] = {}
+        form_of: dict[str, str] = {}
+        types: list[str | None] = []
+        forms: list[str | None] = []
+        for query in gold:
+            text, query_type = query.query, query.type
+            if query_type is None:
+                query_type = type_of.get(text)
+                if query_type is None:
+                    query_type = rules.classify(text)[0]
+                    if len(type_of) < _LABEL_CACHE:
+                        type_of[text] = query_type
+            form = None
+            if query.metadata.get("form") is None:
+                form = form_of.get(text)
+                if form is None:
+                    form = rules.classify_form(text)[0]
+                    if len(form_of) < _LABEL_CACHE:
+                        form_of[text] = form
+            types.append(query_type)
+            forms.append(form)
+        return cls(tuple(types), tuple(forms))
+
+    def field(self, query: GoldQuery, position: int, name: str) -> Any:
+        """``query.field(name)`` of the labelled query at ``position``."""
+        if name == "type":
+            return self.types[position]
+        if name == "form" and self.forms[position] is not None:
+            return self.forms[position]
+        return query.field(name)
+
+
+_LABEL_CACHE = 1 << 16
+
+
 @gc_paused
 def _gold_set_result(
     gold: GoldSet,
+    labels: _Labels,
     run: Run,
     scores: QueryScores,
     metrics: Sequence[str],
@@ -458,12 +523,13 @@ def _gold_set_result(
     overall = SliceResult(None, None, len(gold), {m: scores.mean(m) for m in metrics})
     slices = []
     for field in by:
-        for value, members in sorted(group_by_field(gold, field).items(), key=slice_sort_key):
+        for value, members in sorted(_groups(gold, labels, field).items(), key=slice_sort_key):
             slices.append(
                 SliceResult(field, value, len(members), {m: scores.mean(m, members) for m in metrics})
             )
     queries = _EvaluatedQueries(
         gold=gold,
+        labels=labels,
         by=tuple(by),
         metrics=tuple(metrics),
         values=tuple(scores.in_gold_order(scores.values[m]) for m in metrics),
@@ -500,6 +566,7 @@ class _EvaluatedQueries(QueryRecords):
     """
 
     gold: GoldSet
+    labels: _Labels
     by: tuple[str, ...]
     metrics: tuple[str, ...]
     values: tuple[np.ndarray, ...]
@@ -520,20 +587,29 @@ class _EvaluatedQueries(QueryRecords):
 
     def _rows(
         self, *, with_top: bool
-    ) -> Iterator[tuple[GoldQuery, int, tuple[str, ...] | None, dict[str, float]]]:
+    ) -> Iterator[
+        tuple[GoldQuery, str | None, dict[str, Any], int, tuple[str, ...] | None, dict[str, float]]
+    ]:
         columns = [values.tolist() for values in self.values]
         tops: Iterable[tuple[str, ...] | None] = self._tops() if with_top else repeat(None, len(self))
         rows = zip(
-            self.gold, self.first_relevant_rank.tolist(), tops, zip(*columns, strict=True), strict=True
+            self.gold,
+            self.labels.types,
+            self.labels.forms,
+            self.first_relevant_rank.tolist(),
+            tops,
+            zip(*columns, strict=True),
+            strict=True,
         )
-        for query, rank, top, values in rows:
-            yield query, rank, top, dict(zip(self.metrics, values, strict=True))
+        for query, query_type, form, rank, top, values in rows:
+            fields = _fields(query, self.by, form)
+            yield query, query_type, fields, rank, top, dict(zip(self.metrics, values, strict=True))
 
     def records(self, *, with_top: bool) -> Iterator[dict[str, Any]]:
-        for query, rank, top, values in self._rows(with_top=with_top):
+        for query, query_type, fields, rank, top, values in self._rows(with_top=with_top):
             yield query_record(
-                query.query_id, query.query, sorted(query.relevant()), query.origin, query.type,
-                query.language, _fields(query, self.by), rank or None, top, values,
+                query.query_id, query.query, sorted(query.relevant()), query.origin, query_type,
+                query.language, fields, rank or None, top, values,
             )  # fmt: skip
 
     def _results(self) -> tuple[QueryResult, ...]:
@@ -544,15 +620,15 @@ class _EvaluatedQueries(QueryRecords):
                 query=query.query,
                 gold=tuple(sorted(query.relevant())),
                 origin=query.origin,
-                type=query.type,
+                type=query_type,
                 language=query.language,
                 first_relevant_rank=rank or None,
                 top=top or (),
                 metrics=values,
-                fields=_fields(query, self.by),
+                fields=fields,
                 gold_set=name,
             )
-            for query, rank, top, values in self._rows(with_top=True)
+            for query, query_type, fields, rank, top, values in self._rows(with_top=True)
         )
 
 
@@ -571,14 +647,29 @@ def _mtime(path: Path) -> str:
     return dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC).isoformat(timespec="seconds")
 
 
-def _fields(query: GoldQuery, by: Sequence[str]) -> dict[str, Any]:
+def _fields(query: GoldQuery, by: Sequence[str], form: str | None = None) -> dict[str, Any]:
     """Every field of the query's gold-set record (not only those sliced here), so that calibrate and
-    compare can slice the results by any of them; a ``by`` field the query lacks is recorded as None."""
-    fields = {name: _jsonable(value) for name, value in query.extra_fields().items()}
+    compare can slice the results by any of them; a ``by`` field the query lacks is recorded as None.
+    ``form``: the rules' form of a query without one of its own (``_Labels``)."""
+    metadata = query.metadata if form is None else {**query.metadata, "form": form}
+    fields = {name: _jsonable(value) for name, value in metadata.items()}
+    if query.provenance is not None:
+        fields["provenance"] = _jsonable(query.provenance.to_dict())
     for name in by:
         if name not in RESERVED_FIELDS:
             fields.setdefault(name, _jsonable(query.field(name)))
     return fields
+
+
+def _groups(gold: GoldSet, labels: _Labels, field: str) -> dict[Any, list[str]]:
+    """``slicing.group_by_field`` of the labelled queries."""
+    groups: dict[Any, list[str]] = {}
+    for position, query in enumerate(gold):
+        value = labels.field(query, position, field)
+        if isinstance(value, list | dict | set):
+            value = str(value)
+        groups.setdefault(value, []).append(query.query_id)
+    return groups
 
 
 def _reserved_field_warnings(gold: GoldSet) -> list[str]:
