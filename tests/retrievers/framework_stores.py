@@ -18,11 +18,11 @@ from typing import Any
 
 from realrecall.pipeline.demo import sample_data_dir
 
-DIM = 256
+DIM = 256  # enough for rankings that find the answers; LlamaIndex copies every vector per query
 
 
 def embed(text: str) -> list[float]:
-    """Words hashed into 256 buckets, L2-normalised (an all-zero text gets a fixed unit vector)."""
+    """Words hashed into 128 buckets, L2-normalised (an all-zero text gets a fixed unit vector)."""
     vector = [0.0] * DIM
     for word in re.findall(r"\w+", text.lower()):
         vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % DIM] += 1.0
