@@ -18,7 +18,7 @@ from typing import Any
 
 from realrecall.pipeline.demo import sample_data_dir
 
-DIM = 256  # enough for rankings that find the answers; LlamaIndex copies every vector per query
+DIM = 128  # rankings that find the answers (recall@10 0.4); LlamaIndex copies every vector per query
 
 
 def embed(text: str) -> list[float]:
