@@ -167,3 +167,41 @@ def test_chroma_docs_chunks_skipped_are_the_ones_without_prose():
     by_id = {chunk.id: chunk for chunk in corpus}
     assert all(prose_words(by_id[chunk_id].text) < MIN_PROSE_WORDS for chunk_id in skipped)
     assert len(kept) + len(skipped) == len(corpus)
+
+
+def test_a_dry_run_counts_the_model_screens_requests_and_the_questions_it_skips(tmp_path):
+    from dataclasses import replace
+
+    from realrecall.generate import estimate
+
+    cookie = Chunk(
+        "cookie", "We use cookies to improve your experience on this site. By browsing you accept them all."
+    )
+    other = Chunk(
+        "other", "The printer on floor two jams on A3 paper unless you set the tray to manual feed."
+    )
+    corpus = Corpus((Chunk("prose", PROSE), cookie))
+    output = tmp_path / "synthetic.jsonl"
+    config = GenerateConfig(screen="model", prompt=DIRECT_PROMPT)
+    without = estimate(corpus, output, replace(config, screen="rules"))
+    before = estimate(corpus, output, config)
+    # One screen request per chunk, beside the question requests of both chunks (not screened yet).
+    assert (before.screen_requests, before.requests, before.pending) == (2, without.requests + 2, 2)
+    assert before.max_requests == before.requests * config.max_attempts
+    assert before.tokens_in > without.tokens_in
+    assert [s.requests for s in before.strategies] == [w.requests + 2 for w in without.strategies]
+
+    # A run screens the cookie notice (cached): no request for it, and no question asked about it.
+    generate(Corpus((cookie, other)), output, config, client=FakeChatClient(screen_answers))
+    after = estimate(corpus, output, config)
+    assert (after.screen_requests, after.pending) == (1, 1)  # the prose chunk, never screened
+
+
+def test_the_cli_dry_run_names_the_screens_requests(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"id": "prose", "text": PROSE}) + "\n")
+    args = ["generate", "--corpus", str(corpus), "--output", str(tmp_path / "s.jsonl"), "--dry-run"]
+    result = cli.run(*args, "--screen", "--strategy", "direct")
+    assert result.returncode == 0, result.stderr
+    assert "requests: 2 " in result.stdout
+    assert "of which the model screen (--screen): 1, one per chunk not screened before" in result.stdout

@@ -283,6 +283,9 @@ def _line(text: str) -> None:
 def render_estimate(result: CostEstimate) -> None:
     _line(f"questions planned: {result.slots}, still to write: {result.pending}")
     _line(f"requests: {result.requests} (at most {result.max_requests} if every answer is rejected)")
+    if result.screen_requests:
+        screens = result.screen_requests
+        _line(f"of which the model screen (--screen): {screens}, one per chunk not screened before")
     _line(f"tokens: ~{result.tokens_in:,} in, ~{result.tokens_out:,} out ({result.token_method})")
     _line(
         f"cost: {_money(result.cost)}" + ("" if result.cost is not None else " (give --price-in/--price-out)")

@@ -8,7 +8,9 @@ characters a token (plus four tokens of framing per message). ``token_method`` s
 used. Answer tokens are estimated at ``ANSWER_TOKENS`` per request (a short question or verdict).
 
 ``requests`` assumes every first answer is kept; ``max_requests`` is the bound when every answer is
-rejected until the retry budget (``max_attempts``) is spent.
+rejected until the retry budget (``max_attempts``) is spent. With the model screen (``--screen``)
+they include its request for each chunk without a cached verdict (``SCREEN_ANSWER_TOKENS`` out), and
+the chunks a cached verdict skips have no questions counted.
 
 For the ``llm`` backend the estimate is made for both strategies (``strategies``): ``direct`` sends one
 request a question; ``situation`` two, the first with the passage and an answer of about
@@ -18,14 +20,16 @@ figures are those of the run's own strategy.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from realrecall.corpus import Corpus
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.planner import Slot
 from realrecall.generate.run import Setup, check_paths, prepare, remembered_sample_rate, still_valid
+from realrecall.generate.screening import cached_screen, screen_messages
 from realrecall.generate.situation import Situation, query_messages, situation_messages
 from realrecall.generate.sources import question_messages
 from realrecall.generate.store import GenerationStore
@@ -35,6 +39,7 @@ from realrecall.tokens import token_counter
 
 __all__ = [
     "ANSWER_TOKENS",
+    "SCREEN_ANSWER_TOKENS",
     "SITUATION_TOKENS",
     "CostEstimate",
     "StrategyEstimate",
@@ -43,6 +48,7 @@ __all__ = [
 ]
 
 ANSWER_TOKENS = 40
+SCREEN_ANSWER_TOKENS = 30  # the model screen's {"askable": ..., "reason": "..."}
 SITUATION_TOKENS = 120  # step 1's answer: who the user is, their situation, the quoted answer
 # A stand-in situation of about SITUATION_TOKENS, to count step 2's prompt before step 1 has run.
 _SITUATION_STAND_IN = Situation("a" + " user" * 8, "I am trying to" + " do something" * 30, "quote " * 20)
@@ -74,6 +80,8 @@ class CostEstimate:
     token_method: str
     strategies: tuple[StrategyEstimate, ...] = ()
     """Both strategies' figures (llm backend), the run's own first."""
+    screen_requests: int = 0
+    """The model screen's requests (``--screen``), counted in ``requests`` and every strategy's."""
 
 
 def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) -> CostEstimate:
@@ -85,10 +93,14 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
     store.plan((slot.key for slot in setup.slots), keep=lambda record: still_valid(record, setup))
     pending = [slot for slot in setup.slots if slot.key not in store.records]
     count, method = token_counter(config.model)
-    judge = (0, 0, 0)  # requests, tokens in, tokens out
+    screen = (0, 0, 0)  # requests, tokens in, tokens out
+    if config.screen == "model":
+        screen, skipped = _screen_estimate(setup, store.cache, count)
+        pending = [slot for slot in pending if slot.chunk.id not in skipped]
+    judge = screen
     if config.judge:
         tokens = sum(count(slot.chunk.text) + _JUDGE_EXTRA_TOKENS for slot in pending)
-        judge = (len(pending), tokens, len(pending) * ANSWER_TOKENS)
+        judge = (screen[0] + len(pending), screen[1] + tokens, screen[2] + len(pending) * ANSWER_TOKENS)
     strategies: list[StrategyEstimate] = []
     if setup.prompt is not None:  # the llm backend: prepare reads a question prompt for no other
         own = config.effective_strategy or "direct"
@@ -107,7 +119,22 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
         cost=chosen.cost,
         token_method=method,
         strategies=tuple(strategies) if setup.prompt is not None else (),
+        screen_requests=screen[0],
     )
+
+
+def _screen_estimate(
+    setup: Setup, cache: Mapping[str, Mapping[str, Any]], count: Callable[[str], int]
+) -> tuple[tuple[int, int, int], set[str]]:
+    """The model screen's requests, tokens in and out (one request per chunk without a cached
+    verdict), and the chunks its cached verdicts skip (their questions are not asked for)."""
+    template = builtin_prompt("chunk_screen")
+    chunks = list({slot.chunk.id: slot.chunk for slot in setup.slots}.values())
+    to_ask, skipped = cached_screen(chunks, cache, template, setup.config)
+    tokens = sum(
+        count(message["content"]) + 4 for chunk in to_ask for message in screen_messages(template, chunk)
+    )
+    return (len(to_ask), tokens, len(to_ask) * SCREEN_ANSWER_TOKENS), set(skipped)
 
 
 def _strategy_estimate(

@@ -50,6 +50,7 @@ __all__ = [
     "SCREEN_MODES",
     "SCREEN_SCHEMA",
     "ScreenVerdict",
+    "cached_screen",
     "line_kinds",
     "looks_like_code",
     "model_screen",
@@ -58,6 +59,8 @@ __all__ = [
     "prose_text",
     "prose_words",
     "screen_chunks",
+    "screen_key",
+    "screen_messages",
     "screen_reason",
 ]
 
@@ -260,6 +263,43 @@ def parse_screen_verdict(text: str) -> tuple[ScreenVerdict | None, str | None]:
     return ScreenVerdict(value["askable"], " ".join(value["reason"].split())), None
 
 
+def screen_messages(template: PromptTemplate, chunk: Chunk) -> tuple[dict[str, str], ...]:
+    """The model screen's request for ``chunk`` (its text delimited as data)."""
+    return render(template, {"passage": delimit_data(chunk.text, "passage")})
+
+
+def screen_key(template: PromptTemplate, model: str, chunk: Chunk, attempt: int) -> str:
+    """The cache key of the model screen's answer number ``attempt`` about ``chunk``."""
+    identity = json.dumps([template.sha256, model, chunk.content_hash])
+    return hashlib.sha256(f"screen\x1f{identity}\x1f{attempt}".encode()).hexdigest()
+
+
+def cached_screen(
+    chunks: Sequence[Chunk],
+    cache: Mapping[str, Mapping[str, Any]],
+    template: PromptTemplate,
+    config: GenerateConfig,
+) -> tuple[list[Chunk], dict[str, str]]:
+    """What ``model_screen`` would do before asking anything: ``(chunks it would send a request for,
+    {chunk id: model's reason} of the chunks the cached verdicts skip)``. For the dry run."""
+    to_ask: list[Chunk] = []
+    skipped: dict[str, str] = {}
+    for chunk in chunks:
+        for attempt in range(config.max_attempts):
+            cached = cache.get(screen_key(template, config.model, chunk, attempt))
+            if cached is None:
+                to_ask.append(chunk)
+                break
+            verdict = None
+            if cached.get("failure") is None:
+                verdict, _ = parse_screen_verdict(str(cached.get("text") or ""))
+            if verdict is not None:
+                if not verdict.askable:
+                    skipped[chunk.id] = verdict.reason or "model_screen"
+                break
+    return to_ask, skipped
+
+
 async def model_screen(
     chunks: Sequence[Chunk],
     *,
@@ -284,10 +324,9 @@ async def model_screen(
     limit = asyncio.Semaphore(config.concurrency)
 
     async def screen_one(chunk: Chunk) -> None:
-        messages = render(template, {"passage": delimit_data(chunk.text, "passage")})
-        identity = json.dumps([template.sha256, config.model, chunk.content_hash])
+        messages = screen_messages(template, chunk)
         for attempt in range(config.max_attempts):
-            key = hashlib.sha256(f"screen\x1f{identity}\x1f{attempt}".encode()).hexdigest()
+            key = screen_key(template, config.model, chunk, attempt)
             cached = cache.get(key)
             if cached is not None:
                 counter.cached += 1
