@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,23 @@ import pytest
 
 from support.fake_openai import FakeOpenAI
 from support.reference import find_reference_data
+
+MEMORY_FOLDER = Path("/dev/shm")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' temporary folders (``tmp_path``) in memory where the machine has a tmpfs for it.
+
+    A run writes some 20,000 small files (each catalogue case copies a workspace) and pytest deletes
+    the oldest kept run's at the end; on a disk mounted with ``discard`` that alone takes seconds of
+    wall time. Not where ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` (pytest's own setting for the
+    folder) says otherwise. Set here, before pytest makes its first temporary folder; xdist's workers
+    inherit it.
+    """
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return
+    if MEMORY_FOLDER.is_dir() and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK):
+        os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_FOLDER)
 
 
 @pytest.fixture(scope="session")
