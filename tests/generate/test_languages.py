@@ -135,3 +135,30 @@ def test_by_default_each_question_is_in_its_chunk_s_language(tmp_path):
         "syn-en2-0": "en",
         "syn-de0-0": "de",
     }
+
+
+def test_the_language_model_is_read_once_a_process(monkeypatch):
+    # Reading py3langid's model takes about 0.4 s of CPU: a run needs the full set (chunks), a
+    # restricted one (answers) and the known codes, all from one read.
+    from py3langid.langid import LanguageIdentifier
+
+    from realrecall.curate import language
+    from realrecall.generate import languages
+
+    reads = []
+    read = LanguageIdentifier.from_model_file.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        LanguageIdentifier,
+        "from_model_file",
+        classmethod(lambda cls, *a, **k: reads.append(a) or read(cls, *a, **k)),
+    )
+    language._identifier.cache_clear()
+    languages.known_language_codes.cache_clear()
+    try:
+        assert detect_chunk_language(Chunk("e", ENGLISH)) == "en"
+        assert wrong_language(GERMAN, "en") == "de"
+        assert {"de", "en", "ja"} <= languages.known_language_codes()
+        assert len(reads) == 1
+    finally:  # the next tests get identifiers not built through the counting stand-in
+        language._identifier.cache_clear()
+        languages.known_language_codes.cache_clear()

@@ -7,6 +7,7 @@ to the languages the corpus holds (``languages=("en", "de")``) makes it reliable
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from realrecall.errors import InputError
 if TYPE_CHECKING:
     from py3langid.langid import LanguageIdentifier
 
-__all__ = ["LanguageDetector"]
+__all__ = ["LanguageDetector", "known_languages"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class LanguageDetector:
         return cls(tuple(languages) if languages else None, min_confidence)
 
 
+def known_languages() -> frozenset[str]:
+    """The ISO 639-1 codes the detector knows."""
+    return frozenset(str(code) for code in _identifier(None).nb_classes)
+
+
 @functools.cache
 def _identifier(languages: tuple[str, ...] | None) -> LanguageIdentifier:
     # Loading the model takes about half a second, so each candidate set is built once per process.
@@ -50,7 +56,11 @@ def _identifier(languages: tuple[str, ...] | None) -> LanguageIdentifier:
     # py3langid loads numpy, which commands that never detect a language should not pay for.
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    if languages is None:
+        return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    # A restricted set is a copy of the full model's identifier (sharing its tables), not a second
+    # load: reading the model file is what takes the time.
+    identifier: LanguageIdentifier = copy.copy(_identifier(None))
     if languages:
         try:
             identifier.set_languages(list(languages))

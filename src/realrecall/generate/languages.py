@@ -19,7 +19,7 @@ import functools
 from collections.abc import Iterable
 
 from realrecall.corpus import Chunk
-from realrecall.curate.language import LanguageDetector
+from realrecall.curate.language import LanguageDetector, known_languages
 from realrecall.errors import InputError
 from realrecall.generate.planner import chunk_language
 from realrecall.generate.screening import prose_text
@@ -43,11 +43,8 @@ _CHUNK_CONFIDENCE = 0.5
 
 @functools.cache
 def known_language_codes() -> frozenset[str]:
-    """The ISO 639-1 codes the detector knows."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE)
-    return frozenset(str(code) for code in identifier.nb_classes)
+    """The ISO 639-1 codes the detector knows (read from the detector's own model: no second load)."""
+    return known_languages()
 
 
 def check_language_codes(codes: Iterable[str]) -> None:
