@@ -19,7 +19,7 @@ nDCG and the reports need every judgment.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
@@ -49,14 +49,15 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GoldQuery:
     """One query and its judged passages (``gold``: passage id -> integer grade).
 
     ``evidence``: what answers it, as document text or spans (``realrecall.evidence``), beside or
     instead of ``gold``; ``realrecall.resolution.resolve_gold`` turns it into chunk ids of a corpus.
     ``metadata``: every other field of the record, as given; ``provenance``: how a synthetic question
-    was made (None for a question written by a person, or by another tool).
+    was made (None for a question written by a person, or by another tool). Slots, no ``__dict__``:
+    a gold set may hold millions of queries (about 100 bytes less each).
     """
 
     query_id: str
@@ -161,20 +162,29 @@ def load_gold(path: str | Path, *, origin: str | None = None, name: str | None =
     if origin is not None and origin not in ORIGINS:
         raise InputError(f"unknown origin {origin!r}", hint=f"choose from {', '.join(ORIGINS)}")
     p = Path(path)
-    records: list[GoldRecord]
+    records: Iterable[GoldRecord]
     if p.is_dir():
         records = beir.read_gold(p / "qrels" / "test.tsv", p / "queries.jsonl", origin)
     elif p.suffix == ".tsv":
         records = beir.read_gold(p, p.parent.parent / "queries.jsonl", origin)
     elif p.suffix in (".jsonl", ".json"):
-        records = jsonl.read_gold(p, origin)
+        records = jsonl.iter_gold(p, origin)
     else:
         records = trec_qrels.read_qrels(p, origin)
     default_name = p.parent.parent.name if p.suffix == ".tsv" else p.stem if p.is_file() else p.name
-    # Each record is dropped as its query is made, so a million of both never live at once.
-    records.reverse()
-    queries = tuple(GoldQuery(**records.pop()) for _ in range(len(records)))
+    queries = tuple(GoldQuery(**record) for record in _drained(records))
     return GoldSet(queries, name=name or default_name, path=str(p))
+
+
+def _drained(records: Iterable[GoldRecord]) -> Iterator[GoldRecord]:
+    """Each record, dropped as it is handed out (popped from a list, or read one at a time), so a
+    million records and the million queries made from them never live at once."""
+    if not isinstance(records, list):
+        yield from records
+        return
+    records.reverse()
+    while records:
+        yield records.pop()
 
 
 def write_gold(path: str | Path, queries: Iterable[GoldQuery]) -> int:

@@ -10,6 +10,7 @@ Two labels come from the rules: the ``type`` (what the query asks: lookup, troub
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import re
@@ -201,8 +202,9 @@ def _label(query: GoldQuery, rules: _CachedRules) -> GoldQuery:
         metadata["form"] = rules.classify_form(query.query)[0]
     # dataclasses.replace would run __init__ and __post_init__, re-checking every grade (most of the
     # cost): the copy changes only the two labels of a query that was checked when it was made.
-    labelled: GoldQuery = object.__new__(GoldQuery)
-    labelled.__dict__.update(query.__dict__, type=query_type, metadata=metadata)
+    labelled = copy.copy(query)  # GoldQuery has slots, no __dict__
+    object.__setattr__(labelled, "type", query_type)
+    object.__setattr__(labelled, "metadata", metadata)
     return labelled
 
 

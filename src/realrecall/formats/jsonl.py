@@ -31,7 +31,7 @@ from realrecall.formats.ids import parse_id, text_id
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
 from realrecall.provenance import Provenance
 
-__all__ = ["read_corpus", "read_corpus_mapping", "read_gold", "read_run"]
+__all__ = ["iter_gold", "read_corpus", "read_corpus_mapping", "read_gold", "read_run"]
 
 _KNOWN_FIELDS = (
     "query_id", "query", "gold", "gold_ids", "evidence", "origin", "type", "language", "provenance"
@@ -43,7 +43,11 @@ _KNOWN_FIELDS = (
 
 def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
     """The queries of a JSON Lines gold set; ``origin`` stands in where a record states none."""
-    queries: list[GoldRecord] = []
+    return list(iter_gold(path, origin))
+
+
+def iter_gold(path: Path, origin: str | None) -> Iterator[GoldRecord]:
+    """``read_gold`` one record at a time: a caller making its own objects never holds every record."""
     first_line: dict[str, int] = {}
     for number, record in _unique_key_records(path):
         if "query_id" not in record:
@@ -76,7 +80,7 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
             if record.get(name) is not None and not isinstance(record[name], str):
                 raise InputError(f'"{name}" must be a string', path=path, line=number)
         evidence = _evidence(record, path, number)
-        queries.append(
+        yield (
             GoldRecord(
                 query_id=query_id,
                 query=text,
@@ -90,7 +94,6 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
                 evidence=evidence,
             )
         )
-    return queries
 
 
 def _label(value: str | None) -> str | None:
