@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
-from ranx.statistical_tests import fisher_randomization_test, paired_student_t_test
 
 from calibrate.results_builder import per_query, results_document
 from realrecall.calibrate import compare
 from realrecall.calibrate.statistics import paired_bootstrap_test, paired_t_test, randomization_test
 from realrecall.errors import InputError
+
+
+def ranx() -> Any:
+    """ranx's statistical tests, imported by the tests that use them: ranx (and numba) take about a
+    second to import, which every xdist worker would pay just to collect this file."""
+    from ranx import statistical_tests
+
+    return statistical_tests
 
 
 def scores(seed: int, shift: float, n: int = 60) -> np.ndarray:
@@ -23,7 +31,7 @@ def test_randomization_test_agrees_with_ranx_fisher() -> None:
     a = scores(1, 0.0)
     b = np.clip(a + np.random.default_rng(5).normal(0.01, 0.1, a.size), 0, 1)  # p about 0.17
     draws = 20_000
-    ranx_p, _ = fisher_randomization_test(a, b, draws, 0.05, 42)
+    ranx_p, _ = ranx().fisher_randomization_test(a, b, draws, 0.05, 42)
     ours = randomization_test(a, b, n_resamples=draws, rng=np.random.default_rng(0))
     # Two Monte Carlo estimates from independent draws differ by their noise (4 standard errors of the
     # difference), and ours counts the observed labelling too: (b+1)/(B+1) against ranx's b/B moves p by
@@ -35,7 +43,7 @@ def test_randomization_test_agrees_with_ranx_fisher() -> None:
 
 def test_randomization_p_value_is_never_zero_where_ranx_says_zero() -> None:
     a, b = scores(1, 0.0), scores(1, 0.04)  # b is a shifted by 0.04 on every query: no relabelling reaches it
-    ranx_p, _ = fisher_randomization_test(a, b, 999, 0.05, 42)
+    ranx_p, _ = ranx().fisher_randomization_test(a, b, 999, 0.05, 42)
     assert ranx_p == 0.0
     assert randomization_test(a, b, n_resamples=999, rng=np.random.default_rng(0)) == 1 / 1000
     assert paired_bootstrap_test(a, b, n_resamples=999, rng=np.random.default_rng(0)) == 1 / 1000
@@ -53,7 +61,7 @@ def test_resampled_p_values_are_b_plus_one_over_resamples_plus_one(test: Callabl
 
 def test_paired_t_test_equals_ranx_student() -> None:
     a, b = scores(2, 0.0), scores(2, 0.05)
-    ranx_p, _ = paired_student_t_test(a, b, 0.05)
+    ranx_p, _ = ranx().paired_student_t_test(a, b, 0.05)
     assert paired_t_test(a, b) == pytest.approx(ranx_p, rel=1e-12)
 
 

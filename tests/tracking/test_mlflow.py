@@ -17,8 +17,6 @@ import pytest
 from realrecall.errors import InputError, OutputError
 from support.cli import run as cli
 
-mlflow = pytest.importorskip("mlflow", reason="the mlflow extra is not installed")
-
 
 @pytest.fixture(autouse=True)
 def offline_mlflow(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -27,6 +25,9 @@ def offline_mlflow(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # mlflow 3 keeps file stores behind this switch
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     monkeypatch.delenv("MLFLOW_EXPERIMENT_NAME", raising=False)
+    # Imported here, not at collection: mlflow takes about a second to import, which every xdist
+    # worker would pay just to collect this file.
+    pytest.importorskip("mlflow", reason="the mlflow extra is not installed")
 
 
 @pytest.fixture
@@ -44,8 +45,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+def _client(uri: str) -> Any:
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
 def _runs(uri: str) -> list[Any]:
-    client = mlflow.tracking.MlflowClient(tracking_uri=uri)
+    client = _client(uri)
     experiments = client.search_experiments()
     return client.search_runs([e.experiment_id for e in experiments])
 
@@ -113,7 +120,7 @@ def test_log_mlflow_logs_what_calibrate_shows_with_fingerprints_and_artifacts(
     for gold_set in data["gold_sets"]:
         assert params[f"gold_set.{gold_set['name']}.sha256"] == gold_set["sha256"]
 
-    client = mlflow.tracking.MlflowClient(tracking_uri=store)
+    client = _client(store)
     assert sorted(a.path for a in client.list_artifacts(run.info.run_id)) == [
         "gold_sets.json", "report.html", "results.json",
     ]  # fmt: skip
@@ -139,7 +146,7 @@ def test_evaluate_mlflow_logs_its_result_to_the_uri_of_the_environment(
     )  # fmt: skip
     assert evaluated.returncode == 0, evaluated.stderr
     run = _only_run(store)
-    assert mlflow.tracking.MlflowClient(store).get_experiment(run.info.experiment_id).name == "nightly"
+    assert _client(store).get_experiment(run.info.experiment_id).name == "nightly"
     shown = _calibrate_json(output)
     (row,) = [r for r in shown["overall"] if r["metric"] == "recall@10"]
     assert run.data.metrics["real/recall_at_10"] == pytest.approx(row["real"], abs=1e-12)
@@ -161,7 +168,7 @@ def test_calibrate_mlflow_logs_its_own_settings_figures_and_still_logs_a_failed_
     run = _only_run(store)
     assert run.data.params["confidence"] == "0.9"
     _assert_figures_match(run.data.metrics, _calibrate_json(results, "--confidence", "0.9"))
-    client = mlflow.tracking.MlflowClient(tracking_uri=store)
+    client = _client(store)
     assert "gate.html" in [a.path for a in client.list_artifacts(run.info.run_id)]
 
 
@@ -173,7 +180,7 @@ def test_run_mlflow_logs_the_pipelines_figures_and_report(store: str, tmp_path: 
     assert ran.returncode == 0, ran.stderr
     run = _only_run(store)
     _assert_figures_match(run.data.metrics, _calibrate_json(tmp_path / "report" / "results.json"))
-    client = mlflow.tracking.MlflowClient(tracking_uri=store)
+    client = _client(store)
     downloaded = Path(client.download_artifacts(run.info.run_id, "report.html", str(tmp_path / "got")))
     assert downloaded.read_bytes() == (tmp_path / "report" / "report.html").read_bytes()
 
@@ -184,7 +191,7 @@ def test_the_library_function_returns_what_it_logged(demo: Path, store: str) -> 
 
     result = load_results(demo / "report" / "results.json")
     tracked = log_to_mlflow(result, tracking_uri=store, experiment="lib", run_name="by hand")
-    run = mlflow.tracking.MlflowClient(store).get_run(tracked.run_id)
+    run = _client(store).get_run(tracked.run_id)
     assert run.data.metrics == tracked.metrics
     assert run.data.params == tracked.params
     assert run.info.run_name == "by hand"
