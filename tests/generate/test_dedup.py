@@ -46,3 +46,24 @@ def test_the_index_decides_by_the_jaccard_of_content_stems(question: str) -> Non
     index.add("q1", kept, "en")
     similarity = jaccard(content_stems(question, "en"), content_stems(kept, "en"))
     assert (index.find(question, "en") == "q1") == (similarity >= 0.75)
+
+
+@pytest.mark.parametrize("threshold", [0.5, 0.7, 0.75, 0.8, 0.9, 1.0])
+def test_the_index_finds_exactly_what_comparing_every_pair_finds(threshold: float) -> None:
+    # The index looks only at questions sharing one of the first few stems (prefix filtering): it
+    # must still find a near-duplicate whenever comparing with every kept question does.
+    import random
+
+    rng = random.Random(threshold)
+    words = [f"word{n}" for n in range(14)]
+    index = NearDuplicateIndex(threshold)
+    kept: list[tuple[str, set[str]]] = []
+    for number in range(400):
+        question = " ".join(rng.sample(words, rng.randint(1, 9)))
+        stems = content_stems(question, "en")
+        expected = next((qid for qid, other in kept if jaccard(stems, other) >= threshold), None)
+        assert index.find(question, "en") == expected, question
+        if expected is None:
+            index.add(f"q{number}", question, "en")
+            kept.append((f"q{number}", stems))
+    assert len(kept) > 20

@@ -4,14 +4,15 @@ Two questions are near-duplicates when the Jaccard similarity of their content-w
 (``realrecall.text_features.content_stems``: stopwords of the question's language left out, so that
 the frame every short question shares, "how do I ... my ...", does not make two different questions
 look alike) reaches the threshold (0.8 by default). A question with no content word is compared by all
-its stems. The index keeps an inverted list per stem, so a check costs the questions sharing a stem,
-not the set; it counts the shared stems there, which gives ``text_features.jaccard`` without
-building the union.
+its stems. The index keeps an inverted list for the first few stems of each question (prefix
+filtering, see ``NearDuplicateIndex._prefix``), so a check costs the questions that share one of
+those, not the set, nor every question that shares a common word.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+import math
+from collections import defaultdict
 
 from realrecall.errors import InputError
 from realrecall.text_features import content_stems, stems
@@ -41,17 +42,18 @@ class NearDuplicateIndex:
         return len(self._stems)
 
     def find(self, question: str, language: str | None = None) -> str | None:
-        """The id of a kept question ``question`` nearly duplicates, or None."""
+        """The id of a kept question ``question`` nearly duplicates (the earliest kept), or None."""
         candidate = _signature(question, language)
         if not candidate:
             return None
-        # Count shared stems through the postings, then Jaccard = shared / (|a| + |b| - shared).
-        shared: Counter[int] = Counter()
-        for stem in candidate:
-            shared.update(self._postings.get(stem, ()))
+        positions: set[int] = set()
+        for stem in self._prefix(candidate):
+            positions.update(self._postings.get(stem, ()))
         size = len(candidate)
-        for position, common in shared.items():
-            if common / (size + len(self._stems[position]) - common) >= self.threshold:
+        for position in sorted(positions):
+            stored = self._stems[position]
+            common = len(candidate & stored)
+            if common / (size + len(stored) - common) >= self.threshold:
                 return self._ids[position]
         return None
 
@@ -60,5 +62,14 @@ class NearDuplicateIndex:
         question_stems = _signature(question, language)
         self._stems.append(question_stems)
         self._ids.append(question_id)
-        for stem in question_stems:
+        for stem in self._prefix(question_stems):
             self._postings[stem].append(position)
+
+    def _prefix(self, signature: set[str]) -> list[str]:
+        """The first stems of ``signature`` in sorted order that any set at Jaccard >= threshold from
+        it shares at least one of (prefix filtering): two such sets share at least
+        ``ceil(threshold * size)`` stems of each one's ``size``, so they cannot miss the first
+        ``size - ceil(threshold * size) + 1`` of both. (The small margin only ever lengthens it.)"""
+        size = len(signature)
+        length = size - math.ceil(self.threshold * size - 1e-9) + 1
+        return sorted(signature)[:length]
