@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -28,32 +29,42 @@ from retrievers.store_checks import (
 )
 from support.fake_openai import FakeOpenAI
 
-lancedb = pytest.importorskip(
-    "lancedb", reason="the lancedb extra is not installed (pip install 'realrecall[lancedb]')"
-)
-from lancedb.embeddings import TextEmbeddingFunction, get_registry, register  # noqa: E402
-from lancedb.pydantic import LanceModel, Vector  # noqa: E402
+
+def lancedb() -> Any:
+    """The lancedb module, or a skip without the extra. Imported by the tests, not at collection:
+    lancedb takes over a second to import, which every xdist worker would pay to collect this file."""
+    return pytest.importorskip(
+        "lancedb", reason="the lancedb extra is not installed (pip install 'realrecall[lancedb]')"
+    )
 
 
-@register("realrecall-test-word-hashing")
-class WordHashing(TextEmbeddingFunction):  # type: ignore[misc]
-    """A deterministic embedding function LanceDB can rebuild by name: hashed words, 64 dimensions."""
+@cache
+def word_hashing() -> type:
+    """A deterministic embedding function LanceDB can rebuild by name, registered on first use."""
+    from lancedb.embeddings import TextEmbeddingFunction, register
 
-    def ndims(self) -> int:
-        return 64
+    @register("realrecall-test-word-hashing")
+    class WordHashing(TextEmbeddingFunction):  # type: ignore[misc]
+        """Hashed words, 64 dimensions."""
 
-    def generate_embeddings(self, texts: Any) -> list[list[float]]:
-        vectors = []
-        for text in texts:
-            vector = np.zeros(64, dtype=np.float32)
-            for word in re.findall(r"\w+", str(text).lower()):
-                vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % 64] += 1.0
-            vectors.append(vector.tolist())
-        return vectors
+        def ndims(self) -> int:
+            return 64
+
+        def generate_embeddings(self, texts: Any) -> list[list[float]]:
+            vectors = []
+            for text in texts:
+                vector = np.zeros(64, dtype=np.float32)
+                for word in re.findall(r"\w+", str(text).lower()):
+                    vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % 64] += 1.0
+                vectors.append(vector.tolist())
+            return vectors
+
+    return WordHashing
 
 
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lancedb()  # skips every test without the extra
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
@@ -74,7 +85,7 @@ def rows(*, store_ids: bool = True) -> list[dict[str, Any]]:
 @pytest.fixture
 def database(tmp_path: Path) -> Path:
     folder = tmp_path / "lance_db"
-    db = lancedb.connect(str(folder))
+    db = lancedb().connect(str(folder))
     db.create_table("sample", data=rows())
     db.create_table("sample_records", data=rows(store_ids=False))
     return folder
@@ -86,7 +97,7 @@ def test_figures_equal_scoring_the_same_ranking_as_a_run(
     options = [f"uri={database}", "table=sample", f"embed_model={EMBED_MODEL}", "distance=cosine"]
     result = assert_figures_equal_run(tmp_path, "lancedb", options)
     assert result["retriever"]["name"] == "lancedb"
-    assert result["fingerprints"]["retriever"]["versions"]["lancedb"] == lancedb.__version__
+    assert result["fingerprints"]["retriever"]["versions"]["lancedb"] == lancedb().__version__
 
 
 def test_ids_from_another_column_and_threads_keep_the_ranking(
@@ -122,6 +133,10 @@ def test_export_round_trips(database: Path, tmp_path: Path) -> None:
 
 
 def test_the_tables_own_embedding_function(tmp_path: Path) -> None:
+    from lancedb.embeddings import get_registry
+    from lancedb.pydantic import LanceModel, Vector
+
+    word_hashing()
     function = get_registry().get("realrecall-test-word-hashing").create()
 
     class Schema(LanceModel):  # type: ignore[misc]
@@ -130,7 +145,7 @@ def test_the_tables_own_embedding_function(tmp_path: Path) -> None:
         vector: Vector(function.ndims()) = function.VectorField()  # type: ignore[valid-type]
 
     folder = tmp_path / "own_db"
-    table = lancedb.connect(str(folder)).create_table("own", schema=Schema)
+    table = lancedb().connect(str(folder)).create_table("own", schema=Schema)
     table.add([{"id": chunk.id, "text": chunk.searchable_text()} for chunk in sample_chunks()])
     retriever = build_retriever("lancedb", load_corpus(CORPUS), options={"uri": str(folder), "table": "own"})
     assert "WordHashing" in retriever.description

@@ -25,14 +25,18 @@ from retrievers.store_checks import (
 )
 from support.fake_openai import FakeOpenAI
 
-qdrant_client = pytest.importorskip(
-    "qdrant_client", reason="the qdrant extra is not installed (pip install 'realrecall[qdrant]')"
-)
-from qdrant_client import QdrantClient, models  # noqa: E402
+
+def needs_qdrant() -> None:
+    """Skip without the extra. Imported by the tests, not at collection: qdrant_client takes most of a
+    second to import, which every xdist worker would pay just to collect this file."""
+    pytest.importorskip(
+        "qdrant_client", reason="the qdrant extra is not installed (pip install 'realrecall[qdrant]')"
+    )
 
 
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    needs_qdrant()
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
@@ -43,6 +47,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Built once for the module (local mode writes each point to disk, seconds for the sample); the tests
     only read it.
     """
+    needs_qdrant()
+    from qdrant_client import QdrantClient, models
+
     folder = tmp_path_factory.mktemp("qdrant") / "qdrant_db"
     chunks = sample_chunks()
     vectors = chunk_vectors(chunks)
