@@ -54,6 +54,8 @@ class Run:
     _columns: RunColumns | None = field(default=None, repr=False)
     """A big TREC file's passage ids as Arrow strings with their fingerprints (see ``_positions``):
     no Python object per result, so reading and scoring stay near the C parser's speed."""
+    _prints: np.ndarray | None = field(default=None, repr=False)
+    """The columns' fingerprints then zeros as long as the longest query, as ``_scores`` is padded."""
 
     @classmethod
     def from_scores(cls, scores: Mapping[str, Mapping[str, float]], *, name: str = "run") -> Run:
@@ -144,8 +146,11 @@ class Run:
         """A run over a TREC file read into columns: positional, its dicts built only if asked for."""
         longest = int(np.diff(columns.offsets).max())
         padded = np.concatenate([columns.scores, np.full(longest, np.nan)])
-        # The columns' own scores would be a second copy (80 MB for 10M results): a view replaces them.
-        columns = replace(columns, scores=padded[: len(columns.scores)])
+        # The columns' own scores and fingerprints would be second copies (80 MB each for 10M results):
+        # views of the padded arrays replace them.
+        prints = np.concatenate([columns.fingerprints, np.zeros(longest, dtype=columns.fingerprints.dtype)])
+        n = len(columns.scores)
+        columns = replace(columns, scores=padded[:n], fingerprints=prints[:n])
         row_of = dict(zip(columns.query_ids, range(len(columns.query_ids)), strict=True))
         return cls(
             name=name,
@@ -156,6 +161,7 @@ class Run:
             _offsets=columns.offsets,
             _positional=True,
             _columns=columns,
+            _prints=prints,
         )
 
     @property
@@ -205,7 +211,9 @@ class Run:
             return out
         wanted = pa.array(list(map(ids.__getitem__, asked.tolist())), type=pa.string())
         prints = trec_runs.fingerprints(wanted)
-        where = _find_in_segments(columns.fingerprints, self._offsets, segments[asked], prints)
+        if self._prints is None:
+            raise RuntimeError(f"run {self.name!r} has columns but no fingerprints")
+        where = _find_in_segments(self._prints, self._offsets, segments[asked], prints)
         hit = np.flatnonzero(where >= 0)
         # Compared as Arrow strings: no Python string is made per hit.
         found = trec_runs.take_rows(columns.passage_ids, where[hit])
@@ -326,20 +334,21 @@ class Run:
 def _find_in_segments(
     prints: np.ndarray, offsets: np.ndarray, segments: np.ndarray, targets: np.ndarray
 ) -> np.ndarray:
-    """Row of ``targets[i]`` among the rows of query ``segments[i]`` in ``prints``, -1 when absent."""
+    """Row of ``targets[i]`` among the rows of query ``segments[i]`` in ``prints``, -1 when absent.
+
+    ``prints`` is padded past its last row by at least the longest query (a window may start anywhere).
+    """
     from numpy.lib.stride_tricks import sliding_window_view
 
     starts = offsets[segments]
     lengths = offsets[segments + 1] - starts
     out = np.full(len(segments), -1, dtype=np.int64)
-    longest = int(lengths.max()) if len(lengths) else 0
-    padded = np.concatenate([prints, np.zeros(longest, dtype=prints.dtype)])
     buckets = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
     # A set, not np.unique: np.unique without return_index imports numpy.ma (~50 ms of a CLI run).
     for bucket in sorted(set(buckets.tolist())):
         members = np.flatnonzero(buckets == bucket)
         width = max(1, int(lengths[members].max()))
-        windows = sliding_window_view(padded, width)
+        windows = sliding_window_view(prints, width)
         step = max(1, (1 << 22) // width)
         for begin in range(0, len(members), step):
             sel = members[begin : begin + step]
