@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -38,49 +39,61 @@ from retrievers.store_checks import (
 from support import cli
 from support.fake_openai import FakeOpenAI
 
-chromadb = pytest.importorskip(
-    "chromadb", reason="the chroma extra is not installed (pip install 'realrecall[chroma]')"
-)
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings  # noqa: E402
-from chromadb.config import Settings  # noqa: E402
-from chromadb.utils.embedding_functions import register_embedding_function  # noqa: E402
+
+def chromadb() -> Any:
+    """The chromadb module, or a skip without the extra. Imported by the tests, not at collection:
+    chromadb takes about half a second to import, which every xdist worker would pay to collect this file."""
+    return pytest.importorskip(
+        "chromadb", reason="the chroma extra is not installed (pip install 'realrecall[chroma]')"
+    )
 
 
 def settings() -> Any:
     """Fresh each time: Chroma writes the client kind and folder into the Settings it is given."""
+    from chromadb.config import Settings
+
     return Settings(anonymized_telemetry=False)
 
 
-@register_embedding_function
-class WordHashing(EmbeddingFunction[Documents]):
-    """A deterministic embedding function Chroma can rebuild by name: hashed words, 64 dimensions."""
+@cache
+def word_hashing() -> type:
+    """A deterministic embedding function Chroma can rebuild by name, registered on first use."""
+    from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+    from chromadb.utils.embedding_functions import register_embedding_function
 
-    def __init__(self) -> None:
-        pass
+    @register_embedding_function
+    class WordHashing(EmbeddingFunction[Documents]):
+        """Hashed words, 64 dimensions."""
 
-    def __call__(self, input: Documents) -> Embeddings:
-        vectors = []
-        for text in input:
-            vector = np.zeros(64, dtype=np.float32)
-            for word in re.findall(r"\w+", text.lower()):
-                vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % 64] += 1.0
-            vectors.append(vector)
-        return vectors
+        def __init__(self) -> None:
+            pass
 
-    @staticmethod
-    def name() -> str:
-        return "realrecall-test-word-hashing"
+        def __call__(self, input: Documents) -> Embeddings:
+            vectors = []
+            for text in input:
+                vector = np.zeros(64, dtype=np.float32)
+                for word in re.findall(r"\w+", text.lower()):
+                    vector[int.from_bytes(hashlib.sha256(word.encode()).digest()[:4], "little") % 64] += 1.0
+                vectors.append(vector)
+            return vectors
 
-    def get_config(self) -> dict[str, Any]:
-        return {}
+        @staticmethod
+        def name() -> str:
+            return "realrecall-test-word-hashing"
 
-    @staticmethod
-    def build_from_config(config: dict[str, Any]) -> WordHashing:
-        return WordHashing()
+        def get_config(self) -> dict[str, Any]:
+            return {}
+
+        @staticmethod
+        def build_from_config(config: dict[str, Any]) -> WordHashing:
+            return WordHashing()
+
+    return WordHashing
 
 
 @pytest.fixture(autouse=True)
 def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chromadb()  # skips every test without the extra
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
@@ -132,7 +145,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     )
     try:
         _wait_for_heartbeat(process, port, folder / "server.log")
-        client = chromadb.HttpClient(host="127.0.0.1", port=port, settings=settings())
+        client = chromadb().HttpClient(host="127.0.0.1", port=port, settings=settings())
         fill(client, "sample")
         fill(client, "sample-records", store_ids=False)
         yield "127.0.0.1", port
@@ -219,8 +232,8 @@ def test_export_with_id_field_and_small_pages(chroma_server: tuple[str, int], tm
 
 def test_local_folder_with_the_collections_own_embedding_function(tmp_path: Path) -> None:
     folder = tmp_path / "chroma_db"
-    client = chromadb.PersistentClient(path=str(folder), settings=settings())
-    fill(client, "own", function=WordHashing())
+    client = chromadb().PersistentClient(path=str(folder), settings=settings())
+    fill(client, "own", function=word_hashing()())
     corpus = load_corpus(CORPUS)
     retriever = build_retriever("chroma", corpus, options={"path": folder, "collection": "own"})
     assert "realrecall-test-word-hashing" in retriever.description
@@ -233,7 +246,7 @@ def test_local_folder_with_the_collections_own_embedding_function(tmp_path: Path
 
 def test_a_collection_without_its_own_function_needs_embed_model(tmp_path: Path) -> None:
     folder = tmp_path / "chroma_db"
-    fill(chromadb.PersistentClient(path=str(folder), settings=settings()), "plain")
+    fill(chromadb().PersistentClient(path=str(folder), settings=settings()), "plain")
     done = cli.run(
         "evaluate", "--gold", str(CORPUS.parent / "real_questions.jsonl"), "--corpus", str(CORPUS),
         "--retriever", "chroma", "--retriever-option", f"path={folder}",
@@ -248,7 +261,7 @@ def test_a_collection_without_its_own_function_needs_embed_model(tmp_path: Path)
 
 def test_one_line_errors_for_a_missing_folder_collection_or_server(tmp_path: Path) -> None:
     folder = tmp_path / "chroma_db"
-    fill(chromadb.PersistentClient(path=str(folder), settings=settings()), "plain")
+    fill(chromadb().PersistentClient(path=str(folder), settings=settings()), "plain")
     corpus = load_corpus(CORPUS)
     with pytest.raises(InputError, match="no Chroma folder here"):
         build_retriever("chroma", corpus, options={"path": tmp_path / "typo", "collection": "plain"})
@@ -270,7 +283,7 @@ def test_a_store_failing_mid_run_is_one_line_naming_the_query(
     from realrecall.evaluate.retrievers.base import retrieve
 
     folder = tmp_path / "chroma_db"
-    fill(chromadb.PersistentClient(path=str(folder), settings=settings()), "plain")
+    fill(chromadb().PersistentClient(path=str(folder), settings=settings()), "plain")
     options = {"path": folder, "collection": "plain", "embed_model": EMBED_MODEL}
     opened = chroma_module._open_collection(chroma_module.ChromaOptions(**options))
 
