@@ -17,6 +17,7 @@ sentence's text, no chunk id, no offsets), and is scored on three chunkings writ
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,7 @@ def claims() -> tuple[dict, ...]:
     return scifact.claims(_data())
 
 
+@cache  # built once per chunking for the module (seconds for the sentences); the callers only read it
 def chunk_records(chunking: str) -> list[dict]:
     """The chunking as JSON Lines records; ``sentences`` maps each chunk to the sentence indices it holds."""
     return scifact.chunk_records(_data(), chunking, with_sentences=True)
@@ -120,6 +122,7 @@ def evidence_gold(*, with_text: bool = True, with_offsets: bool = False) -> Gold
     return GoldSet(tuple(queries), name="scifact-evidence")
 
 
+@cache  # read only, like chunk_records
 def expected_mapping(chunking: str) -> dict[str, dict[str, int]]:
     """The gold chunks, from the sentence indices alone: a chunk of an evidence document is gold when
     it holds one of the evidence sentences."""
