@@ -27,6 +27,8 @@ _values = methodcaller("values")
 
 # Queries are processed in padded blocks of at most this many cells, which bounds memory.
 _BLOCK_CELLS = 1 << 22
+# Judged passages looked up in a run read into columns per call (see rank_judgments).
+_LOOKUP_BLOCK = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,14 @@ def rank_judgments(
     query = np.repeat(np.arange(n, dtype=np.int64), counts)
     segment_of_query = np.fromiter(map(run._row.get, query_ids, repeat(-1)), dtype=np.int64, count=n)
     if run._dicts is None:
-        # A run read into columns: look the judged passages up by fingerprint, in bulk.
-        found = run._positions(np.repeat(segment_of_query, counts), pids)
+        # A run read into columns: look the judged passages up by fingerprint, in bulk, a block of
+        # judgments at a time (each lookup makes a dozen arrays as long as its judgments).
+        segments = np.repeat(segment_of_query, counts)
+        found = np.empty(total, dtype=np.float64)
+        for begin in range(0, total, _LOOKUP_BLOCK):
+            end = min(total, begin + _LOOKUP_BLOCK)
+            found[begin:end] = run._positions(segments[begin:end], pids[begin:end])
+        del segments
     else:
         empty: dict[str, float] = {}
         run_of_query = list(map(run._dicts.get, query_ids, repeat(empty)))
