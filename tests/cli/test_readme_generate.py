@@ -1,4 +1,7 @@
-"""The README's generate line, run as written against the fake server started as a process."""
+"""The README's generate line, run as written (in-process) against the fake server started as a process.
+
+The command as a real process is test_smoke.py's; what this checks is the line itself.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import process
+from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "src" / "realrecall" / "data"
@@ -41,7 +44,7 @@ def test_the_readme_generate_line_works_against_the_standalone_fake_server(tmp_p
     try:
         port = server.stdout.readline().strip() if server.stdout else ""
         env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": "sk-fake"}
-        done = process.cli(*args[1:], cwd=tmp_path, env={**process.os.environ, **env})
+        done = cli.run(*args[1:], cwd=tmp_path, env=env)
     finally:
         server.kill()
         server.wait(timeout=10)
