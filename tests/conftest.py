@@ -29,6 +29,15 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PYTEST_DEBUG_TEMPROOT"] = str(MEMORY_FOLDER)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with a ``slow`` test first, each file's tests in their order: xdist (``--dist loadfile
+    --no-loadscope-reorder``) hands files to the workers in this order, so the long files start early and
+    the many short ones fill the gaps at the end, instead of a long file starting last on one worker
+    while the other has finished (xdist's own order puts files with the fewest tests last)."""
+    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow_files)  # a stable sort: the order within is kept
+
+
 @pytest.fixture(scope="session")
 def reference_data() -> Path:
     """The shared IR reference data (research licences: read by path, never copied into the repo)."""

@@ -19,6 +19,8 @@ import pytest
 
 import realrecall
 
+pytestmark = pytest.mark.slow  # a process importing every module in three orders
+
 
 def _modules() -> list[str]:
     names = ["realrecall"]

@@ -134,6 +134,7 @@ def test_the_prediction_interval_widens_when_gaps_differ_between_strata() -> Non
     assert interval_width([10, 19, 1, 15, 5]) > 1.5 * interval_width([10, 10, 10, 10, 10])
 
 
+@pytest.mark.slow
 def test_prediction_interval_covers_the_real_figure_in_simulation() -> None:
     # Five strata measured with 40 real queries each, one new stratum with synthetic queries only. True
     # logit real figures and gaps vary between strata; the truth is the traffic-weighted real figure.

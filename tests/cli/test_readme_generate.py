@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from support import cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,6 +32,7 @@ def readme_command(name: str) -> list[str]:
     return shlex.split(text)
 
 
+@pytest.mark.slow
 def test_the_readme_generate_line_works_against_the_standalone_fake_server(tmp_path: Path) -> None:
     args = readme_command("generate")
     assert args[:2] == ["realrecall", "generate"]

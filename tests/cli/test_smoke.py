@@ -23,6 +23,8 @@ import pytest
 from cli.catalogue_cases import ADD, CAL, CMP, DUPES, EVAL, EXPAND, GEN, HIST, IMPORT, REVIEW, RUN
 from cli.harness import finish_process, start_process
 
+pytestmark = pytest.mark.slow  # every test waits for the processes, which start together
+
 # How the warnings module prints one: "path:line: SomethingWarning: message".
 PYTHON_WARNING = re.compile(r":\d+: \w*Warning: ")
 

@@ -23,10 +23,13 @@ from support.scifact import evidence_gold, write_chunking
 
 REFERENCE = find_reference_data()
 SCIFACT = REFERENCE / "scifact" if REFERENCE is not None else None
-pytestmark = pytest.mark.skipif(
-    SCIFACT is None or not (SCIFACT / "original" / "claims_dev.jsonl").is_file(),
-    reason="SciFact reference data (shared/reference-data/scifact/original) is not here",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        SCIFACT is None or not (SCIFACT / "original" / "claims_dev.jsonl").is_file(),
+        reason="SciFact reference data (shared/reference-data/scifact/original) is not here",
+    ),
+    pytest.mark.slow,  # bm25 over SciFact's chunkings, seconds
+]
 
 METRICS = ["recall@10", "recall@500tok", "recall@2000tok"]
 

@@ -37,10 +37,13 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 REFERENCE = find_reference_data()
 SCIFACT = REFERENCE / "scifact" if REFERENCE is not None else None
-pytestmark = pytest.mark.skipif(
-    SCIFACT is None or not (SCIFACT / "original" / "claims_dev.jsonl").is_file(),
-    reason="SciFact reference data (shared/reference-data/scifact/original) is not here",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        SCIFACT is None or not (SCIFACT / "original" / "claims_dev.jsonl").is_file(),
+        reason="SciFact reference data (shared/reference-data/scifact/original) is not here",
+    ),
+    pytest.mark.slow,  # bm25 over SciFact's chunkings, seconds
+]
 
 METRICS = ["recall@10", "recall@100", "passage_recall@10", "mrr@10", "ndcg@10"]
 ORACLE = {

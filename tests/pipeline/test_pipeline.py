@@ -93,6 +93,7 @@ def llm_job(tmp_path, fake_openai):
     return load_pipeline_config(write_job(tmp_path)), fake_openai
 
 
+@pytest.mark.slow
 def test_rerun_with_nothing_changed_sends_no_request_and_is_marked_unchanged(llm_job):
     config, server = llm_job
     first = run_pipeline(config)
@@ -188,6 +189,7 @@ def test_budgeted_metrics_are_set_in_the_config_and_can_be_the_headline(tmp_path
     assert outcome.report.metric == "recall@40tok"
 
 
+@pytest.mark.slow
 def test_demo_runs_offline_and_a_second_run_is_unchanged(tmp_path):
     first = run_demo(tmp_path)
     assert first.report.headline.text.startswith("Quote real recall@10 = ")

@@ -39,6 +39,8 @@ from retrievers.store_checks import (
 from support import cli
 from support.fake_openai import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # a `chroma run` server for the module
+
 
 def chromadb() -> Any:
     """The chromadb module, or a skip without the extra. Imported by the tests, not at collection:

@@ -24,6 +24,8 @@ from realrecall.gold import load_gold
 from retrievers import framework_stores
 from support.cli import run as cli
 
+pytestmark = pytest.mark.slow  # LangChain's and LlamaIndex's stores, seconds
+
 K = "1,5,10"
 DEPTH = 10
 STORES = "retrievers.framework_stores"

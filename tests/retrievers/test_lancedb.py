@@ -29,6 +29,8 @@ from retrievers.store_checks import (
 )
 from support.fake_openai import FakeOpenAI
 
+pytestmark = pytest.mark.slow  # LanceDB tables, seconds each
+
 
 def lancedb() -> Any:
     """The lancedb module, or a skip without the extra. Imported by the tests, not at collection:

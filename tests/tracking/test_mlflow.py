@@ -17,6 +17,8 @@ import pytest
 from realrecall.errors import InputError, OutputError
 from support.cli import run as cli
 
+pytestmark = pytest.mark.slow  # the demo pipeline and MLflow's imports, seconds
+
 
 @pytest.fixture(autouse=True)
 def offline_mlflow(monkeypatch: pytest.MonkeyPatch) -> None:
