@@ -438,3 +438,25 @@ def test_an_answer_without_usage_model_or_finish_reason_still_reads() -> None:
     )
     result = answer_result(completion, attempts=2, response_format="json_object")
     assert result == ChatResult("hi", "unknown", Usage(0, 0), "", 2, None, "json_object")
+
+
+def test_a_call_that_succeeds_at_once_skips_the_retry_machinery(
+    fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Setting tenacity up costs more CPU than most calls that succeed at once: it is built only
+    # after a first fault, which it then sees as attempt 1 (replayed, not sent again).
+    from realrecall.llm import retry
+
+    built = []
+    real = retry.AsyncRetrying
+    monkeypatch.setattr(retry, "AsyncRetrying", lambda **kwargs: built.append(kwargs) or real(**kwargs))
+    client = OpenAIChatClient(config, sleep=RecordedSleep())
+    assert complete(client, question_request).attempts == 1
+    assert built == []
+
+    fake_openai.inject_fault("500")
+    assert complete(client, question_request).attempts == 2
+    assert len(built) == 1
+    assert fake_openai.count("chat") == 3
+    assert client.stats.requests == 3
+    assert client.stats.retries == {"server_error": 1}
