@@ -17,6 +17,7 @@ import contextlib
 import io
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -82,35 +83,51 @@ def _exit_code(value: object, stderr: io.StringIO) -> int:
     return 1
 
 
-_BUILT: dict[tuple[object, ...], Any] = {}
-
-
-@contextlib.contextmanager
-def _built_once() -> Iterator[None]:
+class _BuiltOnce:
     """The click command typer builds from the app, built once per test process instead of per call.
 
     Typer rebuilds it on every call (it evaluates each command's annotations: ~0.1 s CPU, most of an
     in-process command that fails on its input); a real process calls once, so building it once here
     is what each process sees. The retriever registry is part of the key, since the help and the
     "choose from" texts are built from it when the command is built (a test may register a retriever).
+    ``typer.main.get_command`` is replaced only while a command runs (counted, so that runs in two
+    threads at once restore it once, to the original).
     """
-    import typer.main
 
-    from realrecall.evaluate.retrievers import RETRIEVERS
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._built: dict[tuple[object, ...], Any] = {}
+        self._running = 0
+        self._original: Any = None
 
-    build = typer.main.get_command
+    def _get_command(self, app: Any) -> Any:
+        from realrecall.evaluate.retrievers import RETRIEVERS
 
-    def cached(app: typer.Typer) -> Any:
         key = (id(app), *((name, id(spec)) for name, spec in RETRIEVERS.items()))
-        if key not in _BUILT:
-            _BUILT[key] = build(app)
-        return _BUILT[key]
+        with self._lock:
+            if key not in self._built:
+                self._built[key] = self._original(app)
+            return self._built[key]
 
-    typer.main.get_command = cached
-    try:
-        yield
-    finally:
-        typer.main.get_command = build
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        import typer.main
+
+        with self._lock:
+            if self._running == 0:
+                self._original = typer.main.get_command
+                typer.main.get_command = self._get_command
+            self._running += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+                if self._running == 0:
+                    typer.main.get_command = self._original
+
+
+_built_once = _BuiltOnce().active
 
 
 @contextlib.contextmanager
