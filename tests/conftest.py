@@ -17,11 +17,12 @@ MEMORY_FOLDER = Path("/dev/shm")
 def pytest_configure(config: pytest.Config) -> None:
     """The tests' temporary folders (``tmp_path``) in memory where the machine has a tmpfs for it.
 
-    A run writes some 20,000 small files (each catalogue case copies a workspace) and pytest deletes
-    the oldest kept run's at the end; on a disk mounted with ``discard`` that alone takes seconds of
-    wall time. Not where ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` (pytest's own setting for the
-    folder) says otherwise. Set here, before pytest makes its first temporary folder; xdist's workers
-    inherit it.
+    A run writes some 15,000 files (each catalogue case copies a workspace; about 200 MB, most of it
+    SciFact's chunkings) and pytest deletes the oldest kept run's at the end; on a disk mounted with
+    ``discard`` that alone takes seconds of wall time. pytest keeps the last three runs, so up to
+    ~600 MB of memory. Not where ``--basetemp`` or ``PYTEST_DEBUG_TEMPROOT`` (pytest's own setting for
+    the folder) says otherwise. Set here, before pytest makes its first temporary folder; xdist's
+    workers inherit it.
     """
     if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
         return
