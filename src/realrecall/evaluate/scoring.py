@@ -61,7 +61,7 @@ class QueryScores:
     def in_gold_order(self, values: np.ndarray) -> np.ndarray:
         """``values`` (aligned with ``query_ids``) rearranged into the gold set's own order."""
         if self.gold_order is None:
-            raise ValueError("the gold set's order is not known")
+            raise RuntimeError("the gold set's order is not known (QueryScores made without gold_order)")
         out = np.empty_like(values)
         out[self.gold_order] = values
         return out
