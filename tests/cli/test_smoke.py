@@ -11,12 +11,16 @@ processes start all at once, each in its own copy of the workspace, so the inter
 
 from __future__ import annotations
 
+import importlib.resources
+import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,7 +32,7 @@ pytestmark = pytest.mark.slow  # every test waits for the processes, which start
 # How the warnings module prints one: "path:line: SomethingWarning: message".
 PYTHON_WARNING = re.compile(r":\d+: \w*Warning: ")
 
-# command -> (arguments, text its stdout shows, files it writes)
+# command -> (arguments, text it shows on stdout or stderr, files it writes)
 COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     "--help": (("--help",), "Usage: realrecall", ()),
     "--version": (("--version",), "realrecall 0.", ()),
@@ -44,7 +48,54 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     "gold add": (ADD, "added 1 gold id(s)", ("added.jsonl",)),
     "gold dupes": (DUPES, "cluster(s)", ()),
     "gold expand": (EXPAND, "near-duplicate gold id(s)", ("expanded.jsonl",)),
+    "gold migrate": (
+        ("gold", "migrate", "gold.jsonl", "--corpus", "corpus.jsonl", "--output", "migrated.jsonl"),
+        "migrated 8 queries into migrated.jsonl",
+        ("migrated.jsonl",),
+    ),
+    # The bundled real questions against the pipeline's synthetic set: 20 or more on each side.
+    "realism": (
+        (
+            "realism",
+            str(importlib.resources.files("realrecall") / "data" / "real_questions.jsonl"),
+            "pipeline_synth.jsonl",
+        ),
+        "realism AUC ",
+        (),
+    ),
 }
+
+
+def _lancedb_table(folder: Path) -> None:
+    """The workspace's corpus as a LanceDB table: ids, texts and a constant vector (export reads none)."""
+    import lancedb
+
+    chunks = [json.loads(line) for line in (folder / "corpus.jsonl").read_text().splitlines()]
+    rows = [{"id": c["id"], "text": c["text"], "vector": [1.0, 0.0]} for c in chunks]
+    lancedb.connect(str(folder / "store")).create_table("docs", data=rows)
+
+
+# Commands of optional extras, smoke-tested when the extra is installed (.ci/run installs them all):
+# command -> (module, environment, preparation of the workspace).
+OPTIONAL: dict[str, tuple[str, dict[str, str], Callable[[Path], None] | None]] = {
+    "corpus export": ("lancedb", {}, _lancedb_table),
+    "log mlflow": ("mlflow", {"MLFLOW_ALLOW_FILE_STORE": "true"}, None),  # mlflow 3 gates file stores
+}
+COMMANDS["corpus export"] = (
+    ("corpus", "export", "--from", "lancedb", "--option", "uri=store", "--option", "table=docs",
+     "-o", "exported.jsonl"),
+    "24 chunks written to exported.jsonl",
+    ("exported.jsonl",),
+)  # fmt: skip
+COMMANDS["log mlflow"] = (
+    ("log", "mlflow", "results.json", "--mlflow-uri", "file:./mlruns"),
+    "logged to MLflow: run ",
+    ("mlruns",),
+)
+
+
+def _installed(command: str) -> bool:
+    return command not in OPTIONAL or importlib.util.find_spec(OPTIONAL[command][0]) is not None
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +107,14 @@ def processes(
     env["COLUMNS"] = "200"
     started = {}
     for command, (args, _, _) in COMMANDS.items():
+        if not _installed(command):
+            continue
         folder = tmp_path_factory.mktemp("smoke_ok") / "w"
         shutil.copytree(catalogue_template, folder, symlinks=True)
-        started[command] = (start_process(args, folder, env), folder)
+        _, extra_env, prepare = OPTIONAL.get(command, ("", {}, None))
+        if prepare is not None:
+            prepare(folder)
+        started[command] = (start_process(args, folder, {**env, **extra_env}), folder)
     yield started
     for process, _ in started.values():
         if process.poll() is None:
@@ -70,6 +126,8 @@ def processes(
 def test_each_command_runs_as_a_real_process(
     command: str, processes: dict[str, tuple[subprocess.Popen[str], Path]]
 ) -> None:
+    if not _installed(command):
+        pytest.skip(f"{OPTIONAL[command][0]} is not installed (an optional extra; .ci/run installs it)")
     _, shows, writes = COMMANDS[command]
     process, folder = processes[command]
 
@@ -80,6 +138,23 @@ def test_each_command_runs_as_a_real_process(
     assert "Traceback" not in outcome.err + outcome.out, shown
     assert not any(line.startswith("error:") for line in outcome.err_lines), shown
     assert not PYTHON_WARNING.search(outcome.err), f"a Python warning on stderr\n{shown}"
-    assert shows in outcome.out, shown
+    assert shows in outcome.out + outcome.err, shown  # a command writing a file says so on stderr
     for name in writes:
-        assert (folder / name).is_file(), f"{name} not written\n{shown}"
+        assert (folder / name).exists(), f"{name} not written\n{shown}"
+
+
+def test_every_command_has_its_real_process_here() -> None:
+    import typer.main
+
+    from realrecall.cli import app
+
+    def names(group: Any, prefix: str = "") -> Iterator[str]:
+        for name, command in group.commands.items():  # typer's groups (its click may be vendored)
+            if hasattr(command, "commands"):
+                yield from names(command, f"{prefix}{name} ")
+            else:
+                yield f"{prefix}{name}"
+
+    assert sorted(names(typer.main.get_command(app))) == sorted(
+        name for name in COMMANDS if not name.startswith("--")
+    )
