@@ -5,7 +5,7 @@ lower-cased runs of two or more word characters (scikit-learn's pattern, bm25s' 
 removed and Snowball-stemmed (PyStemmer; the stopword lists ship inside bm25s, nothing downloads).
 
 With the defaults (k1 0.9, b 0.4, Lucene's BM25 variant, English stemming and stopwords), BEIR SciFact
-test gives nDCG@10 0.676 (the BEIR paper's BM25: 0.665); tests/retrievers/test_scifact.py pins it.
+test gives nDCG@10 0.676 (the BEIR paper's BM25: 0.665); tests/evaluate/retrievers/test_scifact.py pins it.
 Only chunks sharing at least one term with the query are retrieved, as in Lucene: a query of
 stopwords alone retrieves nothing rather than an arbitrary list of zero-scored chunks.
 """

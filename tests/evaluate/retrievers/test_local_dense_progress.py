@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from evaluate.retrievers.fakes import HashingEmbedder
 from realrecall.corpus import Chunk, Corpus
 from realrecall.evaluate.retrievers import DenseRetriever, RunSettings, build_retriever, local_dense
-from retrievers.fakes import HashingEmbedder
 from support import cli
 
 

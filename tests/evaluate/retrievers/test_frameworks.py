@@ -1,8 +1,9 @@
 """LangChain and LlamaIndex objects as retrievers: their figures equal scoring their ranking as a run.
 
-Each framework's own in-memory store holds the bundled sample corpus (tests/retrievers/framework_stores.py,
-deterministic hashing embeddings, no network). The oracle is the object asked directly (its own
-``similarity_search`` / ``invoke`` / ``retrieve``), written as a TREC run and scored with ``--run``.
+Each framework's own in-memory store holds the bundled sample corpus
+(tests/evaluate/retrievers/framework_stores.py, deterministic hashing embeddings, no network). The
+oracle is the object asked directly (its own ``similarity_search`` / ``invoke`` / ``retrieve``),
+written as a TREC run and scored with ``--run``.
 """
 
 from __future__ import annotations
@@ -16,19 +17,19 @@ from typing import Any
 
 import pytest
 
+from evaluate.retrievers import framework_stores
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
 from realrecall.evaluate import evaluate
 from realrecall.evaluate.retrievers import build_retriever, retrieve
 from realrecall.gold import load_gold
-from retrievers import framework_stores
 from support.cli import run as cli
 
 pytestmark = pytest.mark.slow  # LangChain's and LlamaIndex's stores, seconds
 
 K = "1,5,10"
 DEPTH = 10
-STORES = "retrievers.framework_stores"
+STORES = "evaluate.retrievers.framework_stores"
 _EVALUATE = (
     "evaluate",
     "--gold",

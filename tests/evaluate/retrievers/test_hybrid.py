@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evaluate.retrievers.fakes import HashingEmbedder
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import (
@@ -18,7 +19,6 @@ from realrecall.evaluate.retrievers import (
     build_retriever,
     reciprocal_rank_fusion,
 )
-from retrievers.fakes import HashingEmbedder
 
 
 class ListRetriever:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from evaluate.retrievers.fakes import HashingEmbedder
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import (
@@ -26,10 +27,9 @@ from realrecall.evaluate.retrievers import (
 from realrecall.evaluate.retrievers.options import option_rows
 from realrecall.evaluate.retrievers.registry import CUSTOM, options_help
 from realrecall.pipeline.config import load_pipeline_config
-from retrievers.fakes import HashingEmbedder
 from support import cli
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def options(name: str, given: dict[str, object], **kwargs: object) -> object:

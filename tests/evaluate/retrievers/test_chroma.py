@@ -24,10 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from realrecall.corpus import load_corpus
-from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import RunSettings, build_retriever
-from retrievers.store_checks import (
+from evaluate.retrievers.store_checks import (
     CORPUS,
     EMBED_MODEL,
     assert_export_round_trips,
@@ -36,6 +33,9 @@ from retrievers.store_checks import (
     sample_chunks,
     stored_metadata,
 )
+from realrecall.corpus import load_corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers import RunSettings, build_retriever
 from support import cli
 from support.fake_openai import FakeOpenAI
 

@@ -3,7 +3,7 @@
 Each store embeds with the same deterministic bag-of-words hashing (no model, no network), so its
 rankings are meaningful (questions sharing words with a chunk find it) and identical on every run.
 Importing this module imports neither framework: each ``*_objects()`` function imports its own.
-``--retriever retrievers.framework_stores:NAME`` reaches the module attributes made by
+``--retriever evaluate.retrievers.framework_stores:NAME`` reaches the module attributes made by
 :func:`__getattr__` (built once, on first use).
 """
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evaluate.retrievers.fakes import HashingEmbedder
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import DenseOptions, DenseRetriever, RunSettings, build_retriever
 from realrecall.evaluate.retrievers.dense import normalise_rows
-from retrievers.fakes import HashingEmbedder
 
 
 class FixedEmbedder:

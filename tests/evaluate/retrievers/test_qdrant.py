@@ -11,10 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from realrecall.corpus import load_corpus
-from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import build_retriever
-from retrievers.store_checks import (
+from evaluate.retrievers.store_checks import (
     CORPUS,
     EMBED_MODEL,
     assert_export_round_trips,
@@ -23,6 +20,9 @@ from retrievers.store_checks import (
     sample_chunks,
     stored_metadata,
 )
+from realrecall.corpus import load_corpus
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers import build_retriever
 from support.fake_openai import FakeOpenAI
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from evaluate.retrievers import toy_retriever
+from evaluate.retrievers.toy_retriever import ToyOptions
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import RETRIEVERS, build_retriever, choices, register, unregister
-from retrievers import toy_retriever
-from retrievers.toy_retriever import ToyOptions
 from support import cli
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from evaluate.retrievers.fakes import HashingEmbedder
 from realrecall.corpus import Chunk, Corpus
-from retrievers.fakes import HashingEmbedder
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evaluate.retrievers.fakes import HashingEmbedder
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import CachedEmbedder, DenseOptions, RunSettings, build_retriever
 from realrecall.evaluate.retrievers.embedding_cache import text_key
-from retrievers.fakes import HashingEmbedder
 
 
 def test_rerun_over_the_same_corpus_and_queries_embeds_nothing(pets_corpus: Corpus, tmp_path: Path) -> None:
