@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -158,3 +159,28 @@ def test_every_command_has_its_real_process_here() -> None:
     assert sorted(names(typer.main.get_command(app))) == sorted(
         name for name in COMMANDS if not name.startswith("--")
     )
+
+
+def test_the_process_imports_only_its_commands_module(tmp_path: Path) -> None:
+    import typer.main
+
+    from realrecall.cli import COMMAND_MODULES, app
+
+    # Every top-level command has its module, so the process never lacks the command it runs.
+    assert sorted(typer.main.get_command(app).commands) == sorted(COMMAND_MODULES)  # type: ignore[attr-defined]
+    probe = (
+        "import sys; sys.argv = ['realrecall', *sys.argv[1:]]\n"
+        "from realrecall.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "shared = 'realrecall.cli.application'\n"
+        "print(sorted(m for m in sys.modules if m.startswith('realrecall.cli.') and m != shared))"
+    )
+    for args, modules in [
+        (["evaluate", "--help"], ["realrecall.cli.evaluate"]),
+        (["gold", "migrate", "--help"], ["realrecall.cli.gold"]),
+        (["--help"], sorted(f"realrecall.cli.{m}" for m in set(COMMAND_MODULES.values()))),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=tmp_path
+        )
+        assert done.stdout.splitlines()[-1] == repr(modules), (args, done.stderr[-2000:])

@@ -20,6 +20,7 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from realrecall.errors import RealrecallError
+from realrecall.evaluate import defaults as evaluate_defaults
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -89,6 +90,15 @@ def _usage_error(exc: typer.TyperException) -> int:
     error_line(f"{message}{hint}")
     return int(getattr(exc, "exit_code", 2) or 2)
 
+
+CUTOFFS = ",".join(str(n) for n in evaluate_defaults.K)
+"""``--k``'s default as the CLI writes it (evaluate, and calibrate's one-call mode)."""
+
+# The --mlflow options of evaluate, calibrate and run (here, so those commands load no other's module).
+MLFLOW_HELP = (
+    "Log the figures, fingerprints, report and results to MLflow (MLFLOW_TRACKING_URI or --mlflow-uri)."
+)
+MLFLOW_URI_HELP = "MLflow tracking URI (default MLFLOW_TRACKING_URI); implies --mlflow."
 
 app = typer.Typer(
     name="realrecall",

@@ -10,6 +10,9 @@ from rich.text import Text
 
 from realrecall.calibrate import defaults
 from realrecall.cli.application import (
+    CUTOFFS,
+    MLFLOW_HELP,
+    MLFLOW_URI_HELP,
     app,
     note,
     numbered,
@@ -19,8 +22,6 @@ from realrecall.cli.application import (
     warn,
     write_stdout,
 )
-from realrecall.cli.evaluate import CUTOFFS
-from realrecall.cli.log import MLFLOW_HELP, MLFLOW_URI_HELP
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 

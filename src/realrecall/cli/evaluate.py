@@ -9,8 +9,19 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from realrecall.cli.application import ProgressBar, app, note, numbered, out, split_list, user_errors, warn
-from realrecall.cli.log import MLFLOW_HELP, MLFLOW_URI_HELP
+from realrecall.cli.application import (
+    CUTOFFS,
+    MLFLOW_HELP,
+    MLFLOW_URI_HELP,
+    ProgressBar,
+    app,
+    note,
+    numbered,
+    out,
+    split_list,
+    user_errors,
+    warn,
+)
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
 from realrecall.evaluate.retrievers.registry import choices as retriever_choices
@@ -18,10 +29,6 @@ from realrecall.evaluate.retrievers.registry import options_help as retriever_op
 
 if TYPE_CHECKING:
     from realrecall.evaluate import EvaluationResult
-
-
-CUTOFFS = ",".join(str(n) for n in defaults.K)
-"""``--k``'s default as the CLI writes it."""
 
 
 @app.command()

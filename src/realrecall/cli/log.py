@@ -22,11 +22,6 @@ if TYPE_CHECKING:
 log_app = typer.Typer(help="Send figures where your team tracks experiments (MLflow).", no_args_is_help=True)
 app.add_typer(log_app, name="log")
 
-MLFLOW_HELP = (
-    "Log the figures, fingerprints, report and results to MLflow (MLFLOW_TRACKING_URI or --mlflow-uri)."
-)
-MLFLOW_URI_HELP = "MLflow tracking URI (default MLFLOW_TRACKING_URI); implies --mlflow."
-
 
 @log_app.command("mlflow")
 def mlflow_command(

@@ -9,8 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from realrecall.cli.application import app, note, out, user_errors, warn
-from realrecall.cli.log import MLFLOW_HELP, MLFLOW_URI_HELP
+from realrecall.cli.application import MLFLOW_HELP, MLFLOW_URI_HELP, app, note, out, user_errors, warn
 
 if TYPE_CHECKING:
     from collections.abc import Callable
