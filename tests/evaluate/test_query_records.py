@@ -58,6 +58,19 @@ def test_results_json_is_written_from_the_columns_without_ranking_the_run(
     )
 
 
+def test_results_json_is_the_same_when_the_columns_are_listed_a_block_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import realrecall.evaluate.evaluation as evaluation
+
+    result = evaluate(_gold(), run=_run(), k=(1, 3), by=["source"])
+    write_results(result, tmp_path / "whole.json")
+    monkeypatch.setattr(evaluation, "_LISTED_BLOCK", 4)  # 6 queries: a block of 4, then one of 2
+    write_results(result, tmp_path / "blocks.json")
+
+    assert (tmp_path / "blocks.json").read_text() == (tmp_path / "whole.json").read_text()
+
+
 def test_metric_values_follow_each_query_not_the_scoring_order() -> None:
     gold, run = _gold(), _run()
     result = evaluate(gold, run=run, k=(1, 3))

@@ -212,3 +212,40 @@ def test_ranked_many_equals_ranked_query_by_query(tmp_path: Path) -> None:
     assert run._columns is not None
     for depth in (1, 5, 64):
         assert run.ranked_many(asked, depth) == [tuple(run.ranked(q)[:depth]) for q in asked]
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_scoring_a_block_of_queries_at_a_time_gives_the_same_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columnar: bool
+) -> None:
+    from realrecall.evaluate import scoring
+
+    rng = np.random.default_rng(11)
+    lines, qrels = [], {}
+    for q in range(50):
+        ids = rng.choice(200, size=int(rng.integers(1, 30)), replace=False)
+        scores = rng.integers(0, 4, size=len(ids)) / 2  # ties, broken by id
+        lines += [f"q{q} Q0 p{i} 0 {s!r} t\n" for i, s in zip(ids.tolist(), scores.tolist(), strict=True)]
+        qrels[f"q{q}"] = {
+            f"p{i}": int(rng.integers(0, 3)) for i in rng.choice(200, 4, replace=False).tolist()
+        }
+    qrels.update({"absent": {"p1": 1}, "q7": {"p1": 0}})
+    path = write(tmp_path, "".join(lines))
+    run = load_run(path) if columnar else exact(path)
+    assert (run._columns is not None) is columnar
+    metrics = ["recall@5", "mrr@10", "ndcg@10", "precision@3", "passage_recall@20"]
+    whole = scoring.score_queries(qrels, run, metrics)
+
+    monkeypatch.setattr(scoring, "_QUERY_BLOCK", 7)  # 8 blocks, the last one short
+    blocks = scoring.score_queries(qrels, run, metrics)
+
+    assert {m: v.tolist() for m, v in blocks.values.items()} == {
+        m: v.tolist() for m, v in whole.values.items()
+    }
+    assert blocks.first_relevant_rank.tolist() == whole.first_relevant_rank.tolist()
+    assert (blocks.missing_run, blocks.no_relevant) == (whole.missing_run, whole.no_relevant)
+    assert blocks.missing_run == ("absent",)
+    assert "q7" in blocks.no_relevant
+    assert blocks.gold_order is not None
+    assert whole.gold_order is not None
+    assert blocks.gold_order.tolist() == whole.gold_order.tolist()

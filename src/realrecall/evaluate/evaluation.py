@@ -590,15 +590,14 @@ class _EvaluatedQueries(QueryRecords):
     ) -> Iterator[
         tuple[GoldQuery, str | None, dict[str, Any], int, tuple[str, ...] | None, dict[str, float]]
     ]:
-        columns = [values.tolist() for values in self.values]
         tops: Iterable[tuple[str, ...] | None] = self._tops() if with_top else repeat(None, len(self))
         rows = zip(
             self.gold,
             self.labels.types,
             self.labels.forms,
-            self.first_relevant_rank.tolist(),
+            _listed(self.first_relevant_rank),
             tops,
-            zip(*columns, strict=True),
+            zip(*map(_listed, self.values), strict=True),
             strict=True,
         )
         for query, query_type, form, rank, top, values in rows:
@@ -630,6 +629,16 @@ class _EvaluatedQueries(QueryRecords):
             )
             for query, query_type, fields, rank, top, values in self._rows(with_top=True)
         )
+
+
+def _listed(values: np.ndarray) -> Iterator[Any]:
+    """``values.tolist()`` one block at a time: a million queries' floats as Python objects, for five
+    metrics, would take 200 MB at once while results.json is written."""
+    for begin in range(0, len(values), _LISTED_BLOCK):
+        yield from values[begin : begin + _LISTED_BLOCK].tolist()
+
+
+_LISTED_BLOCK = 1 << 14
 
 
 def _describe_corpus(corpus: Corpus | None) -> Mapping[str, Any] | None:

@@ -132,22 +132,65 @@ def score_queries(
     # trec_eval's order, remembered as positions so results can be laid out in the gold set's order.
     order = sorted(range(len(given)), key=given.__getitem__)
     query_ids = list(map(given.__getitem__, order))
-    judged = rank_judgments(qrels, the_run, query_ids, threshold)
-    prefixes = _budget_prefixes(parsed.values(), the_run, query_ids, corpus)
-    values = {
-        name: metric.compute(judged, prefixes.get(metric.budget or 0)) for name, metric in parsed.items()
-    }
+    tokens = _budget_tokens(parsed.values(), corpus)
+    blocks = [
+        _score_block(qrels, the_run, query_ids[begin : begin + _QUERY_BLOCK], threshold, parsed, tokens)
+        for begin in range(0, len(query_ids), _QUERY_BLOCK)
+    ]
+    if the_run._columns is not None:
+        from realrecall.formats.trec_runs import give_back_memory
+
+        give_back_memory()  # the lookups' Arrow buffers, freed into pools that would keep them
     return QueryScores(
         query_ids=tuple(query_ids),
-        values=values,
+        values={name: _joined([block.values[name] for block in blocks]) for name in parsed},
+        first_relevant_rank=_joined([block.first_relevant_rank for block in blocks]),
+        missing_run=tuple(chain.from_iterable(block.missing_run for block in blocks)),
+        no_relevant=tuple(chain.from_iterable(block.no_relevant for block in blocks)),
+        relevance_threshold=threshold,
+        gold_order=np.array(order, dtype=np.int64),
+    )
+
+
+# Queries are scored a block at a time: ranking the judged passages makes a dozen arrays as long as
+# the block's judgments, ~400 MB at once for a million queries with three judgments each. Per-query
+# values depend on that query's judgments only, so blocks give the same values to the last bit.
+_QUERY_BLOCK = 1 << 17
+
+
+@dataclass(frozen=True)
+class _Block:
+    values: dict[str, np.ndarray]
+    first_relevant_rank: np.ndarray
+    missing_run: tuple[str, ...]
+    no_relevant: tuple[str, ...]
+
+
+def _score_block(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Run,
+    query_ids: Sequence[str],
+    threshold: int,
+    metrics: Mapping[str, Metric],
+    tokens: ContextTokens | None,
+) -> _Block:
+    """The per-query values of ``query_ids`` (a block of them, in trec_eval's order)."""
+    judged = rank_judgments(qrels, run, query_ids, threshold)
+    prefixes = _budget_prefixes(metrics.values(), run, query_ids, tokens)
+    return _Block(
+        values={
+            name: metric.compute(judged, prefixes.get(metric.budget or 0)) for name, metric in metrics.items()
+        },
         first_relevant_rank=judged.first_relevant_rank,
         missing_run=judged.missing_run,
         no_relevant=tuple(
             qid for qid, n in zip(query_ids, judged.num_relevant.tolist(), strict=True) if n == 0
         ),
-        relevance_threshold=threshold,
-        gold_order=np.array(order, dtype=np.int64),
     )
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def as_run(run: RunLike) -> Run:
@@ -166,22 +209,30 @@ def as_run(run: RunLike) -> Run:
     return Run.from_lists(run)  # type: ignore[arg-type]
 
 
-def _budget_prefixes(
-    metrics: Iterable[Metric], run: Run, query_ids: Sequence[str], corpus: Corpus | ContextTokens | None
-) -> dict[int, np.ndarray]:
-    """Per token budget asked for, how many top chunks of each query's ranking fit in it."""
+def _budget_tokens(metrics: Iterable[Metric], corpus: Corpus | ContextTokens | None) -> ContextTokens | None:
+    """The chunks' token counts when a metric has a token budget (None when none has)."""
     budgeted = [metric for metric in metrics if metric.budget is not None]
     if not budgeted:
-        return {}
-    from realrecall.evaluate.budget import ContextTokens, prefix_lengths
+        return None
+    from realrecall.evaluate.budget import ContextTokens
 
-    budgets = sorted({metric.budget for metric in budgeted if metric.budget is not None})
     if corpus is None:
         raise InputError(
             f"{budgeted[0].name} counts the tokens of the retrieved chunks, which needs the corpus",
             hint="give the corpus (--corpus CHUNKS) the run ranks",
         )
-    tokens = corpus if isinstance(corpus, ContextTokens) else ContextTokens(corpus)
+    return corpus if isinstance(corpus, ContextTokens) else ContextTokens(corpus)
+
+
+def _budget_prefixes(
+    metrics: Iterable[Metric], run: Run, query_ids: Sequence[str], tokens: ContextTokens | None
+) -> dict[int, np.ndarray]:
+    """Per token budget asked for, how many top chunks of each query's ranking fit in it."""
+    budgets = sorted({metric.budget for metric in metrics if metric.budget is not None})
+    if not budgets or tokens is None:
+        return {}
+    from realrecall.evaluate.budget import prefix_lengths
+
     depth = max((len(run.passage_ids(query_id)) for query_id in query_ids if query_id in run), default=0)
     rankings = run.ranked_many(query_ids, depth) if depth else [()] * len(query_ids)
     return {budget: prefix_lengths(rankings, tokens, budget) for budget in budgets}
