@@ -249,3 +249,22 @@ def test_scoring_a_block_of_queries_at_a_time_gives_the_same_values(
     assert blocks.gold_order is not None
     assert whole.gold_order is not None
     assert blocks.gold_order.tolist() == whole.gold_order.tolist()
+
+
+def test_the_parsers_memory_goes_back_before_each_next_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given back only at the end, the parser's freed buffers stacked on the peak of reading the run.
+    calls: list[str] = []
+    for name in ("give_back_memory", "_group_by_query", "fingerprints"):
+        real = getattr(trec_runs, name)
+        monkeypatch.setattr(trec_runs, name, lambda *a, _n=name, _f=real: calls.append(_n) or _f(*a))
+
+    assert load_run(write(tmp_path, PLAIN))._columns is not None
+    assert calls == [
+        "give_back_memory",
+        "_group_by_query",
+        "give_back_memory",
+        "fingerprints",
+        "give_back_memory",
+    ]

@@ -113,10 +113,14 @@ def read_run_columns(path: Path) -> RunColumns | None:
     if len(scores) == 0 or np.isnan(scores).any() or _any_empty(tags):
         return None
     del tags
+    # The parser's buffers, then the query column, go back before the next step allocates: given
+    # back only at the end, they stacked 250 MB on the peak of reading a 460 MB file.
+    give_back_memory()
     grouped = _group_by_query(qids, pids, scores)
     del qids
     if grouped is None:
         return None
+    give_back_memory()
     query_ids, offsets, pids, scores = grouped
     prints = fingerprints(pids)
     if not _distinct_within(prints, offsets):
