@@ -110,6 +110,7 @@ def evaluate(
     for gold in gold_sets:
         gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, evidence_coverage)
         labels = _Labels.of(gold)
+        _give_back_memory(gold)
         warnings.extend(resolution_warnings)
         gold_run = _run_for(gold, run, retriever, depth, progress)
         scores = score_queries(
@@ -125,6 +126,8 @@ def evaluate(
         result = _gold_set_result(
             gold, labels, gold_run, scores, metric_names, by, recorded_depth, missing_passages
         )
+        del scores
+        _give_back_memory(gold)
         context = _context_at(gold, gold_run, tokens, metric_names, k)
         results.append(replace(result, gold_passages=passages, context_tokens=context))
     description = (
@@ -144,6 +147,18 @@ def evaluate(
         retriever_fingerprint=_fingerprint_of(retriever, run),
         token_method=None if tokens is None else tokens.method,
     )
+
+
+def _give_back_memory(gold: GoldSet) -> None:
+    """After a big gold set's scoring, the freed heap pages go back to the system: the C library keeps
+    them (its mmap threshold grows with the arrays freed), counted in the RSS of every later step."""
+    if len(gold) >= _GIVE_BACK_QUERIES:
+        from realrecall.formats.trec_runs import give_back_memory
+
+        give_back_memory()
+
+
+_GIVE_BACK_QUERIES = 1 << 16
 
 
 def _context_tokens(corpus: Corpus | None) -> ContextTokens | None:

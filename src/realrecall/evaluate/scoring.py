@@ -139,10 +139,10 @@ def score_queries(
         block = query_ids[begin : begin + _QUERY_BLOCK]
         qrels = dict(zip(block, map(judgments, block), strict=True))
         blocks.append(_score_block(qrels, the_run, block, threshold, parsed, tokens))
-    if the_run._columns is not None:
-        from realrecall.formats.trec_runs import give_back_memory
+        if the_run._columns is not None:
+            from realrecall.formats.trec_runs import give_back_memory
 
-        give_back_memory()  # the lookups' Arrow buffers, freed into pools that would keep them
+            give_back_memory()  # the lookups' Arrow buffers, freed into pools that would keep them
     return QueryScores(
         query_ids=tuple(query_ids),
         values={name: _joined([block.values[name] for block in blocks]) for name in parsed},

@@ -21,6 +21,7 @@ import codecs
 import math
 import mmap
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, pairwise
@@ -135,9 +136,9 @@ def give_back_memory() -> None:
     Arrow's pool keeps freed pages for reuse and so does the C library's heap; after a bulk step (the
     parser, looking judged passages up in a run read into columns) they would stay counted to the end.
     """
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
+    pa = sys.modules.get("pyarrow")  # not imported for this: a small evaluation never loads it
+    if pa is not None:
+        pa.default_memory_pool().release_unused()
     try:
         import ctypes
 
