@@ -259,6 +259,27 @@ def kernel_arrays(qrels: dict, run: dict) -> tuple[np.ndarray, np.ndarray, np.nd
     return ranked, gold, grades
 
 
+def kernel_score_arrays(qrels: dict, run: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """As ``kernel_arrays``, but the run as it is given: ids and scores in the run's own order, unranked."""
+    n, depth = len(run), max(map(len, run.values()))
+    ids = np.full((n, depth), -1, dtype=np.int64)
+    scores = np.full((n, depth), -np.inf)
+    _, gold, grades = kernel_arrays(qrels, run)
+    for i, qid in enumerate(sorted(qrels)):
+        ids[i, : len(run[qid])] = [int(pid[1:]) for pid in run[qid]]
+        scores[i, : len(run[qid])] = list(run[qid].values())
+    return ids, scores, gold, grades
+
+
+def numpy_ranking_kernel(
+    ids: np.ndarray, scores: np.ndarray, gold: np.ndarray, grades: np.ndarray
+) -> dict[str, float]:
+    """``numpy_kernel`` after ranking each query's ids by score, as scoring a run must (trec_eval ranks
+    by score; the benchmark's scores have no ties)."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    return numpy_kernel(np.take_along_axis(ids, order, axis=1), gold, grades)
+
+
 def numpy_kernel(ranked: np.ndarray, gold: np.ndarray, grades: np.ndarray) -> dict[str, float]:
     """recall@10, recall@100, mrr@10 and ndcg@10 with numpy on the arrays, nothing converted."""
     match = ranked[:, :, None] == gold[:, None, :]  # (query, rank, gold slot)
@@ -281,18 +302,24 @@ def numpy_kernel(ranked: np.ndarray, gold: np.ndarray, grades: np.ndarray) -> di
 
 def _time_kernel(qrels: dict, run: dict, args: argparse.Namespace) -> None:
     arrays = kernel_arrays(qrels, run)
+    unranked = kernel_score_arrays(qrels, run)
+    ranking = "numpy       kernel ranking by score"
+    ranked = "numpy       kernel on pre-ranked arrays"
     contenders: dict[str, Callable[[], Any]] = {
         "realrecall  score(qrels, run) from dicts": lambda: ours_from_dicts(qrels, run),
-        "numpy       kernel on pre-built arrays": lambda: numpy_kernel(*arrays),
+        ranking: lambda: numpy_ranking_kernel(*unranked),
+        ranked: lambda: numpy_kernel(*arrays),
     }
     timings = round_robin(contenders, args.repeat)
-    print("\nfrom dicts against a plain numpy kernel on arrays built beforehand")
+    print("\nfrom dicts against a plain numpy kernel on arrays built beforehand (ids as ints)")
     ours_time = timings["realrecall  score(qrels, run) from dicts"][0]
     _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
     for name, (_, result) in timings.items():
         print(f"  {name.split()[0]:<12} {_fmt(result)}")
-    kernel = timings["numpy       kernel on pre-built arrays"][0]
-    print(f"  ours / numpy kernel = {ours_time / kernel:.2f}  (target <= 2)")
+    print(
+        f"  ours / numpy kernel ranking by score = {ours_time / timings[ranking][0]:.2f}  (target <= 2); "
+        f"ours / kernel on pre-ranked arrays = {ours_time / timings[ranked][0]:.2f}"
+    )
 
 
 def _time_file(qrels: dict, run: dict, args: argparse.Namespace) -> None:
