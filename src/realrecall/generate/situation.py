@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from realrecall.generate.answers import QUESTION_SCHEMA, _json_object, parse_question
+from realrecall.generate.answers import _json_object, parse_question
 from realrecall.generate.config import QUESTION_TYPES, GenerateConfig
 from realrecall.generate.forms import FormPlan
 from realrecall.generate.planner import Slot
@@ -43,7 +43,7 @@ from realrecall.generate.sources import (
     RequestCollector,
     _ask,
     _seed,
-    problem_text,
+    question_request,
 )
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import StageCounter
@@ -222,20 +222,8 @@ class SituationQuestions:
     ) -> ChatRequest:
         form = self.forms.choose(self.config.seed, slot.chunk.id, slot.index)
         messages = query_messages(self.query_template, slot, situation, form.instruction, self.style_examples)
-        if rejected is not None:
-            # The rejected query and why, as in the direct strategy; the passage stays withheld.
-            previous, reason = rejected
-            answer = {"role": "assistant", "content": previous.text[:2000] or "(no answer)"}
-            messages = (*messages, answer, *render(self.feedback, {"problem": problem_text(reason)}))
-        return ChatRequest(
-            messages=messages,
-            model=self.config.model,
-            temperature=self.config.temperature,
-            max_tokens=self.config.max_tokens,
-            json_schema=QUESTION_SCHEMA,
-            schema_name="question",
-            seed=_seed(self.config.seed, slot.key, attempt),
-        )
+        # The rejected query and why, as in the direct strategy; the passage stays withheld.
+        return question_request(self.config, messages, self.feedback, slot, attempt, rejected)
 
     async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
         if getattr(slot, "partner", None) is not None:

@@ -110,6 +110,33 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(digest[:4], "big") >> 1
 
 
+def question_request(
+    config: GenerateConfig,
+    messages: tuple[dict[str, str], ...],
+    feedback: PromptTemplate,
+    slot: Slot,
+    attempt: int,
+    rejected: tuple[Candidate, str] | None,
+) -> ChatRequest:
+    """The request for a slot's question from ``messages``, whichever strategy wrote them.
+
+    A regeneration shows the model its rejected answer and why (``feedback``), so it does not repeat it.
+    """
+    if rejected is not None:
+        previous, reason = rejected
+        answer = {"role": "assistant", "content": previous.text[:2000] or "(no answer)"}
+        messages = (*messages, answer, *render(feedback, {"problem": problem_text(reason)}))
+    return ChatRequest(
+        messages=messages,
+        model=config.model,
+        temperature=config.temperature,
+        max_tokens=config.max_tokens,
+        json_schema=QUESTION_SCHEMA,
+        schema_name="question",
+        seed=_seed(config.seed, slot.key, attempt),
+    )
+
+
 def question_messages(
     template: PromptTemplate, slot: Slot, style_examples: str, *, form_instruction: str = ""
 ) -> tuple[dict[str, str], ...]:
@@ -253,21 +280,7 @@ class LLMQuestions:
         form = None if self.forms is None else self.forms.choose(self.config.seed, slot.chunk.id, slot.index)
         instruction = "" if form is None else form.instruction
         messages = question_messages(template, slot, self.style_examples, form_instruction=instruction)
-        if rejected is not None:
-            # A regeneration shows the model its rejected answer and why, so it does not repeat it.
-            previous, reason = rejected
-            problem = {"problem": problem_text(reason)}
-            answer = {"role": "assistant", "content": previous.text[:2000] or "(no answer)"}
-            messages = (*messages, answer, *render(self.feedback, problem))
-        return ChatRequest(
-            messages=messages,
-            model=self.config.model,
-            temperature=self.config.temperature,
-            max_tokens=self.config.max_tokens,
-            json_schema=QUESTION_SCHEMA,
-            schema_name="question",
-            seed=_seed(self.config.seed, slot.key, attempt),
-        )
+        return question_request(self.config, messages, self.feedback, slot, attempt, rejected)
 
     async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
         request = self.request(slot, attempt, rejected)
