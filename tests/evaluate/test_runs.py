@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.errors import InputError
-from realrecall.formats import trec_runs
+from realrecall.formats import token_chunks
 from realrecall.runs import Run, load_run
 
 PLAIN = "q1 Q0 a 1 3.5 tag\nq1 Q0 b 2 2.0 tag\nq2 Q0 c 1 -1e-3 tag\nq2 Q0 d 2 -2.5E+1 tag\n"
@@ -218,7 +218,7 @@ def test_top_cuts_each_query_like_trec_eval_minus_m() -> None:
 @pytest.mark.parametrize("chunk_bytes", [64, 1 << 22])
 def test_the_fast_and_exact_readers_agree(tmp_path: Path, monkeypatch, chunk_bytes: int) -> None:
     # Small chunks end inside a query, so the fast reader must carry a query over to the next chunk.
-    monkeypatch.setattr(trec_runs, "_CHUNK_BYTES", chunk_bytes)
+    monkeypatch.setattr(token_chunks, "CHUNK_BYTES", chunk_bytes)
     lines = [f"q{i // 50} Q0 p{i % 50} {i} {((i * 7919) % 1000) / 7!r} t\n" for i in range(5_000)]
     plain = write(tmp_path, "".join(lines), "plain.txt")
     # A comment sends the whole file to the exact line-by-line reader.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.errors import InputError
-from realrecall.formats import trec_qrels
+from realrecall.formats import token_chunks, trec_qrels
 
 PLAIN = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d -1\n"
 
@@ -97,7 +97,7 @@ def test_a_missing_file_is_the_line_readers_error(tmp_path):
 
 
 def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch):
-    monkeypatch.setattr(trec_qrels, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(token_chunks, "CHUNK_BYTES", 64)
     data = "".join(f"q{i % 37} 0 p{i} {i % 4}\n" for i in range(2_000))
     path = write(tmp_path, data)
     fast = trec_qrels.read_qrels_fast(path)

@@ -18,10 +18,7 @@ from realrecall.errors import InputError
 from realrecall.files import read_text_lines
 from realrecall.formats.grades import MAX_GRADE, text_grade
 from realrecall.formats.records import GoldRecord
-
-# Small chunks keep the freshly made strings in the CPU cache (as for runs).
-_CHUNK_BYTES = 1 << 15
-_BOM = b"\xef\xbb\xbf"
+from realrecall.formats.token_chunks import token_chunks
 
 __all__ = ["Judgments", "read_qrels", "read_qrels_fast"]
 
@@ -79,24 +76,10 @@ def read_qrels_fast(path: Path) -> dict[str, dict[str, int]] | None:
     except OSError:
         return None  # missing, a folder, unreadable: the exact reader says which
     with handle:
-        first = True
-        while chunk := handle.readlines(_CHUNK_BYTES):
-            data = b"".join(chunk)
-            if first and data.startswith(_BOM):
-                data = data[3:]
-            first = False
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
+        for chunk in token_chunks(handle, 4):
+            if chunk is None:
                 return None
-            if "\0" in text or "#" in text:
-                return None
-            if not text.endswith("\n"):
-                text += "\n"
-            tokens = text.replace("\n", " \0 ").split()
-            lines = len(tokens) // 5
-            if len(tokens) != 5 * lines or tokens[4::5].count("\0") != lines:
-                return None
+            _, tokens, lines = chunk
             qids, pids, raw = tokens[0::5], tokens[2::5], tokens[3::5]
             grades = _grades(raw)
             if grades is None:
