@@ -11,9 +11,10 @@ described in ``realrecall.formats.trec_runs`` and ``realrecall.formats.jsonl``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,10 +70,14 @@ class Run:
 
         ``score`` given plain dicts uses it, so scoring them never pays for copying every entry.
         """
-        docs = {
-            _query_id(qid): per_query if type(per_query) is dict else dict(_scores_of(qid, per_query))
-            for qid, per_query in scores.items()
-        }
+        docs: dict[str, dict[str, float]]
+        if type(scores) is dict and _plain_query_dicts(scores):
+            docs = scores  # checked in C-level passes: nothing to copy or convert
+        else:
+            docs = {
+                _query_id(qid): per_query if type(per_query) is dict else dict(_scores_of(qid, per_query))
+                for qid, per_query in scores.items()
+            }
         return cls._build(docs, name=name, ordered=False)
 
     @classmethod
@@ -101,11 +106,14 @@ class Run:
 
     @classmethod
     def _build(cls, docs: dict[str, dict[str, float]], *, name: str, ordered: bool) -> Run:
-        offsets, padded = _layout(docs)
+        offsets, longest = _offsets(docs)
         total = int(offsets[-1])
         try:
-            padded[:total] = np.fromiter(
-                chain.from_iterable(map(dict.values, docs.values())), dtype=np.float64, count=total
+            # The padding comes in the same pass: no second 80 MB array for 10M scores.
+            padded = np.fromiter(
+                chain(chain.from_iterable(map(dict.values, docs.values())), repeat(math.nan, longest)),
+                dtype=np.float64,
+                count=total + longest,
             )
         except (TypeError, ValueError):
             qid, pid, value = _first_bad_score(docs)
@@ -361,11 +369,26 @@ def _find_in_segments(
 
 def _layout(docs: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
     """Query offsets into the flat score array, and that array (NaN-filled, with its padding)."""
+    offsets, longest = _offsets(docs)
+    return offsets, np.full(int(offsets[-1]) + longest, np.nan, dtype=np.float64)
+
+
+def _offsets(docs: Mapping[str, Mapping[str, Any]]) -> tuple[np.ndarray, int]:
+    """Where each query's scores start in the flat array (and where the last ends), and the longest."""
     lengths = np.fromiter(map(len, docs.values()), dtype=np.int64, count=len(docs))
     offsets = np.zeros(len(docs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    longest = int(lengths.max()) if len(lengths) else 0
-    return offsets, np.full(int(offsets[-1]) + longest, np.nan, dtype=np.float64)
+    return offsets, int(lengths.max()) if len(lengths) else 0
+
+
+def _plain_query_dicts(scores: dict[Any, Any]) -> bool:
+    """Every query id a non-blank str and every value a plain dict, checked without a Python loop."""
+    return (
+        set(map(type, scores)) <= {str}
+        and set(map(type, scores.values())) <= {dict}
+        and "" not in scores
+        and not any(map(str.isspace, scores))
+    )
 
 
 def _query_id(value: Any) -> str:

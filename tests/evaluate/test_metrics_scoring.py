@@ -100,6 +100,8 @@ def test_bad_gold_input_is_named(gold, message: str) -> None:
     ("run", "message"),
     [
         ({"q1": {"a": "high"}}, "score of passage 'a' in query 'q1' is not a number"),
+        ({"q1": {"a": 1.0}, " ": {"b": 1.0}}, "query id ' ' must be a non-empty string"),
+        ({"q1": {"a": 1.0}, 7: {"b": 1.0}}, "query id 7 must be a non-empty string"),
         ({"q1": {"a": float("nan")}}, "score of passage 'a' in query 'q1' is NaN"),
         ({"q1": ["a", "b", "a"]}, "query 'q1' lists passage 'a' twice"),
         ({"q1": "abc"}, "is a string, not a list"),

@@ -68,11 +68,13 @@ class RankedJudgments:
 
 
 def rank_judgments(
-    qrels: Mapping[str, Mapping[str, int]], run: Run, query_ids: Sequence[str], threshold: int
+    judged: Sequence[Mapping[str, int]], run: Run, query_ids: Sequence[str], threshold: int
 ) -> RankedJudgments:
-    """Rank the judged passages of ``query_ids`` (already in trec_eval order) in ``run``."""
+    """Rank the judged passages of ``query_ids`` (already in trec_eval order) in ``run``.
+
+    ``judged[i]`` is the judgments (passage id -> grade) of ``query_ids[i]``.
+    """
     n = len(query_ids)
-    judged = list(map(qrels.__getitem__, query_ids))
     counts = np.fromiter(map(len, judged), dtype=np.int64, count=n)
     total = int(counts.sum())
     # Every pass below iterates in C (map, chain, fromiter): no Python-level loop per judgment.
@@ -90,8 +92,9 @@ def rank_judgments(
             found[begin:end] = run._positions(segments[begin:end], pids[begin:end])
         del segments
     else:
-        empty: dict[str, float] = {}
-        run_of_query = list(map(run._dicts.get, query_ids, repeat(empty)))
+        # Row -> dict, with an empty dict last so that a missing query's row, -1, finds nothing.
+        by_row: list[dict[str, float]] = [*run._dicts.values(), {}]
+        run_of_query = list(map(by_row.__getitem__, segment_of_query.tolist()))
         run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
         # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
         found = np.fromiter(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -126,19 +126,13 @@ def score_queries(
     """Per-query values of each metric for every gold query (see the module docs for conventions)."""
     parsed = _parse_metrics(metrics)
     threshold = _threshold(relevance_threshold)
-    judgments, positions = _judgments(gold)
+    judgments, query_ids, order = _judgments(gold)
     the_run = as_run(run)
-    # trec_eval's order, with where each query stands in the gold set's order (an array: a million
-    # Python ints would take 32 MB for the whole scoring).
-    query_ids = sorted(positions)
-    order = np.fromiter(map(positions.__getitem__, query_ids), dtype=np.int64, count=len(query_ids))
-    del positions
     tokens = _budget_tokens(parsed.values(), corpus)
     blocks = []
     for begin in range(0, len(query_ids), _QUERY_BLOCK):
         block = query_ids[begin : begin + _QUERY_BLOCK]
-        qrels = dict(zip(block, map(judgments, block), strict=True))
-        blocks.append(_score_block(qrels, the_run, block, threshold, parsed, tokens))
+        blocks.append(_score_block(list(map(judgments, block)), the_run, block, threshold, parsed, tokens))
         if the_run._columns is not None:
             from realrecall.formats.trec_runs import give_back_memory
 
@@ -169,15 +163,16 @@ class _Block:
 
 
 def _score_block(
-    qrels: Mapping[str, Mapping[str, int]],
+    judgments: Sequence[Mapping[str, int]],
     run: Run,
     query_ids: Sequence[str],
     threshold: int,
     metrics: Mapping[str, Metric],
     tokens: ContextTokens | None,
 ) -> _Block:
-    """The per-query values of ``query_ids`` (a block of them, in trec_eval's order)."""
-    judged = rank_judgments(qrels, run, query_ids, threshold)
+    """The per-query values of ``query_ids`` (a block of them, in trec_eval's order, with their
+    judgments aligned)."""
+    judged = rank_judgments(judgments, run, query_ids, threshold)
     prefixes = _budget_prefixes(metrics.values(), run, query_ids, tokens)
     return _Block(
         values={
@@ -185,9 +180,7 @@ def _score_block(
         },
         first_relevant_rank=judged.first_relevant_rank,
         missing_run=judged.missing_run,
-        no_relevant=tuple(
-            qid for qid, n in zip(query_ids, judged.num_relevant.tolist(), strict=True) if n == 0
-        ),
+        no_relevant=tuple(compress(query_ids, (judged.num_relevant == 0).tolist())),
     )
 
 
@@ -257,28 +250,34 @@ def _threshold(value: int) -> int:
     return int(value)
 
 
-def _judgments(gold: GoldLike) -> tuple[Callable[[str], Mapping[str, int]], Mapping[str, int]]:
-    """How to look a query's judgments up, and each query id's position in the gold set.
+def _judgments(gold: GoldLike) -> tuple[Callable[[str], Mapping[str, int]], list[str], np.ndarray]:
+    """How to look a query's judgments up, the query ids in trec_eval's order, and where each of them
+    stands in the gold set's own order (int64: a million Python ints would take 32 MB).
 
-    A gold set answers both from its own index: no second dict of every query is built (40 MB for a
-    million queries), only one per block of queries scored.
+    A gold set answers from its own index: no second dict of every query is built (40 MB for a
+    million queries).
     """
-    judgments: Callable[[str], Mapping[str, int]]
-    positions: Mapping[str, int]
     if isinstance(gold, GoldSet):
-        judgments, positions = _judgments_of_set(gold), gold._positions
+        positions = gold._positions
+        query_ids = sorted(positions)
+        order = np.fromiter(map(positions.__getitem__, query_ids), dtype=np.int64, count=len(query_ids))
+        judgments = _judgments_of_set(gold)
     elif isinstance(gold, Mapping):
         _check_qrels(gold)
+        ids = list(gold)
+        # Sorting positions by their ids gives both the order and the ids, with no id -> position dict.
+        by_id = sorted(range(len(ids)), key=ids.__getitem__)
+        query_ids = list(map(ids.__getitem__, by_id))
+        order = np.array(by_id, dtype=np.int64)
         judgments = gold.__getitem__
-        positions = dict(zip(gold, range(len(gold)), strict=True))
     else:
         raise InputError(
             f"gold must be a GoldSet or a dict, got {type(gold).__name__}",
             hint="give {query_id: {passage_id: grade}}",
         )
-    if not positions:
+    if not query_ids:
         raise InputError("the gold set has no query", hint="add at least one query")
-    return judgments, positions
+    return judgments, query_ids, order
 
 
 def _judgments_of_set(gold: GoldSet) -> Callable[[str], Mapping[str, int]]:
