@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from realrecall._pages import small_pages
 from realrecall.errors import InputError
 from realrecall.formats import jsonl, sniff_run, trec_runs
 
@@ -150,6 +151,7 @@ class Run:
         )
 
     @classmethod
+    @small_pages  # two fresh 80 MB arrays for 10M results (see realrecall._pages)
     def _from_columns(cls, columns: RunColumns, *, name: str) -> Run:
         """A run over a TREC file read into columns: positional, its dicts built only if asked for."""
         longest = int(np.diff(columns.offsets).max())

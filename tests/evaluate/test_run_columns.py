@@ -70,6 +70,9 @@ def test_a_plain_file_is_read_into_columns(tmp_path: Path) -> None:
         "q1 Q0 a 1 1 t\nq2 Q0 c 1 1 t\nq1 Q0 b 2 2 t\n",
         'q"1 Q0 "a 1 inf t\nq"1 Q0 b" 2 -Infinity t\nNA Q0 null 1 1. t\n001 Q0 002 1 .5 N/A\n',
         "q\xa01 Q0 \x1ca 1 1 t\nq\xa01 Q0 Ä 1 1 t\n",
+        PLAIN.replace(" Q0 ", "  Q0   "),
+        " " + PLAIN.replace("\nq2", "\n   q2"),
+        PLAIN.replace(" tag\n", " tag \n"),
     ],
     ids=[
         "crlf",
@@ -84,6 +87,9 @@ def test_a_plain_file_is_read_into_columns(tmp_path: Path) -> None:
         "split-query",
         "quotes-words-numbers",
         "non-c-whitespace-in-ids",
+        "runs-of-spaces",
+        "leading-spaces",
+        "space-before-lf",
     ],
 )
 def test_variants_the_c_parser_takes_read_as_the_exact_reader_does(tmp_path: Path, variant: str) -> None:
@@ -120,6 +126,9 @@ def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: 
     [
         ("q1 Q0 a 1 3.5 t\nq1 Q0 b 2 2.0\n", 2, "expected 6 fields"),
         ("q1 Q0 a 1 3.5 t\nq1 Q0 b 2 2.0 \r\n", 2, "expected 6 fields"),
+        # Runs of spaces are one separator: these lines have five fields, not six with an empty one.
+        ("q1 Q0 a 1 3.5 t\nq1  Q0 b 2 2.0\n", 2, "expected 6 fields"),
+        ("q1 Q0 a 1 3.5 t\nq1 Q0 b  2.0 t\n", 2, "expected 6 fields"),
         ("q1 Q0 a 1 high t\n", 1, "score 'high' is not a number"),
         ("q1 Q0 a 1 1_0 t\n", 1, "score '1_0' is not a number"),
         ("q1 Q0 a 1 0x10 t\n", 1, "score '0x10' is not a number"),
@@ -131,6 +140,8 @@ def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: 
     ids=[
         "missing-field",
         "missing-field-crlf",
+        "missing-field-double-space",
+        "missing-rank-double-space",
         "word",
         "underscore",
         "hex",
@@ -268,3 +279,52 @@ def test_the_parsers_memory_goes_back_before_each_next_step(
         "fingerprints",
         "give_back_memory",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "separators"),
+    [
+        (PLAIN, [True]),
+        (PLAIN.replace(" Q0 ", "  Q0  "), [True]),
+        (PLAIN.replace(" tag\n", " tag \n"), [True, False]),
+        (PLAIN.replace(" ", "\t"), [False]),
+    ],
+    ids=["single-spaces", "runs-of-spaces", "trailing-spaces", "tabs"],
+)
+def test_a_file_without_tabs_is_parsed_with_the_space_separator_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, separators: list[bool]
+) -> None:
+    # The single-space separator is the quick one; what it cannot take goes to the regex separator.
+    calls: list[bool] = []
+    real = trec_runs._parse
+    monkeypatch.setattr(
+        trec_runs,
+        "_parse",
+        lambda path, spaces_only: calls.append(spaces_only) or real(path, spaces_only=spaces_only),
+    )
+
+    run = load_run(write(tmp_path, text))
+
+    assert calls == separators
+    assert run._columns is not None
+    same_run(run, exact(tmp_path / "run.txt"))
+
+
+def test_the_reader_runs_on_small_pages_and_puts_numpy_s_hint_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # numpy's huge-page hint made the reader's fresh arrays slow to touch (see realrecall._pages).
+    hint = np._core.multiarray._get_madvise_hugepage
+    seen: list[bool] = []
+    real = trec_runs._parse
+    monkeypatch.setattr(
+        trec_runs,
+        "_parse",
+        lambda path, spaces_only: seen.append(hint()) or real(path, spaces_only=spaces_only),
+    )
+    before = hint()
+
+    assert load_run(write(tmp_path, PLAIN))._columns is not None
+
+    assert seen == [False]
+    assert hint() == before

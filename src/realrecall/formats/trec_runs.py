@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from itertools import compress, islice, pairwise
 from operator import ne
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from realrecall._pages import small_pages
 from realrecall.errors import InputError
 from realrecall.formats.token_chunks import token_chunks
 
@@ -74,6 +75,7 @@ class RunColumns:
     fingerprints: np.ndarray
 
 
+@small_pages
 def read_run_columns(path: Path) -> RunColumns | None:
     """Read a TREC run with pandas' C parser into Arrow columns; None for anything it might misread.
 
@@ -84,35 +86,19 @@ def read_run_columns(path: Path) -> RunColumns | None:
     reads the file, or names the line that is wrong.
     """
     try:
-        import pandas as pd
-        import pyarrow as pa
+        import pandas as pd  # noqa: F401  (both or neither: the columns are Arrow strings)
+        import pyarrow as pa  # noqa: F401
     except ImportError:
         return None
-    if not _plain_bytes(path):
+    layout = _layout(path)
+    if layout is None:
         return None
-    text = pd.ArrowDtype(pa.string())
-    dtypes: dict[int, Any] = {0: text, 2: text, 4: "float64", 5: text}
-    try:
-        frame = pd.read_csv(
-            path,
-            sep=r"\s+",
-            header=None,
-            names=range(6),
-            usecols=[0, 2, 4, 5],
-            dtype=dtypes,
-            na_filter=False,
-            quoting=3,  # csv.QUOTE_NONE: a quote is part of an id, as in trec_eval
-            engine="c",
-            encoding="utf-8",
-        )
-    except (ValueError, IndexError):  # parse errors, bad UTF-8, an empty file: the exact reader's job
+    parsed = _parse(path, spaces_only=True) if layout == "spaces" else None
+    if parsed is None:
+        parsed = _parse(path, spaces_only=False)
+    if parsed is None:
         return None
-    qids, pids, tags = (frame[c].array.__arrow_array__() for c in (0, 2, 5))
-    scores = frame[4].to_numpy(dtype=np.float64)
-    del frame
-    if len(scores) == 0 or np.isnan(scores).any() or _any_empty(tags):
-        return None
-    del tags
+    qids, pids, scores = parsed
     # The parser's buffers, then the query column, go back before the next step allocates: given
     # back only at the end, they stacked 250 MB on the peak of reading a 460 MB file.
     give_back_memory()
@@ -127,6 +113,43 @@ def read_run_columns(path: Path) -> RunColumns | None:
         return None
     give_back_memory()
     return RunColumns(query_ids, offsets, pids, scores, prints)
+
+
+def _parse(path: Path, *, spaces_only: bool) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray] | None:
+    """Query ids, passage ids and scores as the C parser reads them; None when it cannot.
+
+    A file with no tab is read with one space as the separator, skipping the spaces after it: twice
+    as quick as the regex separator (0.75 against 1.5 s on 460 MB), and the same fields. Spaces it
+    would read differently (leading or trailing on a line, or a line of spaces) make a field too
+    many or an empty one, and the file is read again with the regex separator.
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    text = pd.ArrowDtype(pa.string())
+    dtypes: dict[int, Any] = {0: text, 2: text, 4: "float64", 5: text}
+    separator: dict[str, Any] = {"sep": " ", "skipinitialspace": True} if spaces_only else {"sep": r"\s+"}
+    try:
+        frame = pd.read_csv(
+            path,
+            **separator,
+            header=None,
+            names=range(6),
+            usecols=[0, 2, 4, 5],
+            dtype=dtypes,
+            na_filter=False,
+            quoting=3,  # csv.QUOTE_NONE: a quote is part of an id, as in trec_eval
+            engine="c",
+            encoding="utf-8",
+        )
+    except (ValueError, IndexError):  # parse errors, bad UTF-8, an empty file: the exact reader's job
+        return None
+    qids, pids, tags = (frame[c].array.__arrow_array__() for c in (0, 2, 5))
+    scores = frame[4].to_numpy(dtype=np.float64)
+    del frame
+    if len(scores) == 0 or np.isnan(scores).any() or any(map(_any_empty, (qids, pids, tags))):
+        return None
+    return qids, pids, scores
 
 
 def give_back_memory() -> None:
@@ -146,18 +169,19 @@ def give_back_memory() -> None:
         pass
 
 
-def _plain_bytes(path: Path) -> bool:
-    """True when the file holds none of the bytes the C parser would read differently (memchr speed)."""
+def _layout(path: Path) -> Literal["spaces", "whitespace"] | None:
+    """How the file's fields are separated (``spaces`` when it has no tab); None when it holds a byte
+    the C parser would read differently (memchr speed)."""
     with path.open("rb") as handle:
         if handle.seek(0, 2) == 0:
-            return False
+            return None
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             if any(data.find(byte) >= 0 for byte in _DECLINED_BYTES):
-                return False
-            if data.find(b"\r") < 0:
-                return True
+                return None
             # trec_eval ends lines only at LF: a CR elsewhere is whitespace to it, a line end to pandas.
-            return _lone_carriage_returns(data) == 0
+            if data.find(b"\r") >= 0 and _lone_carriage_returns(data):
+                return None
+            return "whitespace" if data.find(b"\t") >= 0 else "spaces"
 
 
 def _lone_carriage_returns(data: mmap.mmap) -> int:
