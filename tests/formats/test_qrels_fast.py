@@ -42,7 +42,6 @@ def same_order(got: dict[str, dict[str, int]], expected: dict[str, dict[str, int
         "q1 0 a 1\nq2 0 c 2\nq1 0 b 1\n",  # a query split across the file is joined
         "q1\t0\ta\t+1\nq1  0 b 007\n",  # tabs, runs of spaces, a sign, leading zeros
         "q\u00e9 0 p\u00e4ssage 1\n",  # UTF-8 ids
-        "q1\x1f0 a 1\n",  # \x1f is whitespace to str.split, in both readers
     ],
 )
 def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data):
@@ -61,6 +60,8 @@ def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data
         "q1 0 a 1 extra\n",  # extra fields: the line reader ignores them
         "q1 0 a 1\nq1 0 a 1\n",  # the same judgment twice (harmless)
         "q1 0 a\x000 1\n",  # a NUL byte
+        "q\xa01 0 d 1\n",  # U+00A0 and \x1f split for str.split, not for trec_eval's isspace
+        "q1\x1f0 a b 1\n",
     ],
 )
 def test_files_it_cannot_take_exactly_are_declined_and_read_the_same(tmp_path, data):
@@ -103,3 +104,23 @@ def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch):
     fast = trec_qrels.read_qrels_fast(path)
     assert fast is not None
     same_order(fast, exact(path))
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ("q\xa01 0 d 1\nq2 0 e\u20032 1\n", {"q\xa01": {"d": 1}, "q2": {"e\u20032": 1}}),
+        ("q1\x1f0 a b 1\n", {"q1\x1f0": {"b": 1}}),
+        ("q1\v0 a 1\n", {"q1": {"a": 1}}),  # VT is C whitespace
+    ],
+)
+def test_fields_are_split_on_c_whitespace_only_as_trec_eval_does(tmp_path, data, expected):
+    records = trec_qrels.read_qrels(write(tmp_path, data), None)
+    assert {r["query_id"]: r["gold"] for r in records} == expected
+
+
+def test_an_id_holding_a_character_python_splits_on_is_one_field_not_two(tmp_path):
+    # Split on Python's whitespace this line has 4 fields; trec_eval reads 3 and stops.
+    with pytest.raises(InputError, match="expected 4 fields") as caught:
+        trec_qrels.read_qrels(write(tmp_path, "q1 0 a 1\nq1\xa00 b 1\n"), None)
+    assert caught.value.line == 2

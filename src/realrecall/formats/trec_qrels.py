@@ -18,7 +18,7 @@ from realrecall.errors import InputError
 from realrecall.files import read_text_lines
 from realrecall.formats.grades import MAX_GRADE, text_grade
 from realrecall.formats.records import GoldRecord
-from realrecall.formats.token_chunks import token_chunks
+from realrecall.formats.token_chunks import c_split, token_chunks
 
 __all__ = ["Judgments", "read_qrels", "read_qrels_fast"]
 
@@ -124,9 +124,9 @@ def _read_qrels_exact(path: Path) -> Judgments:
     """Line by line: slower than ``read_qrels_fast``, but names the line that is wrong."""
     judgments = Judgments(path)
     for number, line in read_text_lines(path):
-        if not line.strip() or line.lstrip().startswith("#"):
+        fields = c_split(line)  # C whitespace only, as trec_eval: U+00A0 and the like stay in an id
+        if not fields or fields[0].startswith("#"):
             continue
-        fields = line.split()
         if len(fields) < 4:
             raise InputError(
                 f"expected 4 fields (query_id iteration passage_id grade), got {len(fields)}",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import codecs
 import math
 import mmap
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ import numpy as np
 
 from realrecall._pages import small_pages
 from realrecall.errors import InputError
-from realrecall.formats.token_chunks import token_chunks
+from realrecall.formats.token_chunks import c_split, token_chunks
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -329,7 +328,7 @@ def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] 
     chunks: list[np.ndarray] = []
     last = ""
     with path.open("rb") as handle:
-        for chunk in token_chunks(handle, 6, declines=_has_non_c_space):
+        for chunk in token_chunks(handle, 6):
             if chunk is None:
                 return None
             text, tokens, lines = chunk
@@ -359,18 +358,6 @@ def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] 
     return docs, np.concatenate(chunks) if chunks else np.zeros(0)
 
 
-# Characters Python's str.split() treats as whitespace but C's isspace() does not (trec_eval splits on
-# isspace): a file holding any of them goes to the exact line-by-line reader.
-_NON_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-_C_SPACE = re.compile("[ \t\n\v\f\r]+")
-
-
-def _has_non_c_space(text: str) -> bool:
-    if text.isascii():
-        return any(c in text for c in "\x1c\x1d\x1e\x1f")
-    return _NON_C_SPACE.search(text) is not None
-
-
 def _read_lines(path: Path) -> list[tuple[int, str]]:
     data = path.read_bytes()
     if data.startswith(_BOM):
@@ -389,7 +376,7 @@ def read_run(path: Path) -> dict[str, dict[str, float]]:
     lines = _read_lines(path)
     runs: dict[str, dict[str, float]] = {}
     for number, line in lines:
-        fields = _c_split(line)
+        fields = c_split(line)
         if not fields or fields[0].startswith("#"):
             continue
         if len(fields) < 6:
@@ -414,16 +401,10 @@ def read_run(path: Path) -> dict[str, dict[str, float]]:
     return runs
 
 
-def _c_split(line: str) -> list[str]:
-    """Fields of a line split on C whitespace only, as trec_eval splits them."""
-    stripped = line.strip(" \t\n\v\f\r")
-    return _C_SPACE.split(stripped) if stripped else []
-
-
 def _first_line(lines: Sequence[tuple[int, str]], qid: str, pid: str) -> int:
     # Only on the error path: a second pass is cheaper than remembering the line of every result.
     for number, line in lines:
-        fields = _c_split(line)
+        fields = c_split(line)
         if len(fields) >= 3 and fields[0] == qid and fields[2] == pid:
             return number
     raise AssertionError("duplicate without a first occurrence")
