@@ -85,10 +85,40 @@ def iter_jsonl(path: str | Path, *, what: str = "record") -> Iterator[tuple[int,
         raise InputError(f"empty file: no {what} found", path=path, hint=f"add at least one {what}")
 
 
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _object_of(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)  # in C: the search below runs only when a key was given twice
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return value
+
+
+# JSON keeps the last of two equal keys, so ``"gold": {"p1": 1, "p1": 0}`` would silently judge p1 not
+# relevant, and a run's repeated passage would lose a score: every record read refuses them. One
+# decoder, built once (json.loads with a hook builds one per call, twice the cost of a small line).
+_DECODER = json.JSONDecoder(object_pairs_hook=_object_of)
+
+
 def parse_jsonl_line(line: str, path: str | Path, number: int, *, what: str = "record") -> dict[str, Any]:
-    """One JSON Lines record, or an InputError naming the file and line."""
+    """One JSON Lines record, or an InputError naming the file and line (a key given twice in one
+    object included)."""
     try:
-        value = json.loads(line)
+        value = _DECODER.decode(line)
+    except _RepeatedKey as repeated:
+        raise InputError(
+            f"key {repeated.key!r} appears twice in one object",
+            path=path,
+            line=number,
+            hint="JSON keeps only the last one: give each passage (and field) once",
+        ) from None
     except json.JSONDecodeError as exc:
         raise InputError(
             f"malformed JSON ({exc.msg} at column {exc.colno})",

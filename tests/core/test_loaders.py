@@ -162,6 +162,10 @@ def test_corpus_jsonl_beir_and_mapping(tmp_path):
         (jsonl({"id": "a"}), '1: chunk has no "text" string'),
         (jsonl({"id": "a", "text": "x", "metadata": []}), '1: "metadata" must be an object'),
         ("", "empty file: no chunk found"),
+        (
+            '{"id": "a", "text": "x"}\n{"id": "b", "text": "y", "text": "z"}\n',
+            "2: key 'text' appears twice in one object",
+        ),
     ],
 )
 def test_bad_corpus_files_get_one_clear_line(tmp_path, content, expected):

@@ -162,6 +162,11 @@ def test_jsonl_scored_entries_and_score_maps_are_ordered_like_trec(tmp_path: Pat
         (['{"query_id": "  ", "ranked": ["a"]}'], 1, 'record has no string "query_id"'),
         (['{"query_id": "q1", "ranked": ["a", " "]}'], 1, "passage id ' ' must be a non-empty string"),
         (['{"query_id": "q1", "scores": {"": 1.0}}'], 1, "passage id '' must be a non-empty string"),
+        (
+            ['{"query_id": "q1", "ranked": ["a"]}', '{"query_id": "q2", "scores": {"b": 2, "b": 1}}'],
+            2,
+            "key 'b' appears twice in one object",
+        ),
     ],
     ids=[
         "malformed",
@@ -177,6 +182,7 @@ def test_jsonl_scored_entries_and_score_maps_are_ordered_like_trec(tmp_path: Pat
         "blank-query-id",
         "blank-passage-id",
         "empty-score-key",
+        "repeated-score-key",
     ],
 )
 def test_bad_jsonl_runs_name_the_line(

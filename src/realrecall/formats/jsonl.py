@@ -25,7 +25,7 @@ from typing import Any
 
 from realrecall.errors import InputError
 from realrecall.evidence import Evidence
-from realrecall.files import iter_jsonl, parse_jsonl_line, read_text_lines
+from realrecall.files import iter_jsonl, read_text_lines
 from realrecall.formats.grades import check_grade
 from realrecall.formats.ids import parse_id, text_id
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
@@ -49,7 +49,7 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
 def iter_gold(path: Path, origin: str | None) -> Iterator[GoldRecord]:
     """``read_gold`` one record at a time: a caller making its own objects never holds every record."""
     first_line: dict[str, int] = {}
-    for number, record in _unique_key_records(path):
+    for number, record in iter_jsonl(path, what="query"):
         if "query_id" not in record:
             raise InputError(
                 'query has no "query_id"', path=path, line=number, hint='add a unique "query_id"'
@@ -169,49 +169,6 @@ def _gold_from_record(
             hint='add at least one passage id or "evidence", or remove the query',
         )
     return gold
-
-
-class _RepeatedKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def _refuse_repeated_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value: dict[str, Any] = {}
-    for key, item in pairs:
-        if key in value:
-            raise _RepeatedKey(key)
-        value[key] = item
-    return value
-
-
-def _unique_key_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``iter_jsonl`` that also refuses a key given twice in one object.
-
-    JSON keeps the last of two equal keys, so ``"gold": {"p1": 1, "p1": 0}`` would silently judge p1
-    not relevant; a gold set is hand-edited often enough for this to happen.
-    """
-    seen_any = False
-    for number, line in read_text_lines(path):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line, object_pairs_hook=_refuse_repeated_keys)
-        except _RepeatedKey as repeated:
-            raise InputError(
-                f"key {repeated.key!r} appears twice in one object",
-                path=path,
-                line=number,
-                hint="JSON keeps only the last one: give each passage (and field) once",
-            ) from None
-        except ValueError:
-            record = None  # parse_jsonl_line below raises the usual one-line error
-        if not isinstance(record, dict):
-            record = parse_jsonl_line(line, path, number, what="query")
-        seen_any = True
-        yield number, record
-    if not seen_any:
-        raise InputError("empty file: no query found", path=path, hint="add at least one query")
 
 
 # -- corpora ----------------------------------------------------------------------------------------
