@@ -47,7 +47,8 @@ class Run:
     ``_positional`` (positions are small cached ints: no float object per passage). Plain dicts:
     ``rank_judgments`` looks passages up with ``dict.get`` mapped in C. None for a run read into
     columns (``_columns``) until something asks for ``_docs``."""
-    _row: Mapping[str, int] = field(repr=False)
+    _row_index: Mapping[str, int] | None = field(repr=False)
+    """Query id -> row (see ``_row``); None for a run read into columns until something asks."""
     _scores: np.ndarray = field(repr=False)
     """float64 scores of all queries end to end (in ``_docs`` order), then NaN padding as long as the
     longest query, so a window of any query's length can start at any query."""
@@ -130,7 +131,9 @@ class Run:
             pid = list(docs[qid])[position - int(offsets[row])]
             raise InputError(f"score of passage {pid!r} in query {qid!r} is NaN", hint="give a real number")
         row_of = dict(zip(docs, range(len(docs)), strict=True))
-        return cls(name=name, ordered=ordered, _dicts=docs, _row=row_of, _scores=padded, _offsets=offsets)
+        return cls(
+            name=name, ordered=ordered, _dicts=docs, _row_index=row_of, _scores=padded, _offsets=offsets
+        )
 
     @classmethod
     def _build_positional(
@@ -144,7 +147,7 @@ class Run:
             name=name,
             ordered=ordered,
             _dicts=docs,
-            _row=row_of,
+            _row_index=row_of,
             _scores=padded,
             _offsets=offsets,
             _positional=True,
@@ -161,12 +164,11 @@ class Run:
         prints = np.concatenate([columns.fingerprints, np.zeros(longest, dtype=columns.fingerprints.dtype)])
         n = len(columns.scores)
         columns = replace(columns, scores=padded[:n], fingerprints=prints[:n])
-        row_of = dict(zip(columns.query_ids, range(len(columns.query_ids)), strict=True))
         return cls(
             name=name,
             ordered=False,
             _dicts=None,
-            _row=row_of,
+            _row_index=None,  # scoring finds rows in Arrow (``_rows_of``): no Python string per query
             _scores=padded,
             _offsets=columns.offsets,
             _positional=True,
@@ -183,11 +185,37 @@ class Run:
             bounds = columns.offsets.tolist()
             docs: dict[str, dict[str, float]] = {
                 qid: dict(zip(ids[begin:end], range(end - begin), strict=True))
-                for qid, begin, end in zip(columns.query_ids, bounds, bounds[1:], strict=False)
+                for qid, begin, end in zip(columns.query_ids.to_pylist(), bounds, bounds[1:], strict=False)
             }
             object.__setattr__(self, "_dicts", docs)
             return docs
         return self._dicts
+
+    @property
+    def _row(self) -> Mapping[str, int]:
+        """Query id -> row of ``_offsets``; for a run read into columns, built the first time it is used."""
+        if self._row_index is None:
+            ids: list[str] = self._required_columns().query_ids.to_pylist()
+            index = dict(zip(ids, range(len(ids)), strict=True))
+            object.__setattr__(self, "_row_index", index)
+            return index
+        return self._row_index
+
+    def _rows_of(self, query_ids: Sequence[str]) -> np.ndarray:
+        """int64 row of each query id, -1 for a query the run lacks.
+
+        A run read into columns looks them up in its Arrow column of query ids: a million-query run
+        then never makes a Python string and a dict entry per query (about 120 MB).
+        """
+        if self._row_index is None and self._columns is not None:
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            known = self._columns.query_ids
+            rows = pc.index_in(pa.array(query_ids, type=known.type), value_set=known)
+            found: np.ndarray = pc.fill_null(rows, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+            return found
+        return np.fromiter(map(self._row.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids))
 
     def _required_columns(self) -> RunColumns:
         """The columns of a columnar run: a run always has its dicts, its columns or both."""

@@ -328,3 +328,17 @@ def test_the_reader_runs_on_small_pages_and_puts_numpy_s_hint_back(
 
     assert seen == [False]
     assert hint() == before
+
+
+def test_scoring_a_columnar_run_makes_no_python_string_per_query(tmp_path: Path) -> None:
+    # Rows are found in the Arrow column of query ids; the id -> row dict is built only if asked for.
+    path = write(tmp_path, PLAIN)
+    run = load_run(path)
+
+    values = score({"q2": {"d": 1}, "q9": {"a": 1}, "q1": {"b": 1}}, run, ["mrr", "recall@1"])
+
+    assert run._row_index is None
+    assert run._rows_of(["q2", "q9", "q1"]).tolist() == [1, -1, 0]
+    assert values == score({"q2": {"d": 1}, "q9": {"a": 1}, "q1": {"b": 1}}, exact(path), ["mrr", "recall@1"])
+    assert run.query_ids == ("q1", "q2")
+    assert run._row_index == {"q1": 0, "q2": 1}

@@ -81,7 +81,7 @@ def rank_judgments(
     pids = list(chain.from_iterable(judged))
     grade = np.fromiter(chain.from_iterable(map(_values, judged)), dtype=np.int64, count=total)
     query = np.repeat(np.arange(n, dtype=np.int64), counts)
-    segment_of_query = np.fromiter(map(run._row.get, query_ids, repeat(-1)), dtype=np.int64, count=n)
+    segment_of_query = run._rows_of(query_ids)
     if run._dicts is None:
         # A run read into columns: look the judged passages up by fingerprint, in bulk, a block of
         # judgments at a time (each lookup makes a dozen arrays as long as its judgments).

@@ -67,7 +67,8 @@ class RunColumns:
     so a lookup by fingerprint finds a passage, and comparing the text then rules out a collision.
     """
 
-    query_ids: list[str]
+    query_ids: pa.Array
+    """Arrow strings, one per query in first-appearance order (distinct)."""
     offsets: np.ndarray
     passage_ids: pa.ChunkedArray
     scores: np.ndarray
@@ -205,7 +206,7 @@ def _any_empty(column: pa.ChunkedArray) -> bool:
 
 def _group_by_query(
     qids: pa.ChunkedArray, pids: pa.ChunkedArray, scores: np.ndarray
-) -> tuple[list[str], np.ndarray, pa.ChunkedArray, np.ndarray] | None:
+) -> tuple[pa.Array, np.ndarray, pa.ChunkedArray, np.ndarray] | None:
     """Rows grouped by query in first-appearance order; a query split across the file is joined."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -213,10 +214,15 @@ def _group_by_query(
     n = len(qids)
     changed = pc.not_equal(qids.slice(1), qids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     starts = np.flatnonzero(changed) + 1
-    heads: list[str] = take_rows(qids, np.r_[0, starts]).to_pylist()
-    if any(not qid.strip() for qid in heads):
+    heads = take_rows(qids, np.r_[0, starts])
+    # Checked as Python strings (a blank id is Python's notion), which are dropped after: the run
+    # keeps its query ids in Arrow.
+    names: list[str] = heads.to_pylist()
+    if any(not qid.strip() for qid in names):
         return None
-    if len(set(heads)) == len(heads):
+    distinct = len(set(names)) == len(names)
+    del names
+    if distinct:
         return heads, np.r_[0, starts, n].astype(np.int64), pids, scores
     # A query came back after others: trec_eval reads them as one, so sort rows by first appearance.
     encoded = qids.combine_chunks().dictionary_encode()
@@ -225,7 +231,7 @@ def _group_by_query(
     counts = np.bincount(codes, minlength=len(encoded.dictionary))
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    return encoded.dictionary.to_pylist(), offsets, pids.take(pa.array(order)), scores[order]
+    return encoded.dictionary, offsets, pids.take(pa.array(order)), scores[order]
 
 
 def take_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
