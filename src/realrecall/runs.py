@@ -205,7 +205,7 @@ class Run:
         """int64 row of each query id, -1 for a query the run lacks.
 
         A run read into columns looks them up in its Arrow column of query ids: a million-query run
-        then never makes a Python string and a dict entry per query (about 120 MB).
+        then never makes a Python string and a dict entry per query (about 90 MB of a million).
         """
         if self._row_index is None and self._columns is not None:
             import pyarrow as pa
@@ -296,7 +296,7 @@ class Run:
         """
         if self._columns is None or self.ordered or depth < 1:
             return [tuple(self.ranked(q)[:depth]) if q in self._row else () for q in query_ids]
-        rows = np.fromiter((self._row.get(q, -1) for q in query_ids), dtype=np.int64, count=len(query_ids))
+        rows = self._rows_of(query_ids)
         present = np.flatnonzero(rows >= 0)
         starts = self._offsets[rows[present]]
         lengths = self._offsets[rows[present] + 1] - starts
