@@ -119,11 +119,11 @@ def test_labels_are_columns_beside_the_gold_set_not_a_labelled_copy(monkeypatch:
 def test_a_big_gold_sets_freed_memory_goes_back_between_steps(monkeypatch: pytest.MonkeyPatch) -> None:
     # The C library keeps freed heap pages: given back after labelling and after scoring a big set,
     # they no longer stack on the peak of the steps that follow (1M queries: ~125 MB while writing).
+    import realrecall._pages as pages
     import realrecall.evaluate.evaluation as evaluation
-    from realrecall.formats import trec_runs
 
     calls: list[int] = []
-    monkeypatch.setattr(trec_runs, "give_back_memory", lambda: calls.append(1))
+    monkeypatch.setattr(pages, "give_back_memory", lambda: calls.append(1))
     evaluate(_gold(), run=_run(), k=(1, 3))
     assert calls == []  # a small set: nothing to give back, no call paid
 
@@ -137,7 +137,7 @@ def test_giving_memory_back_does_not_import_pyarrow() -> None:
     import sys
 
     code = (
-        "import sys; from realrecall.formats.trec_runs import give_back_memory; give_back_memory(); "
+        "import sys; from realrecall._pages import give_back_memory; give_back_memory(); "
         "assert 'pyarrow' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

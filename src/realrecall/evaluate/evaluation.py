@@ -153,7 +153,7 @@ def _give_back_memory(gold: GoldSet) -> None:
     """After a big gold set's scoring, the freed heap pages go back to the system: the C library keeps
     them (its mmap threshold grows with the arrays freed), counted in the RSS of every later step."""
     if len(gold) >= _GIVE_BACK_QUERIES:
-        from realrecall.formats.trec_runs import give_back_memory
+        from realrecall._pages import give_back_memory
 
         give_back_memory()
 

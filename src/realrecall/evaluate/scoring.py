@@ -134,7 +134,7 @@ def score_queries(
         block = query_ids[begin : begin + _QUERY_BLOCK]
         blocks.append(_score_block(list(map(judgments, block)), the_run, block, threshold, parsed, tokens))
         if the_run._columns is not None:
-            from realrecall.formats.trec_runs import give_back_memory
+            from realrecall._pages import give_back_memory
 
             give_back_memory()  # the lookups' Arrow buffers, freed into pools that would keep them
     return QueryScores(

@@ -20,7 +20,6 @@ from __future__ import annotations
 import codecs
 import math
 import mmap
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress, islice, pairwise
@@ -30,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from realrecall._pages import small_pages
+from realrecall._pages import give_back_memory, small_pages
 from realrecall.errors import InputError
 from realrecall.formats.token_chunks import c_split, token_chunks
 
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = [
     "RunColumns",
     "fingerprints",
-    "give_back_memory",
     "read_run",
     "read_run_columns",
     "read_run_fast",
@@ -151,23 +149,6 @@ def _parse(path: Path, *, spaces_only: bool) -> tuple[pa.ChunkedArray, pa.Chunke
     if len(scores) == 0 or np.isnan(scores).any() or any(map(_any_empty, (qids, pids, tags))):
         return None
     return qids, pids, scores
-
-
-def give_back_memory() -> None:
-    """Hand freed buffers back to the system: a third of the RSS of reading a 460 MB file.
-
-    Arrow's pool keeps freed pages for reuse and so does the C library's heap; after a bulk step (the
-    parser, looking judged passages up in a run read into columns) they would stay counted to the end.
-    """
-    pa = sys.modules.get("pyarrow")  # not imported for this: a small evaluation never loads it
-    if pa is not None:
-        pa.default_memory_pool().release_unused()
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        pass
 
 
 def _layout(path: Path) -> Literal["spaces", "whitespace"] | None:
