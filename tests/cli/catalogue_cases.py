@@ -228,8 +228,8 @@ def results_edit(change: Callable[[dict[str, Any]], object]) -> Callable[[bytes]
 def _rename_queries(document: dict[str, Any]) -> None:
     # compare pairs queries by id (gold set names may differ, as over two chunkings): other ids share none.
     for gold_set in document["gold_sets"]:
-        for record in gold_set["per_query"]:
-            record["query_id"] = "other-" + str(record["query_id"])
+        table = gold_set["per_query"]
+        table["query_id"] = ["other-" + str(query_id) for query_id in table["query_id"]]
 
 
 def _first_set(document: dict[str, object]) -> dict[str, object]:
@@ -660,7 +660,7 @@ WARNED: list[Warned] = [
            {"ghost_retriever.py": "def search(query, k):\n    return ['ghost-1', 'ghost-2']\n"}),
     Warned("results-metric-value-string", CAL, "q0",
            {"results.json": results_edit(
-               lambda d: _first_set(d)["per_query"][0]["metrics"].update({"recall@10": "high"}))}),  # type: ignore[index]
+               lambda d: _first_set(d)["per_query"]["metrics"]["recall@10"].__setitem__(0, "high"))}),  # type: ignore[index]
     Warned("generate-stratify-by-unknown-field", with_(GEN, "--sample", "2", "--stratify-by", "colour"), "colour"),
     Warned("history-missing-file", ("history", "nothere.jsonl"), "nothere.jsonl"),
     Warned("gold-grade-negative", EVAL, "relevant", {"gold.jsonl": gold_grade("-1")}),

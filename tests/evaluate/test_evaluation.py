@@ -101,8 +101,8 @@ def test_results_json_holds_figures_counts_and_input_hashes(tmp_path):
     assert gold_set["origins"] == {"real": 4}
     assert gold_set["overall"]["n"] == 4
     assert {s["value"] for s in gold_set["slices"]} == {"lookup", "troubleshooting", "conceptual"}
-    assert [q["query_id"] for q in gold_set["per_query"]] == ["q1", "q2", "q3", "q4"]
-    assert gold_set["per_query"][0]["metrics"]["recall@1"] == 1.0
+    assert gold_set["per_query"]["query_id"] == ["q1", "q2", "q3", "q4"]
+    assert gold_set["per_query"]["metrics"]["recall@1"][0] == 1.0
 
 
 def test_retriever_and_run_are_exclusive():

@@ -1,5 +1,5 @@
 """Per-query outcomes made on demand (issue 13): evaluate keeps them as columns, results.json streams
-them, and the top ids (ranking every query of the run) are computed only for the per-query file or a
+them as columns, and the top ids (ranking every query of the run) are computed only for the per-query file or a
 caller reading the queries."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.evaluate import evaluate, load_results, read_per_query, write_per_query, write_results
-from realrecall.evaluate.results import QueryRecords, results_text
+from realrecall.evaluate.results import RESERVED_FIELDS, QueryRecords
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.provenance import Provenance
 from realrecall.runs import Run
@@ -47,11 +47,19 @@ def test_results_json_is_written_from_the_columns_without_ranking_the_run(
         patch.setattr(Run, "ranked_many", refuse)
         write_results(result, tmp_path / "results.json")
     written = (tmp_path / "results.json").read_text()
-    # The same text as the one the records of every QueryResult give (made now, tops included).
-    assert written == results_text(result.to_dict())
-    records = json.loads(written)["gold_sets"][0]["per_query"]
-    assert [r["query_id"] for r in records] == ["q12", "q3", "q7", "q0", "q25", "q1"]  # the gold set's order
-    assert records == [q.to_dict(with_top=False) for q in queries]
+    # The same text as the columns read off every QueryResult give (made now, tops included).
+    materialised = replace(result, gold_sets=(replace(result.gold_sets[0], queries=tuple(queries)),))
+    write_results(materialised, tmp_path / "materialised.json")
+    assert written == (tmp_path / "materialised.json").read_text()
+    table = json.loads(written)["gold_sets"][0]["per_query"]
+    assert table["query_id"] == ["q12", "q3", "q7", "q0", "q25", "q1"]  # the gold set's order
+    records = [q.to_dict(with_top=False) for q in queries]
+    assert table["gold"] == [r["gold"] for r in records]
+    assert table["first_relevant_rank"] == [r["first_relevant_rank"] for r in records]
+    assert table["fields"] == [{k: v for k, v in r.items() if k not in RESERVED_FIELDS} for r in records]
+    assert table["fields"][0]["nested"] == {"n": 12} and "provenance" in table["fields"][2]
+    assert table["metrics"] == {name: [r["metrics"][name] for r in records] for name in records[0]["metrics"]}
+    assert load_results(tmp_path / "results.json").to_dict() == result.to_dict()
     # Read back, they are the queries evaluate returned, but for the top ids results.json leaves out.
     assert load_results(tmp_path / "results.json").gold_sets[0].queries == tuple(
         replace(query, top=()) for query in queries

@@ -101,8 +101,8 @@ def test_every_gold_set_field_is_in_results_json_and_the_per_query_file(tmp_path
     result = evaluate(_gold_sets(), run=_run(0, "x"), k=(1,))
     write_results(result, tmp_path / "results.json")
     write_per_query(result, tmp_path / "pq.jsonl")
-    record = json.loads((tmp_path / "results.json").read_text())["gold_sets"][0]["per_query"][1]
-    assert (record["source"], record["ticket"]) == ("tickets", {"id": 1})
+    fields = json.loads((tmp_path / "results.json").read_text())["gold_sets"][0]["per_query"]["fields"][1]
+    assert (fields["source"], fields["ticket"]) == ("tickets", {"id": 1})
     line = json.loads((tmp_path / "pq.jsonl").read_text().splitlines()[1])
     assert (line["gold_set"], line["source"], line["ticket"]) == ("real", "tickets", {"id": 1})
 

@@ -1,8 +1,9 @@
 """What an evaluation produced, and the only reader and writer of its two files.
 
 ``results.json`` (:func:`write_results`, :func:`load_results`) holds every figure with the number of
-queries behind it, the retriever's description, the input files' hashes and one record per query
-(its metric values and every field its gold set gave it). The per-query JSON Lines
+queries behind it, the retriever's description, the input files' hashes and, per gold set, the
+per-query values as columns (each query's metric values and every field its gold set gave it; see
+:class:`PerQueryColumns`). The per-query JSON Lines
 (:func:`write_per_query`, :func:`read_per_query`) repeats those records with the ids retrieved, for
 miss analysis. calibrate, compare, review and the scheduled pipeline all read these types: an
 :class:`EvaluationResult` from ``evaluate`` or one read back from its file are the same thing.
@@ -17,7 +18,8 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import islice
+from itertools import chain, islice
+from operator import attrgetter, methodcaller
 from pathlib import Path
 from typing import Any, overload
 
@@ -28,10 +30,12 @@ from realrecall.gold import ORIGINS
 
 __all__ = [
     "MAX_SLICE_VALUES",
+    "PER_QUERY_COLUMNS",
     "RESERVED_FIELDS",
     "EvaluationResult",
     "GoldPassages",
     "GoldSetResult",
+    "PerQueryColumns",
     "QueryRecords",
     "QueryResult",
     "ResultsSource",
@@ -56,6 +60,17 @@ RESERVED_FIELDS = frozenset(
      "first_relevant_rank", "top", "metrics"}
 )  # fmt: skip
 _CORE_FIELDS = ("query_id", "query", "origin", "type", "language")
+# The columns of results.json's per-query table, in the order written; ``metrics`` follows them.
+PER_QUERY_COLUMNS = (
+    "query_id",
+    "query",
+    "gold",
+    "origin",
+    "type",
+    "language",
+    "fields",
+    "first_relevant_rank",
+)
 _RESULTS_HINT = "give evaluate's results.json (or rerun evaluate)"
 
 
@@ -161,7 +176,7 @@ def query_record(
         "origin": origin,
         "type": type,
         "language": language,
-        **{name: value for name, value in fields.items() if name not in RESERVED_FIELDS},
+        **record_fields(fields),
         "first_relevant_rank": first_relevant_rank,
     }
     if top is not None:
@@ -170,12 +185,56 @@ def query_record(
     return record
 
 
+def record_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The gold-set fields a per-query record carries: all but those named like its own keys."""
+    return {name: value for name, value in fields.items() if name not in RESERVED_FIELDS}
+
+
+@dataclass(frozen=True)
+class PerQueryColumns:
+    """One gold set's per-query values as results.json holds them: one array per column.
+
+    ``core``: an iterable per name of :data:`PER_QUERY_COLUMNS` (``gold``: the relevant ids;
+    ``fields``: each query's other gold-set fields, an object; ``first_relevant_rank``: None when no
+    relevant passage was retrieved); ``metrics``: an iterable per metric (None where a query lacks the
+    metric). All are as long as the gold set, in its order, and read once, as they are written: a
+    million queries are never all Python objects at once. In the file this is about 100 bytes a
+    query where one record per query took 320 (every key repeated in each).
+    """
+
+    core: Mapping[str, Iterable[Any]]
+    metrics: Mapping[str, Iterable[float | None]]
+
+
+def columns_of(queries: Sequence[QueryResult]) -> PerQueryColumns:
+    """The columns of ``queries``: streamed from a :class:`QueryRecords`, else read off each result."""
+    if isinstance(queries, QueryRecords):
+        return queries.columns()
+    metric_names = dict.fromkeys(chain.from_iterable(query.metrics for query in queries))
+    core: dict[str, Iterable[Any]] = {
+        "query_id": (query.query_id for query in queries),
+        "query": (query.query for query in queries),
+        "gold": (list(query.gold) for query in queries),
+        "origin": (query.origin for query in queries),
+        "type": (query.type for query in queries),
+        "language": (query.language for query in queries),
+        "fields": (record_fields(query.fields) for query in queries),
+        "first_relevant_rank": (query.first_relevant_rank for query in queries),
+    }
+    # map, not a generator expression: each column must keep its own metric name.
+    metrics = {
+        name: map(methodcaller("get", name), map(attrgetter("metrics"), queries)) for name in metric_names
+    }
+    return PerQueryColumns(core, metrics)
+
+
 class QueryRecords(Sequence[QueryResult]):
     """A gold set's per-query outcomes kept as columns and made into records only when read.
 
-    ``evaluate`` returns one per gold set: writing results.json streams :meth:`records` straight
-    from the columns (no :class:`QueryResult` per query, no list of them), and the ranked top ids,
-    which only the per-query file shows, are computed only when asked for. Reading it as a sequence
+    ``evaluate`` returns one per gold set: writing results.json streams :meth:`columns`, and the
+    per-query file :meth:`records`, straight from the columns (no :class:`QueryResult` per query, no
+    list of them), and the ranked top ids, which only the per-query file shows, are computed only
+    when asked for. Reading it as a sequence
     (calibrate, compare, review) makes every :class:`QueryResult` once and keeps them.
     """
 
@@ -185,6 +244,10 @@ class QueryRecords(Sequence[QueryResult]):
     @abstractmethod
     def records(self, *, with_top: bool) -> Iterator[dict[str, Any]]:
         """Every query's record in order, as ``QueryResult.to_dict`` writes it."""
+
+    @abstractmethod
+    def columns(self) -> PerQueryColumns:
+        """Every query's values as results.json's columns, each made as it is read."""
 
     @abstractmethod
     def _results(self) -> tuple[QueryResult, ...]:
@@ -428,10 +491,12 @@ class EvaluationResult:
         return tuple(sorted(cutoffs))
 
     def to_dict(self) -> dict[str, Any]:
+        """results.json's content with one record per query (the file holds them as columns, which
+        :func:`load_results` reads as well as this mapping)."""
         return {**self._header(), "gold_sets": [g.to_dict() for g in self.gold_sets]}
 
     def _outline(self) -> dict[str, Any]:
-        """``to_dict`` with each gold set's per-query records left out (they are written as a stream)."""
+        """``to_dict`` with each gold set's per-query records left out (written as streamed columns)."""
         return {**self._header(), "gold_sets": [g._outline() for g in self.gold_sets]}
 
     def _header(self) -> dict[str, Any]:
@@ -484,63 +549,70 @@ def _generator(fields: Mapping[str, Any]) -> str:
 
 @gc_paused
 def write_results(result: EvaluationResult, path: str | Path) -> None:
-    """Write ``results.json`` atomically, its per-query records streamed (never all in memory at once)."""
-    blocks = [_records_of(g.queries, with_top=False) for g in result.gold_sets]
-    atomic_write_chunks(path, results_chunks(result._outline(), blocks))
+    """Write ``results.json`` atomically, its per-query columns streamed (never all in memory at once)."""
+    tables = [columns_of(g.queries) for g in result.gold_sets]
+    atomic_write_chunks(path, results_chunks(result._outline(), tables))
 
 
-def results_text(data: Mapping[str, Any]) -> str:
-    """results.json's text for ``EvaluationResult.to_dict()`` (see :func:`results_chunks`)."""
-    outline = dict(data)
-    blocks: list[Iterable[Any]] = []
-    if isinstance(data.get("gold_sets"), list):
-        sets = []
-        for raw in data["gold_sets"]:
-            if isinstance(raw, Mapping) and isinstance(raw.get("per_query"), list):
-                blocks.append(raw["per_query"])
-                raw = {name: value for name, value in raw.items() if name != "per_query"}
-            else:
-                blocks.append([])
-            sets.append(raw)
-        outline["gold_sets"] = sets
-    return "".join(results_chunks(outline, blocks))
+# Values encoded per piece written: big enough to keep the write calls few, small enough to stay cheap.
+_VALUES_PER_CHUNK = 1 << 14
 
 
-# Records encoded per chunk written: big enough to keep the write calls few, small enough to stay cheap.
-_RECORDS_PER_CHUNK = 2048
+def results_chunks(outline: Mapping[str, Any], tables: Sequence[PerQueryColumns]) -> Iterator[str]:
+    """results.json's text in pieces: the outline indented, each per-query column on one line.
 
-
-def results_chunks(outline: Mapping[str, Any], blocks: Sequence[Iterable[Any]]) -> Iterator[str]:
-    """results.json's text in pieces: the outline indented, each per-query record on one line.
-
-    ``outline``: the document with each gold set's ``per_query`` left out; ``blocks[i]``: the records
-    of gold set i, appended as its last key. ``json.dumps(indent=2)`` runs Python's own encoder over
-    every value; the records (nearly all of a big file) go through the C encoder instead, one per line,
-    which also halves the file. Any JSON reader reads it the same.
+    ``outline``: the document with each gold set's ``per_query`` left out; ``tables[i]``: the columns
+    of gold set i, written as its last key. ``json.dumps(indent=2)`` runs Python's own encoder over
+    every value; the columns (nearly all of a big file) go through the C encoder instead, a block of
+    values at a time. Any JSON reader reads the file as an indented one.
     """
     token = f"realrecall-per-query-{uuid.uuid4().hex}"
     document = dict(outline)
     if isinstance(outline.get("gold_sets"), list):
         document["gold_sets"] = [
-            {**raw, "per_query": f"{token}-{number}"} if number < len(blocks) else raw
+            {**raw, "per_query": f"{token}-{number}"} if number < len(tables) else raw
             for number, raw in enumerate(outline["gold_sets"])
         ]
     text = json.dumps(document, indent=2, ensure_ascii=False)
-    encode = json.JSONEncoder(ensure_ascii=False).encode
-    for number, rows in enumerate(blocks):
+    for number, table in enumerate(tables):
         placeholder = f'"{token}-{number}"'
         at = text.index(placeholder)
         indent = text[text.rindex("\n", 0, at) + 1 :].index('"')
-        inner = "\n" + " " * (indent + 2)
         yield text[:at]
         text = text[at + len(placeholder) :]
-        rows = iter(rows)
-        first = True
-        while batch := list(islice(rows, _RECORDS_PER_CHUNK)):
-            yield ("[" if first else ",") + inner + ("," + inner).join(map(encode, batch))
-            first = False
-        yield "[]" if first else "\n" + " " * indent + "]"
+        yield from _table_chunks(table, indent)
     yield text + "\n"
+
+
+def _table_chunks(table: PerQueryColumns, indent: int) -> Iterator[str]:
+    """``{"query_id": [...], ..., "metrics": {"recall@10": [...]}}``, indented, one column a line."""
+    key = json.JSONEncoder(ensure_ascii=False).encode
+    pad, inner = "\n" + " " * (indent + 2), "\n" + " " * (indent + 4)
+    yield "{"
+    for name, values in table.core.items():
+        yield f"{pad}{key(name)}: "
+        yield from _array_chunks(values)
+        yield ","
+    yield f'{pad}"metrics": {{'
+    for number, (name, values) in enumerate(table.metrics.items()):
+        yield f"{',' if number else ''}{inner}{key(name)}: "
+        yield from _array_chunks(values)
+    yield (pad if table.metrics else "") + "}\n" + " " * indent + "}"
+
+
+def _array_chunks(values: Iterable[Any]) -> Iterator[str]:
+    """One JSON array, on one line, encoded a block of values at a time by the C encoder."""
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    values = iter(values)
+    first = True
+    while block := list(islice(values, _VALUES_PER_CHUNK)):
+        yield ("[" if first else ",") + encode(block)[1:-1]
+        first = False
+    yield "[]" if first else "]"
+
+
+# Records encoded per piece of the per-query file: few write calls, each cheap.
+_RECORDS_PER_CHUNK = 2048
 
 
 @gc_paused
@@ -783,20 +855,25 @@ def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where)
     # A results.json read only for its settings (review takes the queries from the per-query
     # file) may hold no per-query records; calibrate and compare refuse such a set.
     per_query = raw.get("per_query", [])
-    if not isinstance(per_query, list) or not all(isinstance(r, Mapping) for r in per_query):
+    records: Sequence[Mapping[str, Any]]
+    if isinstance(per_query, Mapping):
+        records = _column_records(per_query, name, where)
+    elif isinstance(per_query, list) and all(isinstance(r, Mapping) for r in per_query):
+        records = per_query  # one record per query, as earlier files and to_dict() hold them
+    else:
         raise where.error(
             f'gold set {name!r} has no "per_query" records',
             "rerun evaluate; calibrate needs per-query values for its intervals",
         )
     origins = _counts(raw.get("origins") or {}, f"origins of gold set {name!r}", where)
-    n_queries = raw.get("n_queries", len(per_query))
+    n_queries = raw.get("n_queries", len(records))
     if not _is_count(n_queries):
         raise where.error(f"n_queries of gold set {name!r} must be a count")
     only = next(iter(origins)) if len(origins) == 1 else None
     default_origin = only if only in ORIGINS else None
     queries: list[QueryResult] = []
     seen: set[str] = set()
-    for record in per_query:
+    for record in records:
         query = _query(record, name, default_origin, forced.get(name), where, metrics_required=True)
         if query.query_id in seen:
             raise where.error(f"query {query.query_id!r} of gold set {name!r} appears twice")
@@ -821,6 +898,61 @@ def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where)
         gold_passages=_gold_passages(raw.get("gold_passages"), name, where),
         context_tokens=_context_tokens(raw.get("context_tokens"), name, where),
     )
+
+
+class _ColumnRecords(Sequence[Mapping[str, Any]]):
+    """The records of a per-query table, each made when read (a million at once would be ~1 GB)."""
+
+    def __init__(self, core: Mapping[str, list[Any]], metrics: Mapping[str, list[Any]], n: int) -> None:
+        self._core, self._metrics, self._n = core, metrics, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._n))]
+        fields = self._core["fields"][index] if "fields" in self._core else None
+        record: dict[str, Any] = dict(fields or {})
+        record.update((name, column[index]) for name, column in self._core.items() if name != "fields")
+        # null is a metric the query lacks: a table has a column for every metric of any query.
+        record["metrics"] = {
+            name: column[index] for name, column in self._metrics.items() if column[index] is not None
+        }
+        return record
+
+
+def _column_records(table: Mapping[str, Any], name: str, where: _Where) -> _ColumnRecords:
+    """The per-query records of a results.json table (:class:`PerQueryColumns`), its shape checked."""
+    what = f'"per_query" of gold set {name!r}'
+    unknown = sorted(set(table) - {*PER_QUERY_COLUMNS, "metrics"})
+    if unknown:
+        raise where.error(f"{what} has an unknown column {unknown[0]!r}")
+    core = {column: table[column] for column in PER_QUERY_COLUMNS if column in table}
+    metrics = table.get("metrics")
+    if "query_id" not in core or not isinstance(metrics, Mapping):
+        raise where.error(f'{what} needs a "query_id" column and a "metrics" object of columns')
+    lengths = {}
+    for column, values in [*core.items(), *((f"metrics.{m}", v) for m, v in metrics.items())]:
+        if not isinstance(values, list):
+            raise where.error(f"{what}: column {column!r} must be a list")
+        lengths[column] = len(values)
+    n = lengths["query_id"]
+    uneven = next((column for column, length in lengths.items() if length != n), None)
+    if uneven is not None:
+        raise where.error(
+            f"{what}: column {uneven!r} has {lengths[uneven]} values for {n} query ids",
+            "every column holds one value per query",
+        )
+    if "fields" in core and not all(isinstance(f, Mapping) or f is None for f in core["fields"]):
+        raise where.error(f'{what}: each "fields" value must be an object')
+    return _ColumnRecords(core, {str(m): v for m, v in metrics.items()}, n)
 
 
 def _context_tokens(raw: Any, name: str, where: _Where) -> dict[int, float] | None:
