@@ -53,8 +53,8 @@ def test_loading_a_gold_set_runs_with_the_collector_paused(tmp_path, monkeypatch
     from realrecall.formats import trec_qrels
 
     seen: list[bool] = []
-    real = trec_qrels.read_qrels
-    monkeypatch.setattr(trec_qrels, "read_qrels", lambda *a: seen.append(gc.isenabled()) or real(*a))
+    real = trec_qrels.read_judgments
+    monkeypatch.setattr(trec_qrels, "read_judgments", lambda *a: seen.append(gc.isenabled()) or real(*a))
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 a 1\n")
 

@@ -68,11 +68,16 @@ class RankedJudgments:
 
 
 def rank_judgments(
-    judged: Sequence[Mapping[str, int]], run: Run, query_ids: Sequence[str], threshold: int
+    judged: Sequence[Mapping[str, int]],
+    run: Run,
+    query_ids: Sequence[str],
+    threshold: int,
+    rows: np.ndarray | None = None,
 ) -> RankedJudgments:
     """Rank the judged passages of ``query_ids`` (already in trec_eval order) in ``run``.
 
-    ``judged[i]`` is the judgments (passage id -> grade) of ``query_ids[i]``.
+    ``judged[i]`` is the judgments (passage id -> grade) of ``query_ids[i]``; ``rows[i]``, when
+    given, its row in the run (``run._rows_of``, looked up once by a caller scoring in blocks).
     """
     n = len(query_ids)
     counts = np.fromiter(map(len, judged), dtype=np.int64, count=n)
@@ -81,7 +86,7 @@ def rank_judgments(
     pids = list(chain.from_iterable(judged))
     grade = np.fromiter(chain.from_iterable(map(_values, judged)), dtype=np.int64, count=total)
     query = np.repeat(np.arange(n, dtype=np.int64), counts)
-    segment_of_query = run._rows_of(query_ids)
+    segment_of_query = run._rows_of(query_ids) if rows is None else rows
     if run._dicts is None:
         # A run read into columns: look the judged passages up by fingerprint, in bulk, a block of
         # judgments at a time (each lookup makes a dozen arrays as long as its judgments).

@@ -20,7 +20,7 @@ from realrecall.formats.grades import MAX_GRADE, text_grade
 from realrecall.formats.records import GoldRecord
 from realrecall.formats.token_chunks import c_split, token_chunks
 
-__all__ = ["Judgments", "read_qrels", "read_qrels_fast"]
+__all__ = ["Judgments", "read_judgments", "read_qrels", "read_qrels_fast"]
 
 
 class Judgments(dict[str, dict[str, int]]):
@@ -53,13 +53,16 @@ class Judgments(dict[str, dict[str, int]]):
 
 def read_qrels(path: Path, origin: str | None) -> list[GoldRecord]:
     """The queries of a TREC qrels file, with no text, in the order they first appear."""
-    judged = read_qrels_fast(path)
-    if judged is None:
-        judged = _read_qrels_exact(path)
     return [
         GoldRecord(query_id=q, query="", gold=g, origin=origin, type=None, language=None, metadata={})
-        for q, g in judged.items()
+        for q, g in read_judgments(path).items()
     ]
+
+
+def read_judgments(path: Path) -> dict[str, dict[str, int]]:
+    """``{query_id: {passage_id: grade}}`` of a TREC qrels file, queries in the order they first appear."""
+    judged = read_qrels_fast(path)
+    return _read_qrels_exact(path) if judged is None else judged
 
 
 def read_qrels_fast(path: Path) -> dict[str, dict[str, int]] | None:
