@@ -14,6 +14,8 @@ times reading that file alone against its floor, pandas' C parser with its own d
 on arrays built beforehand (ranked ids and gold ids as int matrices), with and without ranking each
 query by score first, and against reading the dicts once (every score into one array, every judged
 passage looked up): what any scorer starting from dicts pays before computing a metric.
+``--part shapes`` times that read on runs of other shapes (tab-separated, integer ids and scores,
+scores in exponent notation; ``--queries`` queries x ``--depth`` ids each).
 ``--part memory`` writes a JSON Lines gold set of ``--memory-queries`` queries (default 1,000,000) and a
 TREC run ``--memory-depth`` deep (default 10, so that the gold set, not the run, is the point) and
 measures the peak RSS of ``realrecall evaluate --gold GOLD --run RUN -o results.json`` (os.wait4).
@@ -188,7 +190,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--part",
-        choices=["all", "dicts", "kernel", "file", "read", "cli", "memory"],
+        choices=["all", "dicts", "kernel", "file", "read", "shapes", "cli", "memory"],
         default="all",
         help="which table to time (memory is left out of all: it writes its own 1M-query files)",
     )
@@ -199,6 +201,9 @@ def main() -> None:
 
     if args.part == "memory":
         _time_memory(args)
+        return
+    if args.part == "shapes":
+        _time_shapes(args)
         return
     print(f"data: {args.queries:,} queries x {args.depth} retrieved ids, 1-5 gold passages")
     print(f"metrics: {', '.join(METRICS)}")
@@ -382,6 +387,42 @@ def _time_read(qrels: dict, run: dict, args: argparse.Namespace) -> None:
         _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
         floor = timings["pandas      read_csv (C parser, floor)"][0]
         print(f"  ours / pandas = {ours_time / floor:.2f}  (target <= 2)")
+
+
+# Other shapes of TREC run line: (name, format of one line from query, rank, passage number, score).
+RUN_SHAPES: dict[str, Callable[[int, int, int, float], str]] = {
+    "tab-separated, fixed-point scores": lambda q, r, d, s: f"{q}\tQ0\tdoc{d}\t{r}\t{s:.4f}\tbm25\n",
+    "integer ids and scores": lambda q, r, d, s: f"{q} 0 {d} {r} {int(s * 1000)} t\n",
+    "scores in exponent notation": lambda q, r, d, s: f"q{q} Q0 d{d} {r - 1} {-s * 1e-3:e} t\n",
+}
+
+
+def _time_shapes(args: argparse.Namespace) -> None:
+    """Reading runs of other shapes than the default benchmark's, each against pandas' C parser."""
+    import pandas  # noqa: F401  (imports paid before timing, as for every contender)
+
+    rng = np.random.default_rng(args.seed)
+    print(f"reading TREC runs of other shapes, {args.queries:,} queries x {args.depth} ids")
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape, line in RUN_SHAPES.items():
+            path = Path(tmp) / "run.txt"
+            with path.open("w") as handle:
+                for query in range(args.queries):
+                    docs = rng.choice(1_000_000, args.depth, replace=False).tolist()
+                    scores = np.sort(rng.random(args.depth))[::-1].tolist()
+                    handle.writelines(
+                        line(query, rank, doc, score)
+                        for rank, (doc, score) in enumerate(zip(docs, scores, strict=True), start=1)
+                    )
+            contenders: dict[str, Callable[[], Any]] = {
+                "realrecall  load_run": lambda path=path: ours_read(path),
+                "pandas      read_csv": lambda path=path: pandas_read(path),
+            }
+            timings = round_robin(contenders, args.repeat)
+            ours, floor = timings["realrecall  load_run"][0], timings["pandas      read_csv"][0]
+            size = path.stat().st_size / 1e6
+            seconds = f"ours {ours:6.3f} s  pandas {floor:6.3f} s"
+            print(f"  {shape:<36} {size:5.0f} MB  {seconds}  ratio {ours / floor:.2f}  (target <= 2)")
 
 
 PYTREC_CLI = """

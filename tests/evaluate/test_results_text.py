@@ -124,3 +124,23 @@ def test_queries_with_and_without_fields_of_their_own_read_back_as_evaluate_made
     table = json.loads((tmp_path / "results.json").read_text())["gold_sets"][0]["per_query"]
     assert table["gold"] == [["p0"], ["p1"], ["p2"]]
     assert load_results(tmp_path / "results.json").to_dict() == result.to_dict()
+
+
+def test_a_table_of_query_ids_and_metrics_alone_is_enough():
+    # A table written by another tool may hold only what calibrate needs.
+    data = {
+        "metrics": ["recall@10"],
+        "gold_sets": [
+            {
+                "name": "real",
+                "origins": {"real": 2},
+                "overall": {"n": 2, "metrics": {"recall@10": 0.5}},
+                "per_query": {"query_id": ["a", "b"], "metrics": {"recall@10": [1.0, 0.0]}},
+            }
+        ],
+    }
+    queries = load_results(data).gold_sets[0].queries
+    assert [(q.query_id, q.origin, q.metrics, q.gold, q.fields) for q in queries] == [
+        ("a", "real", {"recall@10": 1.0}, (), {}),
+        ("b", "real", {"recall@10": 0.0}, (), {}),
+    ]
