@@ -1,6 +1,6 @@
 """Per-query outcomes made on demand (issue 13): evaluate keeps them as columns, results.json streams
-them as columns, and the top ids (ranking every query of the run) are computed only for the per-query file or a
-caller reading the queries."""
+them as columns, and the top ids (ranking every query of the run) are computed only for the per-query
+file or a caller reading the queries."""
 
 from __future__ import annotations
 
@@ -57,7 +57,8 @@ def test_results_json_is_written_from_the_columns_without_ranking_the_run(
     assert table["gold"] == [r["gold"] for r in records]
     assert table["first_relevant_rank"] == [r["first_relevant_rank"] for r in records]
     assert table["fields"] == [{k: v for k, v in r.items() if k not in RESERVED_FIELDS} for r in records]
-    assert table["fields"][0]["nested"] == {"n": 12} and "provenance" in table["fields"][2]
+    assert table["fields"][0]["nested"] == {"n": 12}
+    assert "provenance" in table["fields"][2]
     assert table["metrics"] == {name: [r["metrics"][name] for r in records] for name in records[0]["metrics"]}
     assert load_results(tmp_path / "results.json").to_dict() == result.to_dict()
     # Read back, they are the queries evaluate returned, but for the top ids results.json leaves out.

@@ -44,7 +44,8 @@ def test_per_query_values_are_columns_one_a_line_and_read_back_as_the_records(tm
     assert table["metrics"]["recall@1"] == [q.metrics["recall@1"] for q in result.gold_sets[0].queries]
     column_lines = [line for line in text.splitlines() if line.lstrip().startswith('"query_id": [')]
     assert len(column_lines) == 2  # one line a column, per gold set
-    assert '"per_query": {' in text and "\n  " in text  # the outline is indented
+    assert '"per_query": {' in text
+    assert "\n  " in text
     assert "\u00e9" in text  # text kept readable (not \\u-escaped)
     # The placeholder-like question text is data, not the writer's marker.
     assert table["query"][0] == 'question 0 \u00e9 "quoted" realrecall-per-query-0'
@@ -100,7 +101,8 @@ def test_a_null_metric_is_one_the_query_lacks(tmp_path: Path):
     data = json.loads(_written(tmp_path))
     data["gold_sets"][0]["per_query"]["metrics"]["recall@3"][2] = None
     query = load_results(data).gold_sets[0].queries[2]
-    assert "recall@3" not in query.metrics and "recall@1" in query.metrics
+    assert "recall@3" not in query.metrics
+    assert "recall@1" in query.metrics
 
 
 def _written(tmp_path: Path) -> str:
