@@ -215,6 +215,17 @@ def test_a_grade_that_is_not_a_small_integer_is_one_line_naming_file_line_and_fi
     assert "\n" not in message
 
 
+def test_one_bad_grade_among_plain_ones_is_named(tmp_path):
+    # Plain records skip the per-grade checks; one odd grade sends the record through them.
+    record = {**GOOD_QUERY, "gold": {"p0": 2, "p1": True, "p2": 1}}
+    with pytest.raises(InputError, match=r"gold.jsonl:1: grade of passage 'p1' must be an integer, got true"):
+        load_gold(write(tmp_path / "gold.jsonl", jsonl(record)))
+    record = {**GOOD_QUERY, "gold": {"p0": 2, "p1": 1.0, "p2": -2147483647}}
+    assert load_gold(write(tmp_path / "ok.jsonl", jsonl(record))).qrels() == {
+        GOOD_QUERY["query_id"]: {"p0": 2, "p1": 1, "p2": -2147483647}
+    }
+
+
 def test_integer_valued_float_grades_and_the_largest_grade_are_read(tmp_path):
     path = write(tmp_path / "gold.jsonl", gold_line("2.0").replace("q2", "a") + gold_line("2147483647"))
     assert load_gold(path).qrels() == {"a": {"p1": 2}, "q2": {"p1": 2147483647}}
@@ -259,6 +270,7 @@ def test_a_qrels_judgment_graded_twice_differently_is_refused_and_a_repeat_is_no
         ({"query_id": "", "query": "x", "gold": {"p1": 1}}, "got an empty string"),
         ({"query_id": 1.5, "query": "x", "gold": {"p1": 1}}, "got float 1.5"),
         ({"query_id": "q", "query": "x", "gold": {" ": 1}}, "1: passage id must be a non-empty string"),
+        ({"query_id": "q", "query": "x", "gold": {"p1": 1, "\t": 2}}, "1: passage id must be a non-empty"),
         ({"query_id": "q", "query": "x", "gold_ids": [""]}, "1: passage id must be a non-empty string"),
     ],
 )
