@@ -1,7 +1,7 @@
 """TREC qrels read in chunks by one C-level split each: the same judgments as the line reader.
 
 Every file the chunked reader cannot take exactly declines (None) and the line reader reads it, so
-``read_qrels`` gives the same result or the same one-line error either way.
+``read_judgments`` gives the same result or the same one-line error either way.
 """
 
 from __future__ import annotations
@@ -67,8 +67,7 @@ def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data
 def test_files_it_cannot_take_exactly_are_declined_and_read_the_same(tmp_path, data):
     path = write(tmp_path, data)
     assert trec_qrels.read_qrels_fast(path) is None
-    records = trec_qrels.read_qrels(path, None)
-    same_order({r["query_id"]: r["gold"] for r in records}, exact(path))
+    same_order(trec_qrels.read_judgments(path), exact(path))
 
 
 @pytest.mark.parametrize(
@@ -88,13 +87,13 @@ def test_bad_files_are_declined_and_the_line_reader_names_the_line(tmp_path, dat
     path = write(tmp_path, data)
     assert trec_qrels.read_qrels_fast(path) is None
     with pytest.raises(InputError, match=message) as caught:
-        trec_qrels.read_qrels(path, None)
+        trec_qrels.read_judgments(path)
     assert caught.value.line == line
 
 
 def test_a_missing_file_is_the_line_readers_error(tmp_path):
     with pytest.raises(InputError, match="file not found"):
-        trec_qrels.read_qrels(tmp_path / "nope.txt", None)
+        trec_qrels.read_judgments(tmp_path / "nope.txt")
 
 
 def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch):
@@ -115,12 +114,11 @@ def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch):
     ],
 )
 def test_fields_are_split_on_c_whitespace_only_as_trec_eval_does(tmp_path, data, expected):
-    records = trec_qrels.read_qrels(write(tmp_path, data), None)
-    assert {r["query_id"]: r["gold"] for r in records} == expected
+    assert trec_qrels.read_judgments(write(tmp_path, data)) == expected
 
 
 def test_an_id_holding_a_character_python_splits_on_is_one_field_not_two(tmp_path):
     # Split on Python's whitespace this line has 4 fields; trec_eval reads 3 and stops.
     with pytest.raises(InputError, match="expected 4 fields") as caught:
-        trec_qrels.read_qrels(write(tmp_path, "q1 0 a 1\nq1\xa00 b 1\n"), None)
+        trec_qrels.read_judgments(write(tmp_path, "q1 0 a 1\nq1\xa00 b 1\n"))
     assert caught.value.line == 2

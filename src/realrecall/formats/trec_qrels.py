@@ -6,8 +6,8 @@ harmless; two different grades for one passage of one query are refused (see ``J
 Two readers: ``read_qrels_fast`` splits chunks of lines with one C-level ``str.split`` each (the same
 split the exact reader does per line, so the fields are the same) and declines (returns None) any file
 it cannot take exactly: comments, blank lines, a line with other than 4 fields, a grade that is not
-ASCII ``[+-]digits`` within range, a judgment given twice, bytes that are not UTF-8. ``read_qrels``
-then reads line by line and names the line that is wrong.
+ASCII ``[+-]digits`` within range, a judgment given twice, bytes that are not UTF-8. The exact reader
+then reads line by line and names the line that is wrong; ``read_judgments`` tries one, then the other.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ from pathlib import Path
 from realrecall.errors import InputError
 from realrecall.files import read_text_lines
 from realrecall.formats.grades import MAX_GRADE, text_grade
-from realrecall.formats.records import GoldRecord
 from realrecall.formats.token_chunks import c_split, token_chunks
 
-__all__ = ["Judgments", "read_judgments", "read_qrels", "read_qrels_fast"]
+__all__ = ["Judgments", "read_judgments", "read_qrels_fast"]
 
 
 class Judgments(dict[str, dict[str, int]]):
@@ -49,14 +48,6 @@ class Judgments(dict[str, dict[str, int]]):
         if previous is None:
             self._line[query_id, passage_id] = line
         per_query[passage_id] = grade
-
-
-def read_qrels(path: Path, origin: str | None) -> list[GoldRecord]:
-    """The queries of a TREC qrels file, with no text, in the order they first appear."""
-    return [
-        GoldRecord(query_id=q, query="", gold=g, origin=origin, type=None, language=None, metadata={})
-        for q, g in read_judgments(path).items()
-    ]
 
 
 def read_judgments(path: Path) -> dict[str, dict[str, int]]:
