@@ -18,7 +18,7 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain, islice
+from itertools import chain, islice, repeat
 from operator import attrgetter, methodcaller
 from pathlib import Path
 from typing import Any, overload
@@ -855,18 +855,18 @@ def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where)
     # A results.json read only for its settings (review takes the queries from the per-query
     # file) may hold no per-query records; calibrate and compare refuse such a set.
     per_query = raw.get("per_query", [])
-    records: Sequence[Mapping[str, Any]]
+    records: Iterable[Mapping[str, Any]]
     if isinstance(per_query, Mapping):
-        records = _column_records(per_query, name, where)
+        count, records = _column_records(per_query, name, where)
     elif isinstance(per_query, list) and all(isinstance(r, Mapping) for r in per_query):
-        records = per_query  # one record per query, as earlier files and to_dict() hold them
+        count, records = len(per_query), per_query  # one record per query: earlier files, to_dict()
     else:
         raise where.error(
             f'gold set {name!r} has no "per_query" records',
             "rerun evaluate; calibrate needs per-query values for its intervals",
         )
     origins = _counts(raw.get("origins") or {}, f"origins of gold set {name!r}", where)
-    n_queries = raw.get("n_queries", len(records))
+    n_queries = raw.get("n_queries", count)
     if not _is_count(n_queries):
         raise where.error(f"n_queries of gold set {name!r} must be a count")
     only = next(iter(origins)) if len(origins) == 1 else None
@@ -900,36 +900,11 @@ def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where)
     )
 
 
-class _ColumnRecords(Sequence[Mapping[str, Any]]):
-    """The records of a per-query table, each made when read (a million at once would be ~1 GB)."""
-
-    def __init__(self, core: Mapping[str, list[Any]], metrics: Mapping[str, list[Any]], n: int) -> None:
-        self._core, self._metrics, self._n = core, metrics, n
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, index: int) -> Mapping[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[Mapping[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> Mapping[str, Any] | Sequence[Mapping[str, Any]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self._n))]
-        fields = self._core["fields"][index] if "fields" in self._core else None
-        record: dict[str, Any] = dict(fields or {})
-        record.update((name, column[index]) for name, column in self._core.items() if name != "fields")
-        # null is a metric the query lacks: a table has a column for every metric of any query.
-        record["metrics"] = {
-            name: column[index] for name, column in self._metrics.items() if column[index] is not None
-        }
-        return record
-
-
-def _column_records(table: Mapping[str, Any], name: str, where: _Where) -> _ColumnRecords:
-    """The per-query records of a results.json table (:class:`PerQueryColumns`), its shape checked."""
+def _column_records(
+    table: Mapping[str, Any], name: str, where: _Where
+) -> tuple[int, Iterator[Mapping[str, Any]]]:
+    """How many queries a results.json table (:class:`PerQueryColumns`) holds, and their records, each
+    made as it is read (a million at once would take about 1 GB); the table's shape is checked first."""
     what = f'"per_query" of gold set {name!r}'
     unknown = sorted(set(table) - {*PER_QUERY_COLUMNS, "metrics"})
     if unknown:
@@ -952,7 +927,22 @@ def _column_records(table: Mapping[str, Any], name: str, where: _Where) -> _Colu
         )
     if "fields" in core and not all(isinstance(f, Mapping) or f is None for f in core["fields"]):
         raise where.error(f'{what}: each "fields" value must be an object')
-    return _ColumnRecords(core, {str(m): v for m, v in metrics.items()}, n)
+    return n, _records_of_columns(core, {str(m): v for m, v in metrics.items()}, n)
+
+
+def _records_of_columns(
+    core: Mapping[str, list[Any]], metrics: Mapping[str, list[Any]], n: int
+) -> Iterator[Mapping[str, Any]]:
+    fields = core.get("fields") or repeat(None, n)
+    others = [(name, column) for name, column in core.items() if name != "fields"]
+    for index, own in enumerate(fields):
+        record: dict[str, Any] = dict(own or {})
+        record.update((name, column[index]) for name, column in others)
+        # null is a metric the query lacks: a table has a column for every metric of any query.
+        record["metrics"] = {
+            name: column[index] for name, column in metrics.items() if column[index] is not None
+        }
+        yield record
 
 
 def _context_tokens(raw: Any, name: str, where: _Where) -> dict[int, float] | None:
