@@ -630,7 +630,10 @@ class _EvaluatedQueries(QueryRecords):
             "origin": (query.origin for query in gold),
             "type": iter(self.labels.types),
             "language": (query.language for query in gold),
-            "fields": _field_column(gold, by, self.labels.forms),
+            "fields": (
+                record_fields(_fields(query, by, form))
+                for query, form in zip(gold, self.labels.forms, strict=True)
+            ),
             "first_relevant_rank": (rank or None for rank in _listed(self.first_relevant_rank)),
         }
         return PerQueryColumns(core, dict(zip(self.metrics, map(_listed, self.values), strict=True)))
@@ -638,7 +641,7 @@ class _EvaluatedQueries(QueryRecords):
     def records(self, *, with_top: bool) -> Iterator[dict[str, Any]]:
         for query, query_type, fields, rank, top, values in self._rows(with_top=with_top):
             yield query_record(
-                query.query_id, query.query, sorted(query.relevant()), query.origin, query_type,
+                query.query_id, query.query, _relevant_ids(query), query.origin, query_type,
                 query.language, fields, rank or None, top, values,
             )  # fmt: skip
 
@@ -648,7 +651,7 @@ class _EvaluatedQueries(QueryRecords):
             QueryResult(
                 query_id=query.query_id,
                 query=query.query,
-                gold=tuple(sorted(query.relevant())),
+                gold=tuple(_relevant_ids(query)),
                 origin=query.origin,
                 type=query_type,
                 language=query.language,
@@ -699,21 +702,12 @@ def _relevant_ids(query: GoldQuery) -> list[str]:
 _AT_LEAST_ONE = (1).__le__  # relevant() with its default threshold, as results.json records it
 
 
-def _field_column(gold: GoldSet, by: Sequence[str], forms: Sequence[str | None]) -> Iterator[dict[str, Any]]:
-    """Each query's record fields, as ``record_fields(_fields(...))`` gives them, with no work for the
-    common query that has no field of its own (a TREC or BEIR qrels query, say)."""
-    sliced = any(name not in RESERVED_FIELDS for name in by)
-    for query, form in zip(gold, forms, strict=True):
-        if sliced or query.metadata or query.provenance is not None:
-            yield record_fields(_fields(query, by, form))
-        else:
-            yield {} if form is None else {"form": form}
-
-
 def _fields(query: GoldQuery, by: Sequence[str], form: str | None = None) -> dict[str, Any]:
     """Every field of the query's gold-set record (not only those sliced here), so that calibrate and
     compare can slice the results by any of them; a ``by`` field the query lacks is recorded as None.
     ``form``: the rules' form of a query without one of its own (``_Labels``)."""
+    if not query.metadata and query.provenance is None and not by:
+        return {} if form is None else {"form": form}  # a qrels query, say: nothing else to copy
     metadata = query.metadata if form is None else {**query.metadata, "form": form}
     fields = {name: _jsonable(value) for name, value in metadata.items()}
     if query.provenance is not None:
