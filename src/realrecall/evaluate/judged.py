@@ -72,12 +72,12 @@ def rank_judgments(
     run: Run,
     query_ids: Sequence[str],
     threshold: int,
-    rows: np.ndarray | None = None,
+    rows: np.ndarray,
 ) -> RankedJudgments:
     """Rank the judged passages of ``query_ids`` (already in trec_eval order) in ``run``.
 
-    ``judged[i]`` is the judgments (passage id -> grade) of ``query_ids[i]``; ``rows[i]``, when
-    given, its row in the run (``run._rows_of``, looked up once by a caller scoring in blocks).
+    ``judged[i]`` is the judgments (passage id -> grade) of ``query_ids[i]``; ``rows[i]`` its row in
+    the run (``run._rows_of``, looked up once by a caller scoring in blocks), -1 when it has none.
     """
     n = len(query_ids)
     counts = np.fromiter(map(len, judged), dtype=np.int64, count=n)
@@ -86,11 +86,10 @@ def rank_judgments(
     pids = list(chain.from_iterable(judged))
     grade = np.fromiter(chain.from_iterable(map(_values, judged)), dtype=np.int64, count=total)
     query = np.repeat(np.arange(n, dtype=np.int64), counts)
-    segment_of_query = run._rows_of(query_ids) if rows is None else rows
     if run._dicts is None:
         # A run read into columns: look the judged passages up by fingerprint, in bulk, a block of
         # judgments at a time (each lookup makes a dozen arrays as long as its judgments).
-        segments = np.repeat(segment_of_query, counts)
+        segments = np.repeat(rows, counts)
         found = np.empty(total, dtype=np.float64)
         for begin in range(0, total, _LOOKUP_BLOCK):
             end = min(total, begin + _LOOKUP_BLOCK)
@@ -99,7 +98,7 @@ def rank_judgments(
     else:
         # Row -> dict, with an empty dict last so that a missing query's row, -1, finds nothing.
         by_row: list[dict[str, float]] = [*run._dicts.values(), {}]
-        run_of_query = list(map(by_row.__getitem__, segment_of_query.tolist()))
+        run_of_query = list(map(by_row.__getitem__, rows.tolist()))
         run_per_entry = chain.from_iterable(map(repeat, run_of_query, counts.tolist()))
         # Runs never hold NaN scores, so NaN marks a judged passage the run did not retrieve.
         found = np.fromiter(
@@ -113,12 +112,12 @@ def rank_judgments(
     hits = np.flatnonzero(~np.isnan(score))
     if run._positional and len(hits):
         # The dicts hold positions within each query's slice of the flat scores.
-        where = run._offsets[segment_of_query[query[hits]]] + score[hits].astype(np.int64)
+        where = run._offsets[rows[query[hits]]] + score[hits].astype(np.int64)
         score[hits] = run._scores[where]
     if len(hits):
         rank[hits] = _ranks_in_run(
             run,
-            segment_of_query[query[hits]],
+            rows[query[hits]],
             score[hits],
             lambda i: (query_ids[int(query[hits[i]])], pids[int(entry[hits[i]])]),
         )
@@ -140,7 +139,7 @@ def rank_judgments(
         relevant=relevant,
         num_relevant=num_relevant,
         first_relevant_rank=first,
-        missing_run=tuple(compress(query_ids, (segment_of_query < 0).tolist())),
+        missing_run=tuple(compress(query_ids, (rows < 0).tolist())),
     )
 
 
