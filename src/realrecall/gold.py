@@ -32,7 +32,7 @@ from realrecall.errors import InputError
 from realrecall.evidence import Evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.formats import beir, jsonl, trec_qrels
-from realrecall.formats.grades import MAX_GRADE, check_grade
+from realrecall.formats.grades import MAX_GRADE, check_grade, plain_grades
 from realrecall.formats.records import ORIGINS, GoldRecord
 from realrecall.provenance import Provenance
 
@@ -76,9 +76,9 @@ class GoldQuery:
         if not isinstance(self.evidence, tuple):  # a list built in Python: kept hashable and immutable
             object.__setattr__(self, "evidence", tuple(self.evidence))
         # Loaders check grades with the file and line; this catches a query built in Python, whose NaN
-        # or float grade would otherwise fail deep in the scoring. type() is exact: bool is refused.
-        for passage_id, grade in self.gold.items():
-            if type(grade) is not int or not -MAX_GRADE <= grade <= MAX_GRADE:
+        # or float grade would otherwise fail deep in the scoring (a bool is not a plain grade either).
+        if not plain_grades(self.gold.values()):
+            for passage_id, grade in self.gold.items():
                 check_grade(grade, passage_id)
 
     def relevant(self, threshold: int = 1) -> frozenset[str]:

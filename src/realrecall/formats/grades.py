@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import numbers
 import re
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
 from realrecall.errors import InputError
 
-__all__ = ["MAX_GRADE", "check_grade", "text_grade"]
+__all__ = ["MAX_GRADE", "check_grade", "plain_grades", "text_grade"]
 
 # trec_eval reads a grade as a C long; this bound (int32) keeps every sum of grades exact in int64 and
 # float64, and no real judgment scale comes near it. 1e30 or 1e400 is a typo, not a grade.
@@ -24,6 +25,17 @@ def check_grade(
 ) -> int:
     """A grade as an int: a whole number within ``MAX_GRADE`` either way, else a one-line InputError."""
     return _grade(value, passage_id, path, line)
+
+
+def plain_grades(grades: Collection[Any]) -> bool:
+    """True when every grade is an int within ``MAX_GRADE`` (what ``check_grade`` returns unchanged),
+    checked in C-level passes: a reader keeps such grades as parsed and checks only the others."""
+    return _ONLY_INT(map(type, grades)) and (  # type(), not isinstance: a bool or float is not plain
+        not grades or (min(grades) >= -MAX_GRADE and max(grades) <= MAX_GRADE)
+    )
+
+
+_ONLY_INT = frozenset({int}).issuperset
 
 
 def _grade(value: Any, passage_id: str, path: str | Path | None, line: int | None) -> int:

@@ -26,7 +26,7 @@ from typing import Any
 from realrecall.errors import InputError
 from realrecall.evidence import Evidence
 from realrecall.files import iter_jsonl, read_text_lines
-from realrecall.formats.grades import MAX_GRADE, check_grade
+from realrecall.formats.grades import check_grade, plain_grades
 from realrecall.formats.ids import parse_id, text_id
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
 from realrecall.provenance import Provenance
@@ -145,7 +145,7 @@ def _gold_from_record(
                 line=line,
                 hint='or give "gold_ids": [...] for grade-1 passages',
             )
-        if _plain_judgments(raw):
+        if all(map(str.strip, raw)) and plain_grades(raw.values()):
             gold = raw  # the parsed object itself: every check below would pass (a million: 3 s less)
         else:
             gold = {
@@ -172,20 +172,6 @@ def _gold_from_record(
             hint='add at least one passage id or "evidence", or remove the query',
         )
     return gold
-
-
-def _plain_judgments(raw: dict[str, Any]) -> bool:
-    """Every passage id has text besides spaces and every grade is an int within MAX_GRADE, checked
-    in C-level passes; anything else goes through the checks that name what is wrong."""
-    grades = raw.values()
-    return (
-        all(map(str.strip, raw))
-        and _ONLY_INT(map(type, grades))  # type(), not isinstance: bool and floats take the slow path
-        and (not raw or (min(grades) >= -MAX_GRADE and max(grades) <= MAX_GRADE))
-    )
-
-
-_ONLY_INT = frozenset({int}).issuperset
 
 
 # -- corpora ----------------------------------------------------------------------------------------
