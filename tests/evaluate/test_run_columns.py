@@ -73,6 +73,11 @@ def test_a_plain_file_is_read_into_columns(tmp_path: Path) -> None:
         PLAIN.replace(" Q0 ", "  Q0   "),
         " " + PLAIN.replace("\nq2", "\n   q2"),
         PLAIN.replace(" tag\n", " tag \n"),
+        "# a header line\n" + PLAIN,
+        PLAIN.replace("q2", "q#2").replace(" c ", " c#1_100 "),
+        "\ufeff# header\n" + PLAIN.replace("\nq2", "\n  # q2 Q0 z 1 9 tag\n\t#\nq2"),
+        PLAIN.replace(" a ", " #a "),
+        PLAIN.replace("\n", "\r\n#c\r\n"),
     ],
     ids=[
         "crlf",
@@ -90,6 +95,11 @@ def test_a_plain_file_is_read_into_columns(tmp_path: Path) -> None:
         "runs-of-spaces",
         "leading-spaces",
         "space-before-lf",
+        "comment-line",
+        "hash-in-ids",
+        "comments-after-bom-and-whitespace",
+        "id-starting-with-hash",
+        "comments-in-crlf",
     ],
 )
 def test_variants_the_c_parser_takes_read_as_the_exact_reader_does(tmp_path: Path, variant: str) -> None:
@@ -105,20 +115,57 @@ def test_variants_the_c_parser_takes_read_as_the_exact_reader_does(tmp_path: Pat
 @pytest.mark.parametrize(
     "text",
     [
-        "# comment\n" + PLAIN,
-        PLAIN.replace("q2", "q#2"),
         PLAIN.replace("q1 Q0 a", "q1\vQ0 a"),
         PLAIN.replace("q1 Q0 a", "q1 Q0\fa"),
         PLAIN.replace("q1 Q0 a", "q1\rQ0 a"),
         PLAIN.replace("q1 Q0 a", "q1\0x Q0 a"),
     ],
-    ids=["comment", "hash-in-id", "vertical-tab", "form-feed", "lone-cr", "nul"],
+    ids=["vertical-tab", "form-feed", "lone-cr", "nul"],
 )
 def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: Path, text: str) -> None:
     path = write(tmp_path, text)
 
     assert trec_runs.read_run_columns(path) is None
     same_run(load_run(path), exact(path))
+
+
+COMMENTED = (
+    "\ufeff# header\n"
+    + PLAIN.replace("\nq2", "\n  # q2 Q0 z 1 9 tag\n\n\t#\nq2").replace(" c ", " c#1 ").replace(" d ", " #d ")
+    + "#\n"
+)
+
+
+def comments_by_line(text: str) -> list[int]:
+    """Lines whose first field starts with "#", as trec_eval's reader tells them (the oracle)."""
+    return [
+        n
+        for n, line in enumerate(text.lstrip("\ufeff").split("\n"))
+        if line.split()[:1] and line.split()[0][0] == "#"
+    ]
+
+
+@pytest.mark.parametrize("block", [1, 2, 7, 64, 1 << 24])
+def test_comment_lines_are_found_across_scan_blocks(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    monkeypatch.setattr(trec_runs, "_SCAN_BYTES", block)
+
+    found = trec_runs.comment_lines(COMMENTED.encode())
+
+    assert found == comments_by_line(COMMENTED) == [0, 3, 5, 7, 9, 11]
+
+
+@pytest.mark.parametrize("cap", ["_MAX_COMMENT_LINES", "_MAX_LOOKBACKS"])
+def test_past_its_caps_the_comment_scan_hands_the_file_to_the_chunked_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: str
+) -> None:
+    path = write(tmp_path, COMMENTED)
+    assert trec_runs.read_run_columns(path) is not None
+    monkeypatch.setattr(trec_runs, cap, 1)
+
+    assert trec_runs.read_run_columns(path) is None
+    run = load_run(path)
+    assert run._positional  # the chunked reader, not the exact one
+    same_run(run, exact(path))
 
 
 @pytest.mark.parametrize(
@@ -136,6 +183,9 @@ def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: 
         ("q1 Q0 a 1 1 t\nq2 Q0 a 1 1 t\nq1 Q0 a 2 0.5 t\n", 3, r"passage 'a' appears twice for query 'q1'"),
         ("q1 Q0 a 1 1 t\nq1 Q0 a 2 0.5 t\n", 2, r"passage 'a' appears twice for query 'q1'"),
         (b"q1 Q0 a 1 1 t\nq1 Q0 \xff 2 1 t\n", 2, "not valid UTF-8"),
+        # A blank line, then a line a field short: as many tokens as one good line, still an error.
+        ("\nq1 Q0 q1 1 1\n", 2, "expected 6 fields"),
+        ("# comment\nq1 Q0 a 1 1 t\nq1 Q0 b 2 2\n", 3, "expected 6 fields"),
     ],
     ids=[
         "missing-field",
@@ -149,6 +199,8 @@ def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: 
         "split-duplicate",
         "duplicate",
         "bad-utf8",
+        "blank-then-short",
+        "comment-then-short",
     ],
 )
 def test_bad_lines_still_name_the_line(tmp_path: Path, text: str | bytes, line: int, message: str) -> None:
@@ -300,7 +352,9 @@ def test_a_file_without_tabs_is_parsed_with_the_space_separator_first(
     monkeypatch.setattr(
         trec_runs,
         "_parse",
-        lambda path, spaces_only: calls.append(spaces_only) or real(path, spaces_only=spaces_only),
+        lambda path, spaces_only, skip: (
+            calls.append(spaces_only) or real(path, spaces_only=spaces_only, skip=skip)
+        ),
     )
 
     run = load_run(write(tmp_path, text))
@@ -320,7 +374,7 @@ def test_the_reader_runs_on_small_pages_and_puts_numpy_s_hint_back(
     monkeypatch.setattr(
         trec_runs,
         "_parse",
-        lambda path, spaces_only: seen.append(hint()) or real(path, spaces_only=spaces_only),
+        lambda path, spaces_only, skip: seen.append(hint()) or real(path, spaces_only=spaces_only, skip=skip),
     )
     before = hint()
 

@@ -3,7 +3,8 @@
 The columnar reader (pandas' C parser, single-space or regex separator), the chunked reader and the
 exact reader must agree on every file: the same queries, ranked lists and scores, or an error on the
 same line. The files mix separators (runs of spaces, tabs, leading and trailing spaces), short and
-long lines, odd ids and scores: the layouts where a quicker parser could read fields differently.
+long lines, odd ids and scores, comment and blank lines: the layouts where a quicker parser could
+read fields differently.
 """
 
 from __future__ import annotations
@@ -38,7 +39,14 @@ def lines(draw: st.DrawFn) -> str:
     return lead + text + trail
 
 
-files = st.lists(lines(), min_size=1, max_size=6).map(lambda rows: "\n".join(rows) + "\n")
+# Lines trec_eval skips: comments (a first field starting with "#", after whitespace too, of any
+# length), blank and whitespace-only lines.
+skipped = st.sampled_from(
+    ["# header", "#", "  # q1 Q0 a 1 1 tag", "\t#x Q0 b 2 2 tag extra", "", " \t", "\r"]
+)
+files = st.lists(st.one_of(lines(), lines(), lines(), skipped), min_size=1, max_size=6).map(
+    lambda rows: "\n".join(rows) + "\n"
+)
 
 
 def outcome(read: object) -> tuple[str, object]:

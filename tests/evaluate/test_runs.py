@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.errors import InputError
-from realrecall.formats import token_chunks
+from realrecall.formats import token_chunks, trec_runs
 from realrecall.runs import Run, load_run
 
 PLAIN = "q1 Q0 a 1 3.5 tag\nq1 Q0 b 2 2.0 tag\nq2 Q0 c 1 -1e-3 tag\nq2 Q0 d 2 -2.5E+1 tag\n"
@@ -227,12 +227,19 @@ def test_the_fast_and_exact_readers_agree(tmp_path: Path, monkeypatch, chunk_byt
     monkeypatch.setattr(token_chunks, "CHUNK_BYTES", chunk_bytes)
     lines = [f"q{i // 50} Q0 p{i % 50} {i} {((i * 7919) % 1000) / 7!r} t\n" for i in range(5_000)]
     plain = write(tmp_path, "".join(lines), "plain.txt")
-    # A comment sends the whole file to the exact line-by-line reader.
-    commented = write(tmp_path, "# exact path\n" + "".join(lines), "commented.txt")
+    # Comment and blank lines, here and there, are dropped by the fast reader as trec_eval skips them.
+    commented = write(
+        tmp_path,
+        "# header\n"
+        + "".join(line + ("  # note\n\n" if i % 97 == 0 else "") for i, line in enumerate(lines)),
+        "commented.txt",
+    )
 
-    fast, exact = load_run(plain), load_run(commented)
+    fast, fast_commented = load_run(plain), load_run(commented)
+    exact = Run._build(trec_runs.read_run(plain), name="exact", ordered=False)
 
     assert fast._positional
-    assert not exact._positional
-    assert fast.to_lists() == exact.to_lists()
-    assert [fast.scores(q) for q in fast.query_ids] == [exact.scores(q) for q in exact.query_ids]
+    assert fast_commented._positional
+    for run in (fast, fast_commented):
+        assert run.to_lists() == exact.to_lists()
+        assert [run.scores(q) for q in run.query_ids] == [exact.scores(q) for q in exact.query_ids]

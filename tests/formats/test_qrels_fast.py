@@ -42,6 +42,11 @@ def same_order(got: dict[str, dict[str, int]], expected: dict[str, dict[str, int
         "q1 0 a 1\nq2 0 c 2\nq1 0 b 1\n",  # a query split across the file is joined
         "q1\t0\ta\t+1\nq1  0 b 007\n",  # tabs, runs of spaces, a sign, leading zeros
         "q\u00e9 0 p\u00e4ssage 1\n",  # UTF-8 ids
+        "# a comment\n" + PLAIN,  # a line whose first field starts with '#' is skipped, as trec_eval does
+        "#q0 0 z 1\n  # q0 0 y 1\n\t#\n" + PLAIN,  # comments of four fields, after whitespace, alone
+        "q1 0 a#1 1\nq#2 0 #b 0\n",  # '#' anywhere else is part of an id
+        PLAIN + "\n \t\n" + "q3 0 e 1\n",  # blank lines
+        PLAIN.replace("\n", "\r\n# c\r\n\r\n"),  # comments and blank lines in a CRLF file
     ],
 )
 def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data):
@@ -54,9 +59,6 @@ def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data
 @pytest.mark.parametrize(
     "data",
     [
-        "# a comment\n" + PLAIN,
-        "q1 0 a#1 1\n",  # '#' anywhere: declined (the line reader tells a comment from an id)
-        PLAIN + "\n" + "q3 0 e 1\n",  # a blank line
         "q1 0 a 1 extra\n",  # extra fields: the line reader ignores them
         "q1 0 a 1\nq1 0 a 1\n",  # the same judgment twice (harmless)
         "q1 0 a\x000 1\n",  # a NUL byte
@@ -81,6 +83,9 @@ def test_files_it_cannot_take_exactly_are_declined_and_read_the_same(tmp_path, d
         ("q1 0 a 99999999999\n", "out of range", 1),
         (b"q1 0 a 1\nq1 0 \xff 1\n", "not valid UTF-8", 2),
         ("", "empty qrels", None),
+        ("# only a comment\n\n", "empty qrels", None),
+        ("\nq1 0 5\n", "expected 4 fields", 2),  # a blank line, then a short one: tokens of one line
+        ("# a comment\nq1 0 a 1\nq1 0 b\n", "expected 4 fields", 3),
     ],
 )
 def test_bad_files_are_declined_and_the_line_reader_names_the_line(tmp_path, data, message, line):
@@ -96,9 +101,13 @@ def test_a_missing_file_is_the_line_readers_error(tmp_path):
         trec_qrels.read_judgments(tmp_path / "nope.txt")
 
 
-def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch):
+@pytest.mark.parametrize("comments", [False, True])
+def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch, comments):
     monkeypatch.setattr(token_chunks, "CHUNK_BYTES", 64)
-    data = "".join(f"q{i % 37} 0 p{i} {i % 4}\n" for i in range(2_000))
+    data = "".join(
+        f"q{i % 37} 0 p{i} {i % 4}\n" + ("# comment x\n\n" if comments and i % 7 == 0 else "")
+        for i in range(2_000)
+    )
     path = write(tmp_path, data)
     fast = trec_qrels.read_qrels_fast(path)
     assert fast is not None

@@ -1,9 +1,11 @@
 """Chunks of a whitespace-separated file as C-level ``str.split`` tokens: the fast TREC readers' loop.
 
 Each line end becomes a NUL token, so one ``str.split`` of a chunk yields ``fields + 1`` tokens a line,
-and a line with a field more or less shows up as a misplaced NUL. A chunk the exact reader must see
-(bytes that are not UTF-8, a NUL or ``#`` in the text, a character Python splits on but trec_eval does
-not, a line of another length) is ``None``: the caller stops and hands the file to its exact reader.
+and a line with a field more or less shows up as a misplaced NUL. Lines trec_eval skips (blank, or a
+first field starting with ``#``: a comment) are dropped first; a ``#`` anywhere else is part of an id
+(segment ids such as ``msmarco_v2.1_doc_00_0#1_100``), as it is to trec_eval. A chunk the exact reader
+must see (bytes that are not UTF-8, a NUL, a character Python splits on but trec_eval does not, a line
+of another length) is ``None``: the caller stops and hands the file to its exact reader.
 
 trec_eval splits fields on C whitespace (``isspace``: space, tab, CR, LF, VT, FF) only; ``c_split``
 is that split for the exact readers.
@@ -56,14 +58,44 @@ def token_chunks(handle: BinaryIO, fields: int) -> Iterator[tuple[str, list[str]
         except UnicodeDecodeError:
             yield None
             return
-        if "\0" in text or "#" in text or has_non_c_space(text):
+        if "\0" in text or has_non_c_space(text):
             yield None
             return
         if not text.endswith("\n"):
             text += "\n"
-        tokens = text.replace("\n", " \0 ").split()
-        lines = len(tokens) // width
-        if len(tokens) != width * lines or tokens[fields::width].count("\0") != lines:
-            yield None
-            return
-        yield text, tokens, lines
+        tokens = _aligned_tokens(text, width)
+        if tokens is None or ("#" in text and _comment_among(tokens[0::width])):
+            # A blank or comment line (rare: a header, say): drop the lines trec_eval skips, split again.
+            text = _kept_lines(text)
+            tokens = _aligned_tokens(text, width)
+            if tokens is None:
+                yield None
+                return
+        if tokens:
+            yield text, tokens, len(tokens) // width
+
+
+def _aligned_tokens(text: str, width: int) -> list[str] | None:
+    """The tokens of ``text`` (its lines, each ended by a NUL token), or None unless every line has
+    ``width - 1`` fields: the NULs then sit exactly at every ``width``-th place, and nowhere else (a
+    blank line before a line a field short would otherwise pass for one line)."""
+    tokens = text.replace("\n", " \0 ").split()
+    lines = text.count("\n")
+    if len(tokens) != width * lines or tokens[width - 1 :: width].count("\0") != lines:
+        return None
+    return tokens
+
+
+def _comment_among(first_fields: list[str]) -> bool:
+    # The join is a C-level look for any "#" (ids may hold one, as segment ids do); the loop, only then.
+    return "#" in "".join(first_fields) and any(field[0] == "#" for field in first_fields)
+
+
+def _kept_lines(text: str) -> str:
+    """``text`` without the lines trec_eval skips: blank ones, and those whose first field starts with
+    ``#`` (comments)."""
+    kept = [line for line in text.split("\n") if line.lstrip(_C_SPACE_BUT_LF)[:1] not in ("", "#")]
+    return "".join(line + "\n" for line in kept)
+
+
+_C_SPACE_BUT_LF = " \t\v\f\r"

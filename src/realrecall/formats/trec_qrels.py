@@ -4,10 +4,11 @@
 harmless; two different grades for one passage of one query are refused (see ``Judgments``).
 
 Two readers: ``read_qrels_fast`` splits chunks of lines with one C-level ``str.split`` each (the same
-split the exact reader does per line, so the fields are the same) and declines (returns None) any file
-it cannot take exactly: comments, blank lines, a line with other than 4 fields, a grade that is not
-ASCII ``[+-]digits`` within range, a judgment given twice, bytes that are not UTF-8. The exact reader
-then reads line by line and names the line that is wrong; ``read_judgments`` tries one, then the other.
+split the exact reader does per line, so the fields are the same), skipping comment and blank lines as
+the exact reader does, and declines (returns None) any file it cannot take exactly: a line with other
+than 4 fields, a grade that is not ASCII ``[+-]digits`` within range, a judgment given twice, bytes
+that are not UTF-8. The exact reader then reads line by line and names the line that is wrong;
+``read_judgments`` tries one, then the other.
 """
 
 from __future__ import annotations
