@@ -73,6 +73,10 @@ def test_a_plain_file_is_read_into_columns(tmp_path: Path) -> None:
         PLAIN.replace(" Q0 ", "  Q0   "),
         " " + PLAIN.replace("\nq2", "\n   q2"),
         PLAIN.replace(" tag\n", " tag \n"),
+        PLAIN.replace(" tag\n", " tag x\n"),
+        PLAIN.replace("q1 Q0 a 1 3.5 tag\n", "q1 Q0 a 1 3.5 tag x y z\n").replace(
+            " d 2 -2.5E+1 tag", " d 2 -2.5E+1 tag w"
+        ),
         "# a header line\n" + PLAIN,
         PLAIN.replace("q2", "q#2").replace(" c ", " c#1_100 "),
         "\ufeff# header\n" + PLAIN.replace("\nq2", "\n  # q2 Q0 z 1 9 tag\n\t#\nq2"),
@@ -95,6 +99,8 @@ def test_a_plain_file_is_read_into_columns(tmp_path: Path) -> None:
         "runs-of-spaces",
         "leading-spaces",
         "space-before-lf",
+        "extra-field-on-every-line",
+        "ragged-extra-fields",
         "comment-line",
         "hash-in-ids",
         "comments-after-bom-and-whitespace",
@@ -108,8 +114,8 @@ def test_variants_the_c_parser_takes_read_as_the_exact_reader_does(tmp_path: Pat
     run = load_run(path)
 
     same_run(run, exact(path))
-    # Extra fields may go either way (pandas takes a few); every other variant stays in C.
-    assert run._columns is not None or "junk" in variant
+    # Every variant stays in C, extra fields after the tag included (trec_eval ignores them).
+    assert run._columns is not None
 
 
 @pytest.mark.parametrize(
@@ -338,10 +344,11 @@ def test_the_parsers_memory_goes_back_before_each_next_step(
     [
         (PLAIN, [True]),
         (PLAIN.replace(" Q0 ", "  Q0  "), [True]),
-        (PLAIN.replace(" tag\n", " tag \n"), [True, False]),
+        (PLAIN.replace(" tag\n", " tag \n"), [True]),  # an empty field after the tag, ignored
+        (PLAIN.replace("\nq2", "\n  \nq2", 1), [True, False]),  # a line of spaces
         (PLAIN.replace(" ", "\t"), [False]),
     ],
-    ids=["single-spaces", "runs-of-spaces", "trailing-spaces", "tabs"],
+    ids=["single-spaces", "runs-of-spaces", "trailing-spaces", "line-of-spaces", "tabs"],
 )
 def test_a_file_without_tabs_is_parsed_with_the_space_separator_first(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, separators: list[bool]

@@ -234,12 +234,13 @@ def test_the_fast_and_exact_readers_agree(tmp_path: Path, monkeypatch, chunk_byt
         + "".join(line + ("  # note\n\n" if i % 97 == 0 else "") for i, line in enumerate(lines)),
         "commented.txt",
     )
+    # Fields after the tag, on every line, are ignored as trec_eval ignores them.
+    extra = write(tmp_path, "".join(line.replace(" t\n", " t extra 7\n") for line in lines), "extra.txt")
 
-    fast, fast_commented = load_run(plain), load_run(commented)
+    fast, fast_commented, fast_extra = load_run(plain), load_run(commented), load_run(extra)
     exact = Run._build(trec_runs.read_run(plain), name="exact", ordered=False)
 
-    assert fast._positional
-    assert fast_commented._positional
-    for run in (fast, fast_commented):
+    for run in (fast, fast_commented, fast_extra):
+        assert run._positional
         assert run.to_lists() == exact.to_lists()
         assert [run.scores(q) for q in run.query_ids] == [exact.scores(q) for q in exact.query_ids]

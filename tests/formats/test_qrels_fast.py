@@ -47,6 +47,8 @@ def same_order(got: dict[str, dict[str, int]], expected: dict[str, dict[str, int
         "q1 0 a#1 1\nq#2 0 #b 0\n",  # '#' anywhere else is part of an id
         PLAIN + "\n \t\n" + "q3 0 e 1\n",  # blank lines
         PLAIN.replace("\n", "\r\n# c\r\n\r\n"),  # comments and blank lines in a CRLF file
+        PLAIN.replace("\n", " extra\n"),  # a field after the grade on every line, ignored
+        PLAIN.replace("\n", " x y\n"),
     ],
 )
 def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data):
@@ -59,7 +61,7 @@ def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data
 @pytest.mark.parametrize(
     "data",
     [
-        "q1 0 a 1 extra\n",  # extra fields: the line reader ignores them
+        "q1 0 a 1\nq1 0 b 1 extra\n",  # lines of different lengths (the line reader ignores extra fields)
         "q1 0 a 1\nq1 0 a 1\n",  # the same judgment twice (harmless)
         "q1 0 a\x000 1\n",  # a NUL byte
         "q\xa01 0 d 1\n",  # U+00A0 and \x1f split for str.split, not for trec_eval's isspace

@@ -1,11 +1,13 @@
 """Chunks of a whitespace-separated file as C-level ``str.split`` tokens: the fast TREC readers' loop.
 
-Each line end becomes a NUL token, so one ``str.split`` of a chunk yields ``fields + 1`` tokens a line,
-and a line with a field more or less shows up as a misplaced NUL. Lines trec_eval skips (blank, or a
-first field starting with ``#``: a comment) are dropped first; a ``#`` anywhere else is part of an id
-(segment ids such as ``msmarco_v2.1_doc_00_0#1_100``), as it is to trec_eval. A chunk the exact reader
-must see (bytes that are not UTF-8, a NUL, a character Python splits on but trec_eval does not, a line
-of another length) is ``None``: the caller stops and hands the file to its exact reader.
+Each line end becomes a NUL token, so one ``str.split`` of a chunk yields each line's fields and a NUL,
+and a line with a field more or less than the others shows up as a misplaced NUL. Lines trec_eval
+skips (blank, or a first field starting with ``#``: a comment) are dropped first; a ``#`` anywhere
+else is part of an id (segment ids such as ``msmarco_v2.1_doc_00_0#1_100``), as it is to trec_eval.
+Fields after those trec_eval reads are ignored, when every line of the chunk has as many. A chunk the
+exact reader must see (bytes that are not UTF-8, a NUL, a character Python splits on but trec_eval
+does not, a line short of fields, lines of different lengths) is ``None``: the caller stops and hands
+the file to its exact reader.
 
 trec_eval splits fields on C whitespace (``isspace``: space, tab, CR, LF, VT, FF) only; ``c_split``
 is that split for the exact readers.
@@ -42,12 +44,13 @@ def has_non_c_space(text: str) -> bool:
 
 
 def token_chunks(handle: BinaryIO, fields: int) -> Iterator[tuple[str, list[str], int] | None]:
-    """Per chunk of whole lines: its text, its tokens (``fields`` a line, then a NUL) and its line count.
+    """Per chunk of whole lines: its text, its tokens (each line's fields, then a NUL) and the tokens a
+    line takes (its width). Every line of a chunk has ``width - 1`` fields, at least ``fields``: the
+    fields after those trec_eval reads are ignored by it, and sliced past by the callers.
 
     Yields None, and nothing after it, for a chunk the fast path cannot take exactly.
     """
     first = True
-    width = fields + 1
     while chunk := handle.readlines(CHUNK_BYTES):
         data = b"".join(chunk)
         if first and data.startswith(codecs.BOM_UTF8):
@@ -63,27 +66,32 @@ def token_chunks(handle: BinaryIO, fields: int) -> Iterator[tuple[str, list[str]
             return
         if not text.endswith("\n"):
             text += "\n"
-        tokens = _aligned_tokens(text, width)
-        if tokens is None or ("#" in text and _comment_among(tokens[0::width])):
+        aligned = _aligned_tokens(text, fields)
+        if aligned is None or ("#" in text and _comment_among(aligned[0][0 :: aligned[1]])):
             # A blank or comment line (rare: a header, say): drop the lines trec_eval skips, split again.
             text = _kept_lines(text)
-            tokens = _aligned_tokens(text, width)
-            if tokens is None:
+            aligned = _aligned_tokens(text, fields)
+            if aligned is None:
                 yield None
                 return
+        tokens, width = aligned
         if tokens:
-            yield text, tokens, len(tokens) // width
+            yield text, tokens, width
 
 
-def _aligned_tokens(text: str, width: int) -> list[str] | None:
-    """The tokens of ``text`` (its lines, each ended by a NUL token), or None unless every line has
-    ``width - 1`` fields: the NULs then sit exactly at every ``width``-th place, and nowhere else (a
-    blank line before a line a field short would otherwise pass for one line)."""
+def _aligned_tokens(text: str, fields: int) -> tuple[list[str], int] | None:
+    """The tokens of ``text`` (its lines, each ended by a NUL token) and the tokens a line takes, or
+    None unless every line has the same number of fields, at least ``fields``. The NULs then sit
+    exactly at every ``width``-th place, and nowhere else (a blank line before a line a field short
+    would otherwise pass for one line)."""
     tokens = text.replace("\n", " \0 ").split()
     lines = text.count("\n")
-    if len(tokens) != width * lines or tokens[width - 1 :: width].count("\0") != lines:
+    if not lines:
+        return tokens, fields + 1
+    width, rest = divmod(len(tokens), lines)
+    if rest or width <= fields or tokens[width - 1 :: width].count("\0") != lines:
         return None
-    return tokens
+    return tokens, width
 
 
 def _comment_among(first_fields: list[str]) -> bool:

@@ -4,11 +4,12 @@
 harmless; two different grades for one passage of one query are refused (see ``Judgments``).
 
 Two readers: ``read_qrels_fast`` splits chunks of lines with one C-level ``str.split`` each (the same
-split the exact reader does per line, so the fields are the same), skipping comment and blank lines as
-the exact reader does, and declines (returns None) any file it cannot take exactly: a line with other
-than 4 fields, a grade that is not ASCII ``[+-]digits`` within range, a judgment given twice, bytes
-that are not UTF-8. The exact reader then reads line by line and names the line that is wrong;
-``read_judgments`` tries one, then the other.
+split the exact reader does per line, so the fields are the same). It skips comment and blank lines
+and ignores fields after the grade, as the exact reader does, and declines (returns None) any file it
+cannot take exactly: a line short of fields, lines of different lengths in one chunk, a grade that is
+not ASCII ``[+-]digits`` within range, a judgment given twice, bytes that are not UTF-8. The exact
+reader then reads line by line and names the line that is wrong; ``read_judgments`` tries one, then
+the other.
 """
 
 from __future__ import annotations
@@ -74,8 +75,9 @@ def read_qrels_fast(path: Path) -> dict[str, dict[str, int]] | None:
         for chunk in token_chunks(handle, 4):
             if chunk is None:
                 return None
-            _, tokens, lines = chunk
-            qids, pids, raw = tokens[0::5], tokens[2::5], tokens[3::5]
+            _, tokens, width = chunk
+            lines = len(tokens) // width
+            qids, pids, raw = tokens[0::width], tokens[2::width], tokens[3::width]
             grades = _grades(raw)
             if grades is None:
                 return None

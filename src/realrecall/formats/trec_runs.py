@@ -133,8 +133,9 @@ def _parse(
 
     A file with no tab is read with one space as the separator, skipping the spaces after it: twice
     as quick as the regex separator (0.75 against 1.5 s on 460 MB), and the same fields. Spaces it
-    would read differently (leading or trailing on a line, or a line of spaces) make a field too
-    many or an empty one, and the file is read again with the regex separator.
+    would read differently (a line of spaces) make an empty field, and the file is read again with the
+    regex separator; trailing ones make an empty field after the tag, ignored as every field after it
+    is.
     """
     import pandas as pd
     import pyarrow as pa
@@ -153,6 +154,9 @@ def _parse(
             na_filter=False,
             quoting=3,  # csv.QUOTE_NONE: a quote is part of an id, as in trec_eval
             skiprows=list(skip) or None,  # counts every line, blank ones too, as the scan does
+            # Fields after the tag are dropped, as trec_eval ignores them; without this a first line
+            # with more fields than names would make its first field an index.
+            index_col=False,
             engine="c",
             encoding="utf-8",
         )
@@ -375,8 +379,8 @@ def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] 
     Returns per query ``{passage id: position}`` and the flat float64 scores, in file order. Each line
     end becomes a NUL token, so one ``str.split`` yields 7 tokens a line and a line with a field more
     or less shows up as a misplaced NUL. No list or float object is kept per line. Comment and blank
-    lines are skipped (``token_chunks``); declines (returns None) extra fields, bad scores, duplicates
-    and queries split across the file.
+    lines are skipped, and fields after the tag ignored (``token_chunks``); declines (returns None)
+    lines of different lengths, bad scores, duplicates and queries split across the file.
     """
     docs: dict[str, dict[str, float]] = {}  # int positions, typed as the run's scores dicts
     chunks: list[np.ndarray] = []
@@ -385,8 +389,9 @@ def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] 
         for chunk in token_chunks(handle, 6):
             if chunk is None:
                 return None
-            text, tokens, lines = chunk
-            qids, pids, raw = tokens[0::7], tokens[2::7], tokens[4::7]
+            text, tokens, width = chunk
+            lines = len(tokens) // width
+            qids, pids, raw = tokens[0::width], tokens[2::width], tokens[4::width]
             if "_" in text and any("_" in value for value in raw):  # float() takes "1_0", atof does not
                 return None
             try:
