@@ -190,6 +190,25 @@ def test_a_query_without_type_or_form_gets_them_from_the_rules_and_its_own_label
     assert bare.queries[0].type is None  # the caller's gold set is left as it was
 
 
+@pytest.mark.parametrize(
+    ("own", "expected"),
+    [
+        ({}, [("conceptual", "keywords")] * 3),  # TREC qrels: one text, no labels; one answer for all
+        ({"type": "mine"}, [("conceptual", "keywords"), ("mine", "keywords"), ("conceptual", "keywords")]),
+        (
+            {"metadata": {"form": "chat"}},
+            [("conceptual", "keywords"), ("conceptual", "chat"), ("conceptual", "keywords")],
+        ),
+    ],
+    ids=["no-labels", "one-own-type", "one-own-form"],
+)
+def test_queries_of_one_text_are_labelled_alike_and_their_own_labels_still_win(own, expected):
+    gold = GoldSet(tuple(GoldQuery(f"q{i}", "", {"p1": 1}, **(own if i == 1 else {})) for i in range(3)))
+    run = Run.from_scores({"q0": {"p1": 1.0}})
+    result = evaluate([gold], run=run, metrics=["recall@1"], by=("type", "form"))
+    assert [(query.type, query.field("form")) for query in result.gold_sets[0].queries] == expected
+
+
 def test_slicing_by_a_field_no_query_has_is_warned_naming_the_fields_present():
     with_source = GoldSet(
         (GoldQuery("q9", "x", {"p1": 1}, "real", metadata={"source": "chat"}),), name="other"
