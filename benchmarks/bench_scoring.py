@@ -17,6 +17,9 @@ passage looked up): what any scorer starting from dicts pays before computing a 
 ``--part shapes`` times that read on runs of other shapes (tab-separated, integer ids and scores,
 scores in exponent notation, ids holding ``#`` with a comment line per query; ``--queries`` queries x
 ``--depth`` ids each).
+``--part qrels`` times reading the qrels of ``--queries`` queries (1-5 judgments each) from a TREC file:
+realrecall's reader alone and ``load_gold`` (reader and gold queries), against pytrec_eval's
+``parse_qrel`` and pandas' C parser (the floor).
 ``--part memory`` writes a JSON Lines gold set of ``--memory-queries`` queries (default 1,000,000) and a
 TREC run ``--memory-depth`` deep (default 10, so that the gold set, not the run, is the point) and
 measures the peak RSS of ``realrecall evaluate --gold GOLD --run RUN -o results.json`` (os.wait4).
@@ -193,9 +196,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--part",
-        choices=["all", "dicts", "kernel", "file", "read", "shapes", "cli", "memory"],
+        choices=["all", "dicts", "kernel", "file", "read", "shapes", "qrels", "cli", "memory"],
         default="all",
-        help="which table to time (memory is left out of all: it writes its own 1M-query files)",
+        help="which table to time (memory, shapes and qrels are left out of all)",
     )
     parser.add_argument("--memory-queries", type=int, default=1_000_000, help="gold queries of --part memory")
     parser.add_argument("--memory-depth", type=int, default=10, help="run depth of --part memory")
@@ -223,6 +226,8 @@ def main() -> None:
         _time_file(qrels, run, args)
     if args.part in ("all", "read"):
         _time_read(qrels, run, args)
+    if args.part == "qrels":
+        _time_qrels(qrels, args)
     if args.part in ("all", "cli"):
         _time_cli(qrels, run, args)
 
@@ -390,6 +395,43 @@ def _time_read(qrels: dict, run: dict, args: argparse.Namespace) -> None:
         _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
         floor = timings["pandas      read_csv (C parser, floor)"][0]
         print(f"  ours / pandas = {ours_time / floor:.2f}  (target <= 2)")
+
+
+def _time_qrels(qrels: dict, args: argparse.Namespace) -> None:
+    """Reading a TREC qrels file: realrecall's reader and load_gold against pytrec_eval and pandas."""
+    import pandas as pd
+    import pytrec_eval
+
+    from realrecall.formats.trec_qrels import read_judgments
+    from realrecall.gold import load_gold
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "qrels.txt"
+        with path.open("w") as handle:
+            for qid, judged in qrels.items():
+                handle.writelines(f"{qid} 0 {pid} {grade}\n" for pid, grade in judged.items())
+
+        def pytrec() -> int:
+            with path.open() as handle:
+                return len(pytrec_eval.parse_qrel(handle))
+
+        contenders: dict[str, Callable[[], Any]] = {
+            "realrecall  read_judgments (checked)": lambda: len(read_judgments(path)),
+            "realrecall  load_gold (and a GoldQuery each)": lambda: len(load_gold(path)),
+            "pytrec_eval parse_qrel": pytrec,
+            "pandas      read_csv (C parser, floor)": lambda: len(pd.read_csv(path, sep=r"\s+", header=None)),
+        }
+        timings = round_robin(contenders, args.repeat)
+        lines, size = sum(map(len, qrels.values())), path.stat().st_size / 1e6
+        print(f"\nreading TREC qrels: {len(qrels):,} queries, {lines:,} lines ({size:.0f} MB)")
+        ours_time = timings["realrecall  read_judgments (checked)"][0]
+        _table({name: seconds for name, (seconds, _) in timings.items()}, ours_time)
+        floor = timings["pandas      read_csv (C parser, floor)"][0]
+        # pandas keeps Arrow columns; the judgments are Python dicts ({qid: {pid: grade}}), as
+        # pytrec_eval's are: that dict per query, not the split, is most of their time.
+        pytrec_time = timings["pytrec_eval parse_qrel"][0]
+        pandas_ratio, pytrec_ratio = ours_time / floor, ours_time / pytrec_time
+        print(f"  read_judgments / pandas = {pandas_ratio:.2f}; / pytrec_eval = {pytrec_ratio:.2f}")
 
 
 # Other shapes of TREC run line: (name, format of one line from query, rank, passage number, score).

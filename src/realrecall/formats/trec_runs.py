@@ -392,7 +392,7 @@ def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] 
             text, tokens, width = chunk
             lines = len(tokens) // width
             qids, pids, raw = tokens[0::width], tokens[2::width], tokens[4::width]
-            if "_" in text and any("_" in value for value in raw):  # float() takes "1_0", atof does not
+            if "_" in text and "_" in "".join(raw):  # float() takes "1_0", atof does not
                 return None
             try:
                 scores = np.fromiter(map(float, raw), dtype=np.float64, count=lines)
