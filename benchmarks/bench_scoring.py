@@ -15,8 +15,8 @@ on arrays built beforehand (ranked ids and gold ids as int matrices), with and w
 query by score first, and against reading the dicts once (every score into one array, every judged
 passage looked up): what any scorer starting from dicts pays before computing a metric.
 ``--part shapes`` times that read on runs of other shapes (tab-separated, integer ids and scores,
-scores in exponent notation, ids holding ``#`` with a comment line per query; ``--queries`` queries x
-``--depth`` ids each).
+scores in exponent notation, a field after the tag, ids holding ``#`` with a comment line per query;
+``--queries`` queries x ``--depth`` ids each).
 ``--part qrels`` times reading the qrels of ``--queries`` queries (1-5 judgments each) from a TREC file:
 realrecall's reader alone and ``load_gold`` (reader and gold queries), against pytrec_eval's
 ``parse_qrel`` and pandas' C parser (the floor).
@@ -211,6 +211,11 @@ def main() -> None:
     if args.part == "shapes":
         _time_shapes(args)
         return
+    if args.part == "qrels":
+        # The judgments alone (a run 1 deep, dropped): a big run's dicts held by this process would
+        # make every contender's garbage collections walk them.
+        _time_qrels(make_data(args.queries, 1, args.seed)[0], args)
+        return
     print(f"data: {args.queries:,} queries x {args.depth} retrieved ids, 1-5 gold passages")
     print(f"metrics: {', '.join(METRICS)}")
     qrels, run = make_data(args.queries, args.depth, args.seed)
@@ -226,8 +231,6 @@ def main() -> None:
         _time_file(qrels, run, args)
     if args.part in ("all", "read"):
         _time_read(qrels, run, args)
-    if args.part == "qrels":
-        _time_qrels(qrels, args)
     if args.part in ("all", "cli"):
         _time_cli(qrels, run, args)
 
@@ -439,6 +442,8 @@ RUN_SHAPES: dict[str, Callable[[int, int, int, float], str]] = {
     "tab-separated, fixed-point scores": lambda q, r, d, s: f"{q}\tQ0\tdoc{d}\t{r}\t{s:.4f}\tbm25\n",
     "integer ids and scores": lambda q, r, d, s: f"{q} 0 {d} {r} {int(s * 1000)} t\n",
     "scores in exponent notation": lambda q, r, d, s: f"q{q} Q0 d{d} {r - 1} {-s * 1e-3:e} t\n",
+    # A field after the tag on every line (trec_eval ignores it).
+    "a field after the tag on every line": lambda q, r, d, s: f"q{q} Q0 d{d} {r} {s:.6f} run extra\n",
     # Segment ids as TREC RAG 2024 writes them ("#" inside an id), a comment line before each query.
     "ids with '#', a comment per query": lambda q, r, d, s: (
         (f"# query {q}\n" if r == 1 else "")
