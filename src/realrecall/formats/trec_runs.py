@@ -193,25 +193,20 @@ def comment_lines(data: mmap.mmap | bytes) -> list[int] | None:
     """Numbers (from 0) of the lines whose first field starts with ``#``, which trec_eval skips; None
     when there are more than ``_MAX_COMMENT_LINES``, or too many ``#`` after whitespace to look at.
 
-    The file is compared a block at a time: each ``#``, and each line end before the last comment.
-    A ``#`` right after a line end starts a comment; one after a field's byte is inside an id; one
-    after whitespace is looked at back to its line's start.
+    The file is compared a block at a time: each ``#`` of a block holding one, and the line ends
+    before a comment (counted only when one is found). A ``#`` right after a line end starts a
+    comment; one after a field's byte is inside an id; one after whitespace is looked at back to its
+    line's start.
     """
     view = np.frombuffer(data, dtype=np.uint8)
     start = len(_BOM) if bytes(view[: len(_BOM)]) == _BOM else 0  # the reader skips a BOM
     found: list[int] = []
     lookbacks = 0
-    lines_before = 0  # line ends before the current block
-    next_mark = -1
-    for begin in range(0, len(view), _SCAN_BYTES):
+    lines_before, counted_to = 0, 0  # line ends in view[:counted_to]
+    begin = data.find(b"#")
+    while begin >= 0:
+        begin -= begin % _SCAN_BYTES  # the block holding the next "#" (memchr to it)
         end = min(begin + _SCAN_BYTES, len(view))
-        if next_mark < begin:  # found once per stretch of blocks without one (memchr)
-            next_mark = data.find(b"#", begin)
-        if next_mark < 0:
-            break  # no comment further on: the line ends after here need no counting
-        if next_mark >= end:
-            lines_before += int(np.count_nonzero(view[begin:end] == 10))
-            continue
         marks = np.flatnonzero(view[begin:end] == 35) + begin
         before = view[np.maximum(marks - 1, 0)]
         first = (before == 10) | (marks == start)
@@ -223,13 +218,23 @@ def comment_lines(data: mmap.mmap | bytes) -> list[int] | None:
             line_start = max(data.rfind(b"\n", 0, mark) + 1, start)
             first[np.searchsorted(marks, mark)] = not bytes(view[line_start:mark]).strip(b" \t\v\f\r")
         comments = marks[first]
-        ends = np.flatnonzero(view[begin:end] == 10) + begin
-        if len(comments):
+        if len(comments):  # not only "#" inside ids (segment ids hold one on every line)
+            lines_before += _line_ends(view, counted_to, begin)
+            ends = np.flatnonzero(view[begin:end] == 10) + begin
             found.extend((lines_before + np.searchsorted(ends, comments)).tolist())
             if len(found) > _MAX_COMMENT_LINES:
                 return None
-        lines_before += len(ends)
+            lines_before, counted_to = lines_before + len(ends), end
+        begin = data.find(b"#", end)
     return found
+
+
+def _line_ends(view: np.ndarray, begin: int, end: int) -> int:
+    """How many LF bytes ``view[begin:end]`` holds, counted a block at a time (a bounded temporary)."""
+    return sum(
+        int(np.count_nonzero(view[at : min(at + _SCAN_BYTES, end)] == 10))
+        for at in range(begin, end, _SCAN_BYTES)
+    )
 
 
 # Whitespace other than a line end, as trec_eval's isspace() has it: space, tab, VT, FF, CR.
