@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from realrecall import score
 from realrecall.errors import InputError
@@ -158,6 +160,24 @@ def test_comment_lines_are_found_across_scan_blocks(monkeypatch: pytest.MonkeyPa
     found = trec_runs.comment_lines(COMMENTED.encode())
 
     assert found == comments_by_line(COMMENTED) == [0, 3, 5, 7, 9, 11]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["q1 Q0 a 1 1 t", "# c", "  # x", "\t#", "#q Q0 b", "q#1 Q0 #b 1 1 t#", "", " "])
+    ),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([1, 3, 8, 64]),
+)
+@settings(max_examples=200, deadline=None)
+def test_comment_lines_match_a_split_of_every_line(
+    lines: list[str], crlf: bool, bom: bool, block: int
+) -> None:
+    text = ("\ufeff" if bom else "") + "".join(line + ("\r\n" if crlf else "\n") for line in lines)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trec_runs, "_SCAN_BYTES", block)
+        assert trec_runs.comment_lines(text.encode()) == comments_by_line(text)
 
 
 @pytest.mark.parametrize("cap", ["_MAX_COMMENT_LINES", "_MAX_LOOKBACKS"])
