@@ -23,17 +23,22 @@ from typing import BinaryIO
 # Small chunks keep the freshly made strings in the CPU cache: 4 MB chunks read a run 3x slower.
 CHUNK_BYTES = 1 << 15
 
-__all__ = ["CHUNK_BYTES", "c_split", "has_non_c_space", "token_chunks"]
+__all__ = ["CHUNK_BYTES", "C_SPACE", "C_SPACE_BUT_LF", "c_split", "has_non_c_space", "token_chunks"]
+
+C_SPACE = " \t\n\v\f\r"
+"""C's isspace(), what trec_eval splits fields on: space, tab, LF, VT, FF, CR."""
+C_SPACE_BUT_LF = C_SPACE.replace("\n", "")
+"""The whitespace within a line (LF alone ends one, for trec_eval)."""
 
 # Characters Python's str.split() treats as whitespace but C's isspace() does not.
 _NON_C_SPACE = re.compile("[\x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
-_C_SPACE = re.compile("[ \t\n\v\f\r]+")
+_C_SPACE_RUN = re.compile(f"[{C_SPACE}]+")
 
 
 def c_split(line: str) -> list[str]:
     """Fields of a line split on C whitespace only, as trec_eval splits them."""
-    stripped = line.strip(" \t\n\v\f\r")
-    return _C_SPACE.split(stripped) if stripped else []
+    stripped = line.strip(C_SPACE)
+    return _C_SPACE_RUN.split(stripped) if stripped else []
 
 
 def has_non_c_space(text: str) -> bool:
@@ -102,8 +107,6 @@ def _comment_among(first_fields: list[str]) -> bool:
 def _kept_lines(text: str) -> str:
     """``text`` without the lines trec_eval skips: blank ones, and those whose first field starts with
     ``#`` (comments)."""
-    kept = [line for line in text.split("\n") if line.lstrip(_C_SPACE_BUT_LF)[:1] not in ("", "#")]
+    kept = [line for line in text.split("\n") if line.lstrip(C_SPACE_BUT_LF)[:1] not in ("", "#")]
     return "".join(line + "\n" for line in kept)
 
-
-_C_SPACE_BUT_LF = " \t\v\f\r"

@@ -31,7 +31,7 @@ import numpy as np
 
 from realrecall._pages import give_back_memory, small_pages
 from realrecall.errors import InputError
-from realrecall.formats.token_chunks import c_split, token_chunks
+from realrecall.formats.token_chunks import C_SPACE_BUT_LF, c_split, token_chunks
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -216,7 +216,7 @@ def comment_lines(data: mmap.mmap | bytes) -> list[int] | None:
             return None
         for mark in marks[spaced].tolist():
             line_start = max(data.rfind(b"\n", 0, mark) + 1, start)
-            first[np.searchsorted(marks, mark)] = not bytes(view[line_start:mark]).strip(b" \t\v\f\r")
+            first[np.searchsorted(marks, mark)] = not bytes(view[line_start:mark]).strip(_SPACE_BYTES)
         comments = marks[first]
         if len(comments):  # not only "#" inside ids (segment ids hold one on every line)
             lines_before += _line_ends(view, counted_to, begin)
@@ -237,8 +237,9 @@ def _line_ends(view: np.ndarray, begin: int, end: int) -> int:
     )
 
 
-# Whitespace other than a line end, as trec_eval's isspace() has it: space, tab, VT, FF, CR.
-_SPACE_BUT_LF = np.array([32, 9, 11, 12, 13], dtype=np.uint8)
+# Whitespace within a line, as bytes and as byte values.
+_SPACE_BYTES = C_SPACE_BUT_LF.encode()
+_SPACE_BUT_LF = np.frombuffer(_SPACE_BYTES, dtype=np.uint8)
 
 
 def _lone_carriage_returns(data: mmap.mmap) -> int:
@@ -382,10 +383,11 @@ def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] 
     """Read a plain TREC run in chunks with C-level passes; None for anything that needs a closer look.
 
     Returns per query ``{passage id: position}`` and the flat float64 scores, in file order. Each line
-    end becomes a NUL token, so one ``str.split`` yields 7 tokens a line and a line with a field more
-    or less shows up as a misplaced NUL. No list or float object is kept per line. Comment and blank
-    lines are skipped, and fields after the tag ignored (``token_chunks``); declines (returns None)
-    lines of different lengths, bad scores, duplicates and queries split across the file.
+    end becomes a NUL token, so one ``str.split`` yields each line's fields and a NUL, and a line with
+    a field more or less than the others shows up as a misplaced NUL. No list or float object is kept
+    per line. Comment and blank lines are skipped, and fields after the tag ignored (``token_chunks``);
+    declines (returns None) lines of different lengths, bad scores, duplicates and queries split
+    across the file.
     """
     docs: dict[str, dict[str, float]] = {}  # int positions, typed as the run's scores dicts
     chunks: list[np.ndarray] = []
