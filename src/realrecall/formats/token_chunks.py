@@ -109,4 +109,3 @@ def _kept_lines(text: str) -> str:
     ``#`` (comments)."""
     kept = [line for line in text.split("\n") if line.lstrip(C_SPACE_BUT_LF)[:1] not in ("", "#")]
     return "".join(line + "\n" for line in kept)
-
