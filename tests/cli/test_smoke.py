@@ -184,3 +184,27 @@ def test_the_process_imports_only_its_commands_module(tmp_path: Path) -> None:
             [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=tmp_path
         )
         assert done.stdout.splitlines()[-1] == repr(modules), (args, done.stderr[-2000:])
+
+
+def test_evaluate_from_trec_files_imports_only_what_it_runs(tmp_path: Path) -> None:
+    """Scoring TREC files needs numpy, rich for the table and typer for the options; nothing else.
+
+    pydantic is the one typer 0.29 would add (it converts every option through a TypeAdapter: about
+    0.09 s of a 500-query run's 0.3 s), hence pyproject's ``typer<0.29``. pandas and pyarrow read big
+    run files only, and a model client has no place in scoring.
+    """
+    (tmp_path / "qrels.txt").write_text("q1 0 p1 1\nq2 0 p2 2\n", encoding="utf-8")
+    (tmp_path / "run.txt").write_text("q1 Q0 p1 1 0.9 r\nq2 Q0 p3 1 0.8 r\n", encoding="utf-8")
+    probe = (
+        "import json, sys\n"
+        "sys.argv = ['realrecall', 'evaluate', '--gold', 'qrels.txt', '--run', 'run.txt']\n"
+        "from realrecall.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "print(json.dumps(sorted({m.partition('.')[0] for m in sys.modules})))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "numpy" in loaded  # the probe saw the scoring run
+    unneeded = loaded & {"pydantic", "pydantic_core", "pandas", "pyarrow", "scipy", "openai", "httpx"}
+    assert not unneeded, f"evaluate's process imported {sorted(unneeded)}"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
 from realrecall.errors import RealrecallError
@@ -68,7 +69,7 @@ class _OneLineErrors(TyperGroup):
         except typer.Abort:
             err.print("aborted")
             sys.exit(130)
-        except typer.TyperException as exc:
+        except ClickException as exc:
             sys.exit(_usage_error(exc))
         except KeyboardInterrupt:
             err.print("interrupted")
@@ -76,7 +77,7 @@ class _OneLineErrors(TyperGroup):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-def _usage_error(exc: typer.TyperException) -> int:
+def _usage_error(exc: ClickException) -> int:
     format_message = getattr(exc, "format_message", None)
     message = format_message() if callable(format_message) else str(exc)
     ctx = getattr(exc, "ctx", None)
