@@ -67,6 +67,28 @@ def test_results_json_is_written_from_the_columns_without_ranking_the_run(
     )
 
 
+@pytest.mark.parametrize("by", [(), ("type",)])
+def test_queries_with_no_fields_of_their_own_write_the_columns_their_records_give(
+    tmp_path: Path, by: tuple[str, ...]
+) -> None:
+    # TREC and BEIR qrels queries: no metadata, no provenance; their one field is the rules' form
+    # (results.json shares one record per form among them).
+    texts = ["", "how do I reset my password?", "password reset", "", "error 42 on login", "why?"]
+    numbers = (12, 3, 7, 0, 25, 1)
+    queries = (GoldQuery(f"q{i}", text, {f"p{i % 5}": 1}) for i, text in zip(numbers, texts, strict=True))
+    gold = GoldSet(tuple(queries), name="qrels")
+    result = evaluate(gold, run=_run(), k=(1, 3), by=by)
+    queries = result.gold_sets[0].queries
+    write_results(result, tmp_path / "results.json")
+    materialised = replace(result, gold_sets=(replace(result.gold_sets[0], queries=tuple(queries)),))
+    write_results(materialised, tmp_path / "materialised.json")
+    written = (tmp_path / "results.json").read_text()
+    assert written == (tmp_path / "materialised.json").read_text()
+    fields = json.loads(written)["gold_sets"][0]["per_query"]["fields"]
+    assert fields == [{k: v for k, v in q.fields.items() if k not in RESERVED_FIELDS} for q in queries]
+    assert {field["form"] for field in fields} >= {"keywords", "question"}  # the rules' forms differ
+
+
 def test_results_json_is_the_same_when_the_columns_are_listed_a_block_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
