@@ -1,0 +1,127 @@
+"""Literal screens: a rule's pattern is skipped only for a text it cannot match (issue 13, labels).
+
+The screen is checked against the plain ``search`` it stands in for: on patterns of every shape the
+parser knows, on texts made from those patterns' own pieces (so that matches happen) and characters
+that fold into ASCII letters, and on every built-in rule with real questions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from realrecall.curate.regex_screens import literal_screen, screened_search
+from realrecall.curate.type_rules import TypeRules, default_type_rules
+
+BUILT_IN = default_type_rules()
+
+# Patterns of every construct the screen reads, and of those it must read as "nothing certain".
+PATTERNS = [
+    *(rule.pattern.pattern for rule in BUILT_IN.rules),
+    *(rule.pattern.pattern for rule in BUILT_IN.forms.rules),
+    r"\berror(s)?\b",
+    r"(?i)ſtop|kelvin",  # the long s folds to s: an ASCII text "stop" matches
+    r"(?i:Can)'?t (log|sign) in",
+    r"(?x) time d? \s? out  # verbose",
+    r"(ab|a)(?=c)d|xy{2,3}z|(?>atomic)|q++r",
+    r"(?<!no)thing|(?P<w>wo)rd(?P=w)",
+    r"(a|)bc|(?:de)*f|(gh)+i",
+    r"schlägt fehl|stürzt ab|grö[sß]e",
+    r"(?m)^\s*(how|why)\b|^end",
+    r"[0-9]{3}-[0-9]+|\d\d",
+    r"(?(1)a|b)|(c)",
+    r"x.y|p[^q]r|\Bin\B",
+]
+PIECES = ["error", "errors", "can", "Can't", "log", "sign in", "time", "d", " ", "out", "ab", "a", "c",
+          "xyy", "z", "atomic", "qq", "r", "no", "thing", "wo", "rd", "bc", "de", "f", "gh", "i",
+          "schlägt fehl", "stürzt", "grösse", "how", "why", "end", "\n", "404", "-", "12", "x", "y",
+          "p", "vs", "or", "which", "?", ".", "README.md", "foo_bar", "fooBar", "--flag", "/etc/x",
+          "ſ", "\u212a", "İ", "ı", "ß", "ä", "E", "Error", "TIMED OUT", "not working", "won't"]  # fmt: skip
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(PATTERNS), st.lists(st.sampled_from(PIECES), max_size=8).map("".join))
+def test_a_screened_search_finds_what_the_pattern_finds(pattern_text: str, text: str) -> None:
+    pattern = re.compile(pattern_text)
+    lowered = text.lower() if text.isascii() else None
+    assert screened_search(pattern, literal_screen(pattern), text, lowered) == bool(pattern.search(text))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "strings"),
+    [
+        (r"\berror(s)?\b", "error"),
+        (r"not working|\bfail(s|ed)?\b|time ?out", ["not working", "fail", "time"]),
+        (r"(?i)Can'?t log in", "t log in"),  # lower-cased; the longest certain run
+        (r"schlägt fehl", "gt fehl"),  # the ASCII pieces of a run
+        (r"(?i)ſtop", "top"),
+    ],
+)
+def test_the_screen_holds_the_literals_every_match_holds(pattern: str, strings: str | list[str]) -> None:
+    screen = literal_screen(re.compile(pattern))
+    assert screen is not None
+    wanted = [strings] if isinstance(strings, str) else strings
+    assert sorted(re.sub(r"\\(.)", r"\1", part) for part in screen.pattern.split("|")) == sorted(wanted)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^\s*(What|How)\b",  # anchored: tried at one position, quicker than any screen
+        r"\A\w+",
+        r"[A-Z]{2,}\d+",  # classes only
+        r"(a|\d)b?",  # one branch without a literal
+        r"(?:abc)?x*",  # nothing certain to happen
+    ],
+)
+def test_patterns_with_nothing_certain_get_no_screen(pattern: str) -> None:
+    assert literal_screen(re.compile(pattern)) is None
+
+
+def test_a_text_outside_ascii_is_always_searched() -> None:
+    pattern = re.compile(r"(?i)kelvin")
+    screen = literal_screen(pattern)
+    assert screen is not None
+    # The Kelvin sign matches k under IGNORECASE: lower-casing it would not give a k.
+    assert screened_search(pattern, screen, "\u212aelvin", None)
+
+
+def test_user_rules_get_screens_and_label_as_before() -> None:
+    rules = TypeRules(rules=BUILT_IN.rules, default="other", forms=BUILT_IN.forms)
+    assert rules.screens == BUILT_IN.screens
+    assert rules.classify("the sync keeps failing") == ("troubleshooting", "troubleshooting")
+    assert rules.classify("grüne Wiese") == ("other", None)
+
+
+def _plain(rules: TypeRules, text: str) -> tuple[str, str | None, str, str | None]:
+    """The rules tried with a plain search each, as before screens."""
+    kind = next(((r.type, r.name) for r in rules.rules if r.pattern.search(text)), (rules.default, None))
+    form = next(
+        ((r.form, r.name) for r in rules.forms.rules if r.pattern.search(text)), (rules.forms.default, None)
+    )
+    return (*kind, *form)
+
+
+def _real_questions(reference: Path | None) -> list[str]:
+    package = Path(__file__).parents[2] / "src" / "realrecall" / "data" / "real_questions.jsonl"
+    texts = [json.loads(line)["query"] for line in package.read_text(encoding="utf-8").splitlines()]
+    if reference is not None:
+        tsv = reference / "trec-dl-2023-real-vs-synthetic" / "2023_queries.tsv"
+        texts += [line.split("\t", 1)[1] for line in tsv.read_text(encoding="utf-8").splitlines()]
+        scifact = (reference / "scifact" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+        texts += [json.loads(line)["text"] for line in scifact]
+    return texts
+
+
+def test_real_questions_are_labelled_as_a_plain_search_labels_them() -> None:
+    from support.reference import find_reference_data
+
+    texts = _real_questions(find_reference_data())
+    assert len(texts) > 10
+    for text in texts:
+        assert (*BUILT_IN.classify(text), *BUILT_IN.classify_form(text)) == _plain(BUILT_IN, text), text
