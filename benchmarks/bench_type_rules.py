@@ -1,13 +1,13 @@
 """Labelling queries with the built-in type and form rules: realrecall's screened rules against a plain
 ``search`` of each rule's pattern (what labelling did before the literal screens).
 
-    .venv/bin/python benchmarks/bench_type_rules.py                   # 100,000 distinct questions
+    .venv/bin/python benchmarks/bench_type_rules.py                   # 100,000 questions a set
     .venv/bin/python benchmarks/bench_type_rules.py --queries 1000000 --repeat 1
 
-Two sets of texts, each distinct (evaluate classifies a distinct text once): the memory benchmark's
-questions (eight words from ten, what ``bench_scoring.py --part memory`` evaluates), and real
-questions (TREC DL 2023 and SciFact from ``../shared``, and realrecall's sample questions), repeated
-with a number appended to keep them distinct. Both ways must give every text the same labels.
+Two sets of texts: the memory benchmark's questions (eight words from ten, what ``bench_scoring.py
+--part memory`` evaluates), and real questions (TREC DL 2023 and SciFact from ``../shared``, and
+realrecall's sample questions) repeated to the count. Every text is classified (evaluate classifies a
+distinct text once; here nothing is remembered). Both ways must give every text the same labels.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def real_questions(count: int) -> list[str]:
         texts += [line.split("\t", 1)[1] for line in tsv.read_text(encoding="utf-8").splitlines()]
         scifact = (shared / "scifact" / "queries.jsonl").read_text(encoding="utf-8").splitlines()
         texts += [json.loads(line)["text"] for line in scifact]
-    return [f"{texts[i % len(texts)]} {i // len(texts)}" for i in range(count)]
+    return [texts[i % len(texts)] for i in range(count)]
 
 
 def screened(rules: TypeRules) -> Callable[[str], Labels]:
@@ -64,14 +64,14 @@ def plain(rules: TypeRules) -> Callable[[str], Labels]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=100_000, help="distinct texts per set")
+    parser.add_argument("--queries", type=int, default=100_000, help="texts per set")
     parser.add_argument("--repeat", type=int, default=3, help="turns per contender (best reported)")
     args = parser.parse_args()
     rules = default_type_rules()
     contenders = {"realrecall (screened rules)": screened(rules), "plain search of each rule": plain(rules)}
     for name, texts in (
         ("memory benchmark's questions", memory_questions(args.queries)),
-        ("real questions, numbered", real_questions(args.queries)),
+        ("real questions", real_questions(args.queries)),
     ):
         best: dict[str, float] = {}
         labels: dict[str, list[Labels]] = {}

@@ -36,12 +36,15 @@ PATTERNS = [
     r"[0-9]{3}-[0-9]+|\d\d",
     r"(?(1)a|b)|(c)",
     r"x.y|p[^q]r|\Bin\B",
+    r"^\s*(\S+\s+){2,}.*\S[.!]\s*$",  # anchored, a class of two characters
+    r"(?i)[ſx]top|[sß]ee|[^.]+\.|[a-c]d",
 ]
 PIECES = ["error", "errors", "can", "Can't", "log", "sign in", "time", "d", " ", "out", "ab", "a", "c",
           "xyy", "z", "atomic", "qq", "r", "no", "thing", "wo", "rd", "bc", "de", "f", "gh", "i",
           "schlägt fehl", "stürzt", "grösse", "how", "why", "end", "\n", "404", "-", "12", "x", "y",
           "p", "vs", "or", "which", "?", ".", "README.md", "foo_bar", "fooBar", "--flag", "/etc/x",
-          "ſ", "\u212a", "İ", "ı", "ß", "ä", "E", "Error", "TIMED OUT", "not working", "won't"]  # fmt: skip
+          "ſ", "\u212a", "İ", "ı", "ß", "ä", "E", "Error", "TIMED OUT", "not working", "won't",
+          "!", "stop", "Xtop", "see", "bd", "a b c."]  # fmt: skip
 
 
 @settings(max_examples=400)
@@ -60,6 +63,10 @@ def test_a_screened_search_finds_what_the_pattern_finds(pattern_text: str, text:
         (r"(?i)Can'?t log in", "t log in"),  # lower-cased; the longest certain run
         (r"schlägt fehl", "gt fehl"),  # the ASCII pieces of a run
         (r"(?i)ſtop", "top"),
+        (r"^\s*(\S+\s+){3,}.*\S[.!]\s*$", [".", "!"]),  # anchored: a few characters still pay
+        (r"(?i)ab[CD]", "ab"),  # a run beats a class
+        (r"x[.!]y?|[.?]z", ["x", "z"]),  # of equally short strings, the fewest
+        (r"[.!?]\s*$", [".", "!", "?"]),
     ],
 )
 def test_the_screen_holds_the_literals_every_match_holds(pattern: str, strings: str | list[str]) -> None:
@@ -72,11 +79,12 @@ def test_the_screen_holds_the_literals_every_match_holds(pattern: str, strings: 
 @pytest.mark.parametrize(
     "pattern",
     [
-        r"^\s*(What|How)\b",  # anchored: tried at one position, quicker than any screen
+        r"^\s*(What|How|Why|When|Where)\b",  # anchored, many words: one position beats a screen
         r"\A\w+",
         r"[A-Z]{2,}\d+",  # classes only
         r"(a|\d)b?",  # one branch without a literal
         r"(?:abc)?x*",  # nothing certain to happen
+        r"[a-c.]|[^x]|[\d!]|[ſ.]",  # ranges, negations, categories, a class with a letter outside ASCII
     ],
 )
 def test_patterns_with_nothing_certain_get_no_screen(pattern: str) -> None:

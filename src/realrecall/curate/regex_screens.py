@@ -37,20 +37,28 @@ _Needed = frozenset[str]  # one of these strings is in every match (lower-cased 
 def literal_screen(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
     """A pattern of plain lower-case literals that finds something in the lower-cased text of every
     ASCII text ``pattern`` matches; None when no such literals are certain, or when ``pattern`` is
-    anchored at the start (it is then tried at one position: quicker than any screen)."""
+    anchored at the start and they are many (see ``_ANCHORED_SCREEN_STRINGS``)."""
     if _sre is None or not isinstance(pattern.pattern, str):
         return None
     try:
         tree = _sre_parse.parse(pattern.pattern, pattern.flags)
+        candidates = _candidates(tree)
         if _anchored(list(tree), tree.state.flags):
-            return None
-        needed = _needed(tree)
+            candidates = [strings for strings in candidates if len(strings) <= _ANCHORED_SCREEN_STRINGS]
     except Exception:  # a parser we do not know: the pattern is searched as it is
         return None
-    if not needed:
+    needed = _best(candidates)
+    if needed is None:
         return None
     # Longest first: the alternation stops at the first literal found at a position.
-    return re.compile("|".join(re.escape(text) for text in sorted(needed, key=len, reverse=True)))
+    ordered = sorted(needed, key=lambda text: (-len(text), text))
+    return re.compile("|".join(map(re.escape, ordered)))
+
+
+# A pattern anchored at the start is tried at one position, quicker than a screen of many strings
+# (the question-word rules: 54 words); a few characters are still worth looking for first (the
+# full-stop rule backtracks through every word of a question that has no full stop).
+_ANCHORED_SCREEN_STRINGS = 4
 
 
 def screened_search(
@@ -75,6 +83,18 @@ def _anchored(nodes: list[tuple[Any, Any]], flags: int) -> bool:
 
 def _needed(nodes: Iterable[tuple[Any, Any]]) -> _Needed | None:
     """Strings one of which every match of the node sequence holds, or None when none is certain."""
+    return _best(_candidates(nodes))
+
+
+def _best(candidates: list[_Needed]) -> _Needed | None:
+    """The surest screen: its shortest string as long as can be, then the fewest strings."""
+    if not candidates:
+        return None
+    return max(candidates, key=lambda needed: (min(map(len, needed)), -len(needed)))
+
+
+def _candidates(nodes: Iterable[tuple[Any, Any]]) -> list[_Needed]:
+    """Sets of strings, each set such that every match of the node sequence holds one of its strings."""
     found: list[_Needed] = []
     run: list[str] = []
 
@@ -95,20 +115,17 @@ def _needed(nodes: Iterable[tuple[Any, Any]]) -> _Needed | None:
             branches = [_needed(branch) for branch in argument[1]]
             if all(branches):
                 found.append(frozenset().union(*branches))  # type: ignore[arg-type]
-        elif op is _sre.SUBPATTERN:
-            found.extend(_some(_needed(argument[-1])))
+        elif op is _sre.SUBPATTERN:  # what the group needs, the sequence needs
+            found.extend(_candidates(argument[-1]))
         elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT):
             if argument[0] >= 1:  # at least once
-                found.extend(_some(_needed(argument[2])))
+                found.extend(_candidates(argument[2]))
         elif op is _sre.ATOMIC_GROUP:
-            found.extend(_some(_needed(argument)))
+            found.extend(_candidates(argument))
+        elif op is _sre.IN:  # a class of listed ASCII characters: one of them
+            members = [chr(value) for kind, value in argument if kind is _sre.LITERAL]
+            if len(members) == len(argument) and "".join(members).isascii():
+                found.append(frozenset(member.lower() for member in members))
         # Anything else (a class, an anchor, a lookaround, a backreference...) holds no certain literal.
     end_run()
-    if not found:
-        return None
-    # The surest screen: its shortest string as long as can be, then the fewest strings.
-    return max(found, key=lambda needed: (min(map(len, needed)), -len(needed)))
-
-
-def _some(needed: _Needed | None) -> list[_Needed]:
-    return [needed] if needed else []
+    return found
