@@ -7,12 +7,12 @@ million distinct questions took 35 s. Most of its alternatives are words (``erro
 cannot match, and one ``search`` for those strings (plain literals, lower-cased) says so in a few us.
 
 The strings are read off the pattern's parse tree (``re._parser``, the standard library's own
-parser). Only what is certain is used: a run of literal characters, every branch of an alternation,
-the body of a group or of a repeat that happens at least once. Anything else (classes, anchors,
-lookarounds, backreferences, a parser the next Python changes) gives no string, and the pattern is
-then searched as it is. The screen is applied to ASCII texts only: under ``IGNORECASE`` a few
-characters outside ASCII match ASCII letters (the Kelvin sign matches ``k``), and lower-casing
-ASCII is exact.
+parser). Only what is certain is used: a run of literal characters, a class of listed characters,
+every branch of an alternation, the body of a group or of a repeat that happens at least once.
+Anything else (ranges, categories, anchors, lookarounds, backreferences, a parser the next Python
+changes) gives no string, and a pattern with nothing certain is searched as it is. The screen is
+applied to ASCII texts only: under ``IGNORECASE`` a few characters outside ASCII match ASCII letters
+(the Kelvin sign matches ``k``), and lower-casing ASCII is exact.
 """
 
 from __future__ import annotations
@@ -126,6 +126,6 @@ def _candidates(nodes: Iterable[tuple[Any, Any]]) -> list[_Needed]:
             members = [chr(value) for kind, value in argument if kind is _sre.LITERAL]
             if len(members) == len(argument) and "".join(members).isascii():
                 found.append(frozenset(member.lower() for member in members))
-        # Anything else (a class, an anchor, a lookaround, a backreference...) holds no certain literal.
+        # Anything else (a range, an anchor, a lookaround, a backreference...) holds no certain literal.
     end_run()
     return found
