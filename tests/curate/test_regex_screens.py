@@ -55,6 +55,45 @@ def test_a_screened_search_finds_what_the_pattern_finds(pattern_text: str, text:
     assert screened_search(pattern, literal_screen(pattern), text, lowered) == bool(pattern.search(text))
 
 
+# Random patterns: literals (with characters that fold into ASCII letters), classes, sequences,
+# groups of every kind, alternations, repeats (bounded: an unbounded one over overlapping branches
+# backtracks for ever), anchors and lookarounds, under any global flags.
+ATOMS = ["a", "b", "ab", "Ab", "err", "or", "K", "k", "s", "ſ", "\u212a", "ß", "ä", "x", ".", "!", "?"]
+CLASSES = [r"[ab]", r"[.!]", r"[^a]", r"[a-c]", r"\d", r"\w", r"\s", r".", r"[kK]", r"[ſs]", r"[.?!]"]
+CLASSES.append("[ſ\u212a]")  # the long s and the Kelvin sign: s and k, under IGNORECASE
+ZERO_WIDTH = [r"\b", r"\B", "^", "$", r"\A", "(?=a)", "(?!b)", "(?<=a)"]
+REPEATS = ["?", "{2}", "{0,2}", "{1,3}", "{0,2}?", "{1,2}+", "{2,3}"]  # greedy, lazy, possessive
+# No capturing group: inside a possessive repeat one trips a CPython 3.11 bug in search itself.
+GROUPS = ["?:", "?>", "?i:", "?-i:"]
+REGEXES = st.recursive(
+    st.sampled_from([*ATOMS, " ", "-"]).map(re.escape) | st.sampled_from(CLASSES),
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=2, max_size=4).map("".join),
+        st.tuples(st.sampled_from(GROUPS), st.lists(inner, min_size=1, max_size=4)).map(
+            lambda group: f"({group[0]}{'|'.join(group[1])})"
+        ),
+        st.tuples(inner, st.sampled_from(REPEATS)).map(lambda repeat: f"(?:{repeat[0]}){repeat[1]}"),
+        st.tuples(st.sampled_from(ZERO_WIDTH), inner).map("".join),
+    ),
+    max_leaves=8,
+)
+FLAGS = st.sampled_from(["", "(?i)", "(?m)", "(?im)", "(?x)", "(?s)"])
+PIECES_OF_TEXT = [*ATOMS, " ", "A", "ERR", "Or", "S", "aa", "\n", "err or", "İ", "ı"]
+TEXTS = st.lists(st.sampled_from(PIECES_OF_TEXT), max_size=8)
+
+
+@settings(max_examples=300)
+@given(FLAGS, REGEXES, st.lists(TEXTS, min_size=1, max_size=10))
+def test_a_screened_search_finds_what_any_pattern_finds(
+    flags: str, body: str, texts: list[list[str]]
+) -> None:
+    pattern = re.compile(flags + body)
+    screen = literal_screen(pattern)
+    for text in map("".join, texts):
+        lowered = text.lower() if text.isascii() else None
+        assert screened_search(pattern, screen, text, lowered) == bool(pattern.search(text)), text
+
+
 @pytest.mark.parametrize(
     ("pattern", "strings"),
     [
@@ -97,6 +136,16 @@ def test_a_text_outside_ascii_is_always_searched() -> None:
     assert screen is not None
     # The Kelvin sign matches k under IGNORECASE: lower-casing it would not give a k.
     assert screened_search(pattern, screen, "\u212aelvin", None)
+
+
+def test_a_class_of_characters_outside_ascii_gives_no_screen() -> None:
+    # The long s and the Kelvin sign match "S" and "k" under IGNORECASE: the class screens nothing.
+    assert literal_screen(re.compile("(?i)[ſ\u212a]")) is None
+    pattern = re.compile("(?i)x[ſ\u212a]")
+    screen = literal_screen(pattern)
+    assert screen is not None
+    assert screen.pattern == "x"
+    assert screened_search(pattern, screen, "XS", "xs")
 
 
 def test_user_rules_get_screens_and_label_as_before() -> None:
