@@ -195,11 +195,12 @@ class PerQueryColumns:
     """One gold set's per-query values as results.json holds them: one array per column.
 
     ``core``: an iterable per name of :data:`PER_QUERY_COLUMNS` (``gold``: the relevant ids;
-    ``fields``: each query's other gold-set fields, an object; ``first_relevant_rank``: None when no
-    relevant passage was retrieved); ``metrics``: an iterable per metric (None where a query lacks the
-    metric). All are as long as the gold set, in its order, and read once, as they are written: a
-    million queries are never all Python objects at once. A million TREC qrels queries take 128 MB
-    in the file, where one JSON object per query (every key repeated) took 318 MB.
+    ``fields``: each query's other gold-set fields, an object, read-only (queries with no fields of
+    their own share one); ``first_relevant_rank``: None when no relevant passage was retrieved);
+    ``metrics``: an iterable per metric (None where a query lacks the metric). All are as long as the
+    gold set, in its order, and read once, as they are written: a million queries are never all
+    Python objects at once. A million TREC qrels queries take 128 MB in the file, where one JSON
+    object per query (every key repeated) took 318 MB.
     """
 
     core: Mapping[str, Iterable[Any]]
