@@ -112,9 +112,9 @@ def _candidates(nodes: Iterable[tuple[Any, Any]]) -> list[_Needed]:
             continue
         end_run()
         if op is _sre.BRANCH:
-            branches = [_needed(branch) for branch in argument[1]]
-            if all(branches):
-                found.append(frozenset().union(*branches))  # type: ignore[arg-type]
+            branches = [needed for branch in argument[1] if (needed := _needed(branch))]
+            if len(branches) == len(argument[1]):  # every branch holds a certain literal
+                found.append(frozenset().union(*branches))
         elif op is _sre.SUBPATTERN:  # what the group needs, the sequence needs
             found.extend(_candidates(argument[-1]))
         elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT):
