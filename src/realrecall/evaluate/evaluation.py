@@ -625,7 +625,7 @@ class _EvaluatedQueries(QueryRecords):
     def columns(self) -> PerQueryColumns:
         gold = self.gold
         core: dict[str, Iterable[Any]] = {
-            "query_id": map(_QUERY_ID, gold),
+            "query_id": iter(gold.ids),
             "query": map(_QUERY, gold),
             "gold": map(_relevant_ids, gold),
             "origin": map(_ORIGIN, gold),
@@ -683,9 +683,7 @@ def _listed(values: np.ndarray) -> Iterator[Any]:
 
 
 _LISTED_BLOCK = 1 << 14
-_QUERY_ID, _QUERY, _ORIGIN, _LANGUAGE, _METADATA = map(
-    attrgetter, ("query_id", "query", "origin", "language", "metadata")
-)
+_QUERY, _ORIGIN, _LANGUAGE, _METADATA = map(attrgetter, ("query", "origin", "language", "metadata"))
 _PROVENANCE = attrgetter("provenance")
 
 
