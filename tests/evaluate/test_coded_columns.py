@@ -1,0 +1,87 @@
+"""Coded columns (issue 13): results.json writes each distinct value of a metric or rank column once
+and repeats its text; the file must be the same, byte for byte, as the values written one by one."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from realrecall.evaluate.results import CodedColumn, PerQueryColumns, results_chunks
+
+# Few distinct values, as metric columns hold, with the awkward ones among them.
+floats = st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 0.20432302652469572, 1e-300, 5e-324, math.inf, math.nan])
+some_floats = hnp.arrays(np.float64, st.integers(0, 60), elements=floats)
+any_floats = hnp.arrays(np.float64, st.integers(0, 60), elements=st.floats(allow_nan=True, width=64))
+
+
+def _text(column: Iterable[Any]) -> str:
+    """results.json's text for one metric column (the rest of the document is the same either way)."""
+    table = PerQueryColumns({}, {"ndcg@10": column})
+    return "".join(results_chunks({"gold_sets": [{}]}, [table]))
+
+
+@given(some_floats)
+def test_a_coded_metric_column_writes_the_text_of_its_values(values: np.ndarray) -> None:
+    coded = CodedColumn.of_numbers(values)
+    assert coded is not None
+    assert _text(coded) == _text(values.tolist())
+    assert json.dumps(list(coded), allow_nan=True) == json.dumps(values.tolist(), allow_nan=True)
+
+
+@given(any_floats)
+def test_any_float_column_writes_as_listed_coded_or_declined(values: np.ndarray) -> None:
+    coded = CodedColumn.of_numbers(values)
+    if coded is None:  # a negative value or -0.0
+        assert np.signbit(values).any()
+        return
+    assert _text(coded) == _text(values.tolist())
+
+
+def test_negative_values_and_negative_zero_are_declined() -> None:
+    # Sorted by value, -0.0 and 0.0 are one value, but JSON writes them apart.
+    assert CodedColumn.of_numbers(np.array([0.0, -0.0, 1.0])) is None
+    assert CodedColumn.of_numbers(np.array([0.5, -0.25])) is None
+    assert CodedColumn.of_numbers(np.array([0.0, 0.0])) is not None
+
+
+def test_ranks_write_zero_as_null() -> None:
+    ranks = np.array([0, 3, 1, 0, 10, 3], dtype=np.int64)
+    coded = CodedColumn.of_numbers(ranks, zero_is_null=True)
+    assert coded is not None
+    assert list(coded) == [None, 3, 1, None, 10, 3]
+    assert _text(coded) == _text([None, 3, 1, None, 10, 3])
+    coded_without_zero = CodedColumn.of_numbers(np.array([2, 1]), zero_is_null=True)
+    assert coded_without_zero is not None
+    assert list(coded_without_zero) == [2, 1]
+
+
+def test_codes_are_the_narrowest_integers_that_hold_them() -> None:
+    # Every column of a gold set is coded before the first is written: a million queries' codes
+    # take 1-2 MB a column, not 8.
+    few = CodedColumn.of_numbers(np.tile([0.0, 0.5, 1.0], 1000))
+    many = CodedColumn.of_numbers(np.arange(300, dtype=np.float64) / 300)
+    assert few is not None
+    assert few.codes.dtype == np.uint8
+    assert many is not None
+    assert many.codes.dtype == np.uint16
+    assert list(many) == (np.arange(300) / 300).tolist()
+
+
+def test_an_empty_column_is_an_empty_array() -> None:
+    coded = CodedColumn.of_numbers(np.zeros(0))
+    assert coded is not None
+    assert list(coded) == []
+    assert _text(coded) == _text([])
+
+
+def test_a_column_of_shared_records_writes_each_rows_record() -> None:
+    shared = [{"form": "keywords"}, {"form": "question", "note": "é \u2028"}]
+    coded = CodedColumn(shared, np.array([1, 0, 0, 1], dtype=np.uint8))
+    assert _text(coded) == _text([shared[1], shared[0], shared[0], shared[1]])
