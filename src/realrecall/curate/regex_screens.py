@@ -104,18 +104,17 @@ def _needed(nodes: Iterable[tuple[Any, Any]], before: bool = False, after: bool 
 
 
 def _best(candidates: list[_Needed]) -> _Needed | None:
-    """The surest screen: its shortest text as long as can be, then the fewest literals, then the most
-    word boundaries."""
+    """The surest and quickest screen: its shortest text as long as can be up to
+    ``_SELECTIVE_LENGTH``, then the fewest literals, the most word boundaries, the longest text."""
     if not candidates:
         return None
-    return max(
-        candidates,
-        key=lambda needed: (
-            min(len(text) for text, _, _ in needed),
-            -len(needed),
-            sum(before + after for _, before, after in needed),
-        ),
-    )
+
+    def rank(needed: _Needed) -> tuple[int, int, int, int]:
+        shortest = min(len(text) for text, _, _ in needed)
+        bounds = sum(before + after for _, before, after in needed)
+        return min(shortest, _SELECTIVE_LENGTH), -len(needed), bounds, shortest
+
+    return max(candidates, key=rank)
 
 
 def _candidates(nodes: Iterable[tuple[Any, Any]], before: bool = False, after: bool = False) -> list[_Needed]:
@@ -238,3 +237,5 @@ def _boundary_after(sequence: list[tuple[Any, Any]], position: int, after: bool)
 # Strings a run of nodes may stand for: enough for a group of words, few enough to search quickly.
 _MAX_STRINGS = 128
 _ZERO_WIDTH = frozenset({_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT}) if _sre is not None else frozenset()
+# A literal this long is rare enough in a question: beyond it, fewer literals make a quicker screen.
+_SELECTIVE_LENGTH = 3
