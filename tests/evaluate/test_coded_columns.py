@@ -6,14 +6,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from realrecall.evaluate import evaluate, results, write_results
 from realrecall.evaluate.results import CodedColumn, PerQueryColumns, results_chunks
+from realrecall.gold import GoldQuery, GoldSet
+from realrecall.runs import Run
 
 # Few distinct values, as metric columns hold, with the awkward ones among them.
 floats = st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 0.20432302652469572, 1e-300, 5e-324, math.inf, math.nan])
@@ -85,3 +90,24 @@ def test_a_column_of_shared_records_writes_each_rows_record() -> None:
     shared = [{"form": "keywords"}, {"form": "question", "note": "é \u2028"}]
     coded = CodedColumn(shared, np.array([1, 0, 0, 1], dtype=np.uint8))
     assert _text(coded) == _text([shared[1], shared[0], shared[0], shared[1]])
+
+
+def test_a_column_of_too_many_distinct_values_is_written_a_block_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each distinct value's text is made before the first row is written: past a bound, the column
+    # is listed as before, and the file is the same.
+    gold = GoldSet(tuple(GoldQuery(f"q{i}", "", {f"p{i}": 1, f"p{i + 1}": 2}) for i in range(40)))
+    run = Run.from_scores({f"q{i}": {f"p{j}": float((i * j) % 7) for j in range(45)} for i in range(40)})
+    result = evaluate(gold, run=run, k=(10,))
+    write_results(result, tmp_path / "coded.json")
+    assert CodedColumn.of_numbers(np.arange(5.0)) is not None
+    monkeypatch.setattr(results, "MAX_CODED_VALUES", 3)
+    assert CodedColumn.of_numbers(np.arange(5.0)) is None
+    assert CodedColumn.of_numbers(np.array([1.0, 0.5, 1.0])) is not None
+    write_results(result, tmp_path / "listed.json")
+    coded, listed = (json.loads((tmp_path / name).read_text()) for name in ("coded.json", "listed.json"))
+    coded.pop("created")
+    listed.pop("created")
+    assert coded == listed
+    assert len(set(coded["gold_sets"][0]["per_query"]["metrics"]["ndcg@10"])) > 3

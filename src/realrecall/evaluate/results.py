@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "MAX_CODED_VALUES",
     "MAX_SLICE_VALUES",
     "PER_QUERY_COLUMNS",
     "RESERVED_FIELDS",
@@ -212,6 +213,11 @@ class PerQueryColumns:
     metrics: Mapping[str, Iterable[float | None]]
 
 
+# The distinct values a coded column may hold: their texts are all made before the first row is
+# written (a million take about 60 MB). A column with more is written a block at a time.
+MAX_CODED_VALUES = 1 << 20
+
+
 @dataclass(frozen=True, eq=False)
 class CodedColumn:
     """A column as its distinct values and, per row, the index of its value (dictionary encoding).
@@ -235,12 +241,15 @@ class CodedColumn:
     @classmethod
     def of_numbers(cls, values: np.ndarray, *, zero_is_null: bool = False) -> CodedColumn | None:
         """``values`` (floats or integers) coded by value, 0 written as null when ``zero_is_null``;
-        None when one is negative or -0.0: sorted by value, -0.0 and 0.0 are one, but their texts differ."""
+        None when one is negative or -0.0 (sorted by value, -0.0 and 0.0 are one, but their texts
+        differ), or when they hold more than ``MAX_CODED_VALUES`` distinct values."""
         import numpy as np
 
         if np.signbit(values).any():
             return None
         distinct, codes = np.unique(values, return_inverse=True)  # NaNs, all "NaN", are one value
+        if len(distinct) > MAX_CODED_VALUES:
+            return None
         listed: list[Any] = distinct.tolist()
         if zero_is_null and listed and listed[0] == 0:
             listed[0] = None
