@@ -210,9 +210,9 @@ def _sequence_strings(nodes: Iterable[tuple[Any, Any]]) -> frozenset[str] | None
         if op in _ZERO_WIDTH:  # it consumes nothing: the strings matched are the same
             continue
         more = _strings(op, argument)
-        if more is None or strings is None:
+        strings = None if more is None or strings is None else _joined(strings, more)
+        if strings is None:
             return None
-        strings = _joined(strings, more)
     return strings
 
 

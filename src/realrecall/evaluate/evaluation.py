@@ -650,9 +650,8 @@ class _EvaluatedQueries(QueryRecords):
         # one shared dict per form (a million queries: 0.1 s, not 0.7).
         shared = {form: record_fields(_fields(gold.queries[0], (), form)) for form in set(forms)}
         code = {form: number for number, form in enumerate(shared)}
-        return CodedColumn(
-            list(shared.values()), np.fromiter(map(code.__getitem__, forms), np.intp, len(forms))
-        )
+        codes = np.fromiter(map(code.__getitem__, forms), np.min_scalar_type(len(shared)), len(forms))
+        return CodedColumn(list(shared.values()), codes)
 
     def records(self, *, with_top: bool) -> Iterator[dict[str, Any]]:
         for query, query_type, fields, rank, top, values in self._rows(with_top=with_top):
