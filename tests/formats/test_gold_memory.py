@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from realrecall.formats import jsonl
 from realrecall.gold import load_gold
 
 
@@ -40,3 +43,44 @@ def test_records_without_extra_fields_share_one_empty_metadata(tmp_path: Path) -
     assert tickets.metadata == {"source": "tickets"}
     assert keyword.metadata == {"form": "keyword"}
     assert [query.to_record() for query in load_gold(path)] == lines
+
+
+def test_other_fields_share_their_names_and_repeated_texts(tmp_path: Path) -> None:
+    # JSON gives every record its own strings: a million queries each with "form": "question" and
+    # "source": "tickets" held 300 MB more than one copy of each does.
+    path = tmp_path / "gold.jsonl"
+    lines = [
+        {"query_id": f"q{i}", "query": f"question {i}", "gold": {"p1": 1},
+         "form": ["question", "keywords"][i % 2], "source": "tickets", "ticket": f"T-{i}",
+         "tags": ["a", "b"], "score": 0.5}
+        for i in range(6)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    queries = load_gold(path).queries
+    first = queries[0].metadata
+    for query in queries[2::2]:
+        assert query.metadata["form"] is first["form"]
+    for query in queries[1:]:
+        assert query.metadata["source"] is first["source"]
+        assert next(iter(query.metadata)) is next(iter(first))  # the field name "form"
+    assert [query.to_record() for query in queries] == lines  # every value as written, in order
+
+
+def test_a_field_of_many_distinct_texts_is_no_longer_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An id per record is not worth remembering: past a bound, the field's texts are let go (each
+    # record keeps its own), and every value still reads as written.
+    monkeypatch.setattr(jsonl, "_SHARED_VALUES", 3)
+    tickets = ["T-0", "T-1", "T-2", "T-0", "T-1", "T-2", "T-6", "T-7", "T-0"]  # a 4th distinct at T-6
+    path = tmp_path / "gold.jsonl"
+    lines = [
+        {"query_id": f"q{i}", "query": f"question {i}", "gold": {"p1": 1}, "ticket": ticket, "form": "x"}
+        for i, ticket in enumerate(tickets)
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    queries = load_gold(path).queries
+    assert [query.to_record() for query in queries] == lines
+    assert queries[3].metadata["ticket"] is queries[0].metadata["ticket"]  # remembered: T-0
+    assert queries[8].metadata["ticket"] is not queries[0].metadata["ticket"]  # let go after T-6
+    assert all(query.metadata["form"] is queries[0].metadata["form"] for query in queries)
