@@ -22,7 +22,8 @@ realrecall's reader alone and ``load_gold`` (reader and gold queries), against p
 ``parse_qrel`` and pandas' C parser (the floor).
 ``--part memory`` writes a JSON Lines gold set of ``--memory-queries`` queries (default 1,000,000) and a
 TREC run ``--memory-depth`` deep (default 10, so that the gold set, not the run, is the point) and
-measures the peak RSS of ``realrecall evaluate --gold GOLD --run RUN -o results.json`` (os.wait4).
+measures the peak RSS of ``realrecall evaluate --gold GOLD --run RUN -o results.json`` (os.wait4);
+``--memory-fields`` gives each record five more fields (type, language, form, source, a ticket id).
 """
 
 from __future__ import annotations
@@ -202,6 +203,9 @@ def main() -> None:
     )
     parser.add_argument("--memory-queries", type=int, default=1_000_000, help="gold queries of --part memory")
     parser.add_argument("--memory-depth", type=int, default=10, help="run depth of --part memory")
+    parser.add_argument(
+        "--memory-fields", action="store_true", help="--part memory: records give five more fields each"
+    )
     parser.add_argument("--skip-ranx", action="store_true", help="leave ranx out (its conversion is slow)")
     args = parser.parse_args()
 
@@ -534,8 +538,13 @@ def _time_cli(qrels: dict, run: dict, args: argparse.Namespace) -> None:
     print(f"  ours / pytrec_eval: {ratios}  (target <= 0.6)")
 
 
-def write_memory_data(n_queries: int, depth: int, folder: Path, seed: int = 0) -> tuple[Path, Path]:
-    """A JSON Lines gold set (query text, 1-5 gold ids, origin) and a TREC run ``depth`` deep."""
+def write_memory_data(
+    n_queries: int, depth: int, folder: Path, seed: int = 0, *, fields: bool = False
+) -> tuple[Path, Path]:
+    """A JSON Lines gold set (query text, 1-5 gold ids, origin) and a TREC run ``depth`` deep.
+
+    ``fields``: each record also gives its type, language, form, source and a ticket id (an exported
+    ticket queue), as a team's real set may."""
     rng = np.random.default_rng(seed)
     words = ["what", "is", "the", "how", "does", "retrieval", "index", "chunk", "vector", "store"]
     gold_path, run_path = folder / "gold.jsonl", folder / "run.txt"
@@ -556,6 +565,11 @@ def write_memory_data(n_queries: int, depth: int, folder: Path, seed: int = 0) -
                 judged = {f"d{pid}": 1 for pid in ids[row, picks].tolist()}
                 question = " ".join(words[w] for w in text[row].tolist()) + "?"
                 record = {"query_id": qid, "query": question, "gold": judged, "origin": "real"}
+                if fields:
+                    record.update(
+                        type=("conceptual", "lookup", "comparison")[row % 3], language="en",
+                        form=("question", "keywords")[row % 2], source="tickets", ticket=f"T-{begin + row}",
+                    )  # fmt: skip
                 gold_lines.append(json.dumps(record) + "\n")
                 run_lines.extend(
                     f"{qid} Q0 d{pid} {rank} {score!r} bench\n"
@@ -581,9 +595,10 @@ def _peak_child(args: list[str]) -> tuple[float, float, float]:
 
 def _time_memory(args: argparse.Namespace) -> None:
     n, depth = args.memory_queries, args.memory_depth
-    print(f"memory: a JSON Lines gold set of {n:,} queries, a TREC run {depth} deep")
+    shape = " (type, language, form, source, ticket id)" if args.memory_fields else ""
+    print(f"memory: a JSON Lines gold set of {n:,} queries{shape}, a TREC run {depth} deep")
     with tempfile.TemporaryDirectory() as tmp:
-        gold_path, run_path = write_memory_data(n, depth, Path(tmp))
+        gold_path, run_path = write_memory_data(n, depth, Path(tmp), fields=args.memory_fields)
         results = Path(tmp) / "results.json"
         argv = [sys.executable, "-m", "realrecall", "evaluate", "--gold", str(gold_path), "--run",
                 str(run_path), "-o", str(results)]  # fmt: skip
