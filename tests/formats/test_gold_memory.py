@@ -84,3 +84,18 @@ def test_a_field_of_many_distinct_texts_is_no_longer_remembered(
     assert queries[3].metadata["ticket"] is queries[0].metadata["ticket"]  # remembered: T-0
     assert queries[8].metadata["ticket"] is not queries[0].metadata["ticket"]  # let go after T-6
     assert all(query.metadata["form"] is queries[0].metadata["form"] for query in queries)
+
+
+def test_field_names_past_the_bound_are_kept_as_they_come(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jsonl, "_SHARED_VALUES", 2)
+    path = tmp_path / "gold.jsonl"
+    lines = [
+        {"query_id": f"q{i}", "query": f"question {i}", "gold": {"p1": 1}, "a": "x", "b": "y", f"c{i}": "z"}
+        for i in range(4)
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    queries = load_gold(path).queries
+    assert [query.to_record() for query in queries] == lines
+    assert queries[3].metadata["b"] is queries[0].metadata["b"]  # a known name's texts are still shared

@@ -102,9 +102,10 @@ class _Metadata:
 
     JSON gives every record its own copy of every key and string: a million queries each holding
     ``"form": "question", "source": "tickets"`` kept four million strings (about 220 MB) where four
-    do. Each field name is kept once, and so is each text value of a field, until the field has had
-    ``_SHARED_VALUES`` distinct values (an id per record is not worth remembering). Records with no
-    other field share one empty dict. Nothing writes to a query's metadata (a read-only Mapping).
+    do. Each field name is kept once (up to ``_SHARED_VALUES`` names), and so is each text value of a
+    field, until the field has had ``_SHARED_VALUES`` distinct values (an id per record is not worth
+    remembering). Records with no other field share one empty dict. Nothing writes to a query's
+    metadata (a read-only Mapping).
     """
 
     def __init__(self) -> None:
@@ -118,10 +119,13 @@ class _Metadata:
         for name, value in record.items():
             if name in _KNOWN_FIELD_SET:
                 continue
-            name = self._names.setdefault(name, name) if len(self._names) < _SHARED_VALUES else name
-            if type(value) is str:
-                value = self._shared_text(name, value)
-            metadata[name] = value
+            shared = self._names.get(name)
+            if shared is None and len(self._names) < _SHARED_VALUES:
+                shared = self._names[name] = name
+            if shared is None:  # more field names than are worth remembering: kept as they come
+                metadata[name] = value
+                continue
+            metadata[shared] = self._shared_text(shared, value) if type(value) is str else value
         return metadata
 
     def _shared_text(self, name: str, value: str) -> str:
