@@ -187,3 +187,14 @@ def test_real_questions_are_labelled_as_a_plain_search_labels_them() -> None:
     assert len(texts) > 10
     for text in texts:
         assert (*BUILT_IN.classify(text), *BUILT_IN.classify_form(text)) == _plain(BUILT_IN, text), text
+
+
+def test_built_in_screens_pass_over_words_that_only_hold_a_literal() -> None:
+    # The comparison rule's "or" is a word: before 3dd0c76 its screen was the letter "o" and let
+    # nearly every question through to the full search ("store", "for", "how").
+    screens = {rule.type: screen for rule, screen in zip(BUILT_IN.rules, BUILT_IN.screens, strict=True)}
+    comparison = screens["comparison"]
+    assert comparison is not None
+    assert comparison.search("how do i store vectors for retrieval in the index?") is None
+    assert comparison.search("should i pick bm25 or dense retrieval?") is not None
+    assert comparison.search("elasticsearch vs. opensearch") is not None
