@@ -16,7 +16,7 @@ import math
 import numbers
 import uuid
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice, repeat
 from operator import attrgetter, methodcaller
@@ -232,11 +232,12 @@ class CodedColumn:
     """Integers, one per row: ``distinct[codes[i]]`` is row i's value."""
 
     def __iter__(self) -> Iterator[Any]:
-        blocks = (
-            self.codes[at : at + _VALUES_PER_CHUNK].tolist()
-            for at in range(0, len(self.codes), _VALUES_PER_CHUNK)
-        )
-        return map(self.distinct.__getitem__, chain.from_iterable(blocks))
+        return map(self.distinct.__getitem__, chain.from_iterable(self.code_blocks()))
+
+    def code_blocks(self) -> Iterator[list[int]]:
+        """The codes as Python ints, ``_VALUES_PER_CHUNK`` rows at a time."""
+        codes = self.codes
+        return (codes[at : at + _VALUES_PER_CHUNK].tolist() for at in range(0, len(codes), _VALUES_PER_CHUNK))
 
     @classmethod
     def of_numbers(cls, values: np.ndarray, *, zero_is_null: bool = False) -> CodedColumn | None:
@@ -653,27 +654,19 @@ def _table_chunks(table: PerQueryColumns, indent: int) -> Iterator[str]:
 
 
 def _array_chunks(values: Iterable[Any]) -> Iterator[str]:
-    """One JSON array, on one line, encoded a block of values at a time by the C encoder."""
+    """One JSON array, on one line, encoded a block of values at a time by the C encoder (a coded
+    column's distinct values once each, their texts then repeated)."""
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    blocks: Iterator[str]
     if isinstance(values, CodedColumn):
-        yield from _coded_chunks(values, encode)
-        return
-    values = iter(values)
+        texts = [encode(value) for value in values.distinct]
+        blocks = (",".join(map(texts.__getitem__, codes)) for codes in values.code_blocks())
+    else:
+        rows = iter(values)
+        blocks = (encode(block)[1:-1] for block in iter(lambda: list(islice(rows, _VALUES_PER_CHUNK)), []))
     first = True
-    while block := list(islice(values, _VALUES_PER_CHUNK)):
-        yield ("[" if first else ",") + encode(block)[1:-1]
-        first = False
-    yield "[]" if first else "]"
-
-
-def _coded_chunks(column: CodedColumn, encode: Callable[[Any], str]) -> Iterator[str]:
-    texts = [encode(value) for value in column.distinct]
-    codes = column.codes
-    first = True
-    for at in range(0, len(codes), _VALUES_PER_CHUNK):
-        yield ("[" if first else ",") + ",".join(
-            map(texts.__getitem__, codes[at : at + _VALUES_PER_CHUNK].tolist())
-        )
+    for block in blocks:
+        yield ("[" if first else ",") + block
         first = False
     yield "[]" if first else "]"
 
