@@ -129,9 +129,7 @@ class _Metadata:
         return metadata
 
     def _shared_text(self, name: str, value: str) -> str:
-        texts = self._texts.get(name, _NEW)
-        if texts is _NEW:
-            texts = self._texts[name] = {}
+        texts = self._texts.setdefault(name, {})
         if texts is None:
             return value
         shared = texts.get(value)
@@ -147,7 +145,6 @@ class _Metadata:
 _NO_METADATA: dict[str, Any] = {}
 _KNOWN_FIELD_SET = frozenset(_KNOWN_FIELDS)
 _SHARED_VALUES = 1024
-_NEW: dict[str, str] = {}  # a marker: a field not seen before
 
 
 def _label(value: str | None) -> str | None:
