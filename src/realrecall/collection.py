@@ -24,7 +24,7 @@ class IdIndexed(Generic[T]):
     """
 
     _ordered: tuple[T, ...]
-    _positions: Mapping[str, int]
+    _by_id: Mapping[str, T]  # the items themselves: an int position each took 32 MB a million
 
     def _index_items(
         self,
@@ -37,8 +37,8 @@ class IdIndexed(Generic[T]):
     ) -> None:
         """Index ``items`` by ``id_of``; a repeated id is an InputError naming it (``what``: "chunk id")."""
         # Built in C (a corpus may hold millions of chunks); the loop runs only to name a duplicate.
-        positions = dict(zip(map(id_of, items), range(len(items)), strict=True))
-        if len(positions) != len(items):
+        by_id = dict(zip(map(id_of, items), items, strict=True))
+        if len(by_id) != len(items):
             seen: set[str] = set()
             for item in items:
                 if (item_id := id_of(item)) in seen:
@@ -46,7 +46,7 @@ class IdIndexed(Generic[T]):
                 seen.add(item_id)
         # Frozen dataclasses refuse plain assignment; these two are set once, here.
         object.__setattr__(self, "_ordered", items)
-        object.__setattr__(self, "_positions", positions)
+        object.__setattr__(self, "_by_id", by_id)
 
     def __len__(self) -> int:
         return len(self._ordered)
@@ -55,17 +55,16 @@ class IdIndexed(Generic[T]):
         return iter(self._ordered)
 
     def __contains__(self, item_id: object) -> bool:
-        return item_id in self._positions
+        return item_id in self._by_id
 
     def __getitem__(self, item_id: str) -> T:
-        return self._ordered[self._positions[item_id]]
+        return self._by_id[item_id]
 
     def get(self, item_id: str) -> T | None:
         """The item with this id, or None."""
-        position = self._positions.get(item_id)
-        return None if position is None else self._ordered[position]
+        return self._by_id.get(item_id)
 
     @property
     def ids(self) -> tuple[str, ...]:
         """Every id, in order."""
-        return tuple(self._positions)
+        return tuple(self._by_id)

@@ -270,21 +270,15 @@ def _judgments(gold: GoldLike) -> tuple[_Judgments, list[str], np.ndarray]:
     built (40 MB for a million queries), and no id is looked up again.
     """
     if isinstance(gold, GoldSet):
-        positions = gold._positions
-        query_ids = sorted(positions)
-        order = np.fromiter(map(positions.__getitem__, query_ids), dtype=np.int64, count=len(query_ids))
+        query_ids, order = _sorted_ids(gold.ids)
         judgments = _judgments_of_set(gold, order)
     elif isinstance(gold, Mapping):
         _check_qrels(gold)
-        ids = list(gold)
-        # Sorting positions by their ids gives both the order and the ids, with no id -> position dict.
-        by_id = sorted(range(len(ids)), key=ids.__getitem__)
-        query_ids = list(map(ids.__getitem__, by_id))
-        order = np.array(by_id, dtype=np.int64)
+        query_ids, order = _sorted_ids(list(gold))
         judged = list(gold.values())
 
         def judgments(begin: int, end: int) -> list[Mapping[str, int]]:
-            return list(map(judged.__getitem__, by_id[begin:end]))
+            return list(map(judged.__getitem__, order[begin:end].tolist()))
 
     else:
         raise InputError(
@@ -294,6 +288,13 @@ def _judgments(gold: GoldLike) -> tuple[_Judgments, list[str], np.ndarray]:
     if not query_ids:
         raise InputError("the gold set has no query", hint="add at least one query")
     return judgments, query_ids, order
+
+
+def _sorted_ids(ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """``ids`` in code-point order, and where each stood: positions sorted by their ids give both,
+    with no id -> position dict (its Python ints alone took 32 MB a million)."""
+    by_id = sorted(range(len(ids)), key=ids.__getitem__)
+    return list(map(ids.__getitem__, by_id)), np.array(by_id, dtype=np.int64)
 
 
 def _judgments_of_set(gold: GoldSet, order: np.ndarray) -> _Judgments:
