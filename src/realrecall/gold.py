@@ -89,7 +89,9 @@ class GoldQuery:
         """The value of a gold-set field used for slicing: a core field or any metadata key."""
         if name in ("query_id", "query", "origin", "type", "language"):
             return getattr(self, name)
-        return self.extra_fields().get(name)
+        if name == "provenance" and self.provenance is not None:
+            return self.provenance.to_dict()
+        return self.metadata.get(name)  # no copy of every field to read one
 
     def present_fields(self) -> list[str]:
         """The names :meth:`field` gives a value for (not None): what a slice can be made of."""

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.formats import jsonl
+from realrecall.formats.record_fields import RecordFields
 from realrecall.gold import load_gold
 
 
@@ -86,16 +87,42 @@ def test_a_field_of_many_distinct_texts_is_no_longer_remembered(
     assert all(query.metadata["form"] is queries[0].metadata["form"] for query in queries)
 
 
-def test_field_names_past_the_bound_are_kept_as_they_come(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_records_of_one_shape_share_one_name_table(tmp_path: Path) -> None:
+    # A dict per record took 184 bytes for three fields; records with the same names in the same
+    # order keep their values only, beside one shared table of names.
+    path = tmp_path / "gold.jsonl"
+    lines = [
+        {"query_id": "q0", "query": "question 0", "gold": {"p1": 1}, "form": "x", "source": "s"},
+        {"query_id": "q1", "query": "question 1", "gold": {"p1": 1}, "source": "s", "form": "x"},
+        {"query_id": "q2", "query": "question 2", "gold": {"p1": 1}, "form": "y", "source": "t"},
+        {"query_id": "q3", "query": "question 3", "gold": {"p1": 1}, "form": "y"},
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    first, reordered, same_shape, shorter = load_gold(path).queries
+
+    assert isinstance(first.metadata, RecordFields)
+    assert same_shape.metadata._positions is first.metadata._positions
+    assert reordered.metadata._positions is not first.metadata._positions  # its own order
+    assert shorter.metadata._positions is not first.metadata._positions
+    assert list(reordered.metadata) == ["source", "form"]
+    assert first.metadata == reordered.metadata == {"form": "x", "source": "s"}
+    assert [query.to_record() for query in load_gold(path)] == lines
+
+
+def test_shapes_past_the_bound_are_kept_as_they_come(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonl, "_SHARED_VALUES", 2)
     path = tmp_path / "gold.jsonl"
     lines = [
-        {"query_id": f"q{i}", "query": f"question {i}", "gold": {"p1": 1}, "a": "x", "b": "y", f"c{i}": "z"}
-        for i in range(4)
+        {"query_id": f"q{i}", "query": "?", "gold": {"p1": 1}, "a": "x", "b": "y", f"c{i % 4}": "z"}
+        for i in range(8)
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     queries = load_gold(path).queries
     assert [query.to_record() for query in queries] == lines
     assert queries[3].metadata["b"] is queries[0].metadata["b"]  # a known name's texts are still shared
+    tables = [query.metadata._positions for query in queries]
+    # The first two shapes are remembered, later ones are not.
+    assert tables[4] is tables[0]
+    assert tables[5] is tables[1]
+    assert tables[6] is not tables[2]
+    assert tables[7] is not tables[3]

@@ -20,6 +20,7 @@ import json
 import math
 import sys
 from collections.abc import Iterator, Mapping
+from itertools import filterfalse
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from realrecall.evidence import Evidence
 from realrecall.files import iter_jsonl, read_text_lines
 from realrecall.formats.grades import check_grade, plain_grades
 from realrecall.formats.ids import parse_id, text_id
+from realrecall.formats.record_fields import RecordFields
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
 from realrecall.provenance import Provenance
 
@@ -48,7 +50,7 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
 
 def iter_gold(path: Path, origin: str | None) -> Iterator[GoldRecord]:
     """``read_gold`` one record at a time: a caller making its own objects never holds every record."""
-    first_line: dict[str, int] = {}
+    seen: set[str] = set()  # line numbers are looked for again on a duplicate (a million took 70 MB)
     metadata = _Metadata()
     for number, record in iter_jsonl(path, what="query"):
         if "query_id" not in record:
@@ -56,14 +58,14 @@ def iter_gold(path: Path, origin: str | None) -> Iterator[GoldRecord]:
                 'query has no "query_id"', path=path, line=number, hint='add a unique "query_id"'
             )
         query_id = text_id(record["query_id"], '"query_id"', path, number, example='"q12"')
-        if query_id in first_line:
+        if query_id in seen:
             raise InputError(
-                f"duplicate query_id {query_id!r} (first seen on line {first_line[query_id]})",
+                f"duplicate query_id {query_id!r} ({_first_seen(path, query_id)})",
                 path=path,
                 line=number,
                 hint="make query ids unique",
             )
-        first_line[query_id] = number
+        seen.add(query_id)
         text = record.get("query")
         if not isinstance(text, str) or not text.strip():
             raise InputError(
@@ -97,39 +99,48 @@ def iter_gold(path: Path, origin: str | None) -> Iterator[GoldRecord]:
         )
 
 
+def _first_seen(path: Path, query_id: str) -> str:
+    """Where the first record with this id is (read again: only a duplicate asks for it)."""
+    for number, record in iter_jsonl(path, what="query"):
+        if parse_id(record["query_id"], '"query_id"') == query_id:
+            return f"first seen on line {number}"
+    return "first seen earlier; the file changed while it was read"
+
+
 class _Metadata:
     """The records' fields beyond the known ones, their names and repeated texts shared.
 
     JSON gives every record its own copy of every key and string: a million queries each holding
     ``"form": "question", "source": "tickets"`` kept four million strings (about 220 MB) where four
-    do. Each field name is kept once (up to ``_SHARED_VALUES`` names), and so is each text value of a
-    field, until the field has had ``_SHARED_VALUES`` distinct values (an id per record is not worth
-    remembering). Records with no other field share one empty dict. Nothing writes to a query's
-    metadata (a read-only Mapping).
+    do, and a dict each (184 bytes for three fields). Records with the same field names in the same
+    order share one name table (``RecordFields``; up to ``_SHARED_VALUES`` shapes), and each text
+    value of a field is kept once, until the field has had ``_SHARED_VALUES`` distinct values (an id
+    per record is not worth remembering). Records with no other field share one empty mapping.
     """
 
     def __init__(self) -> None:
-        self._names: dict[str, str] = {}
+        self._shapes: dict[tuple[str, ...], dict[str, int]] = {}
         self._texts: dict[str, dict[str, str] | None] = {}  # per field; None once it had too many
 
-    def of(self, record: Mapping[str, Any]) -> dict[str, Any]:
+    def of(self, record: Mapping[str, Any]) -> Mapping[str, Any]:
         if _KNOWN_FIELD_SET.issuperset(record):
             return _NO_METADATA
-        metadata: dict[str, Any] = {}
-        for name, value in record.items():
-            if name in _KNOWN_FIELD_SET:
-                continue
-            shared = self._names.get(name)
-            if shared is None and len(self._names) < _SHARED_VALUES:
-                shared = self._names[name] = name
-            if shared is None:  # more field names than are worth remembering: kept as they come
-                metadata[name] = value
-                continue
-            metadata[shared] = self._shared_text(shared, value) if type(value) is str else value
-        return metadata
+        names = tuple(filterfalse(_KNOWN_FIELD_SET.__contains__, record))
+        positions = self._shapes.get(names)
+        if positions is None:
+            positions = {name: index for index, name in enumerate(names)}
+            if len(self._shapes) < _SHARED_VALUES:  # more shapes than are worth remembering
+                self._shapes[names] = positions
+        values = []
+        for name in names:
+            value = record[name]
+            values.append(self._shared_text(name, value) if type(value) is str else value)
+        return RecordFields(positions, tuple(values))
 
     def _shared_text(self, name: str, value: str) -> str:
-        texts = self._texts.setdefault(name, {})
+        texts = self._texts.get(name, _UNSEEN)
+        if texts is _UNSEEN:
+            texts = self._texts[name] = {}
         if texts is None:
             return value
         shared = texts.get(value)
@@ -142,7 +153,8 @@ class _Metadata:
         return value
 
 
-_NO_METADATA: dict[str, Any] = {}
+_UNSEEN: dict[str, str] = {}  # a field whose texts _Metadata has not started keeping
+_NO_METADATA = RecordFields({}, ())
 _KNOWN_FIELD_SET = frozenset(_KNOWN_FIELDS)
 _SHARED_VALUES = 1024
 

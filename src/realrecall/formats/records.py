@@ -6,6 +6,7 @@ knows the line."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
 from realrecall.evidence import Evidence
@@ -26,7 +27,7 @@ class GoldRecord(TypedDict):
     origin: str | None
     type: str | None
     language: str | None
-    metadata: dict[str, Any]
+    metadata: Mapping[str, Any]  # read-only: a JSON Lines reader shares its name tables
     provenance: NotRequired[Provenance | None]
     evidence: NotRequired[tuple[Evidence, ...]]
 
