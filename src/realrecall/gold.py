@@ -20,7 +20,7 @@ nDCG and the reports need every judgment.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
 from pathlib import Path
@@ -33,6 +33,7 @@ from realrecall.evidence import Evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.formats import beir, jsonl, trec_qrels
 from realrecall.formats.grades import MAX_GRADE, check_grade, plain_grades
+from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.formats.records import ORIGINS, GoldRecord
 from realrecall.provenance import Provenance
 
@@ -68,7 +69,7 @@ class GoldQuery:
     origin: str | None = None
     type: str | None = None
     language: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = NO_FIELDS  # read-only and shared: no empty dict per query
     provenance: Provenance | None = None
     evidence: tuple[Evidence, ...] = ()
 

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from realrecall.formats.record_fields import RecordFields
+from realrecall.errors import InputError
+from realrecall.formats.record_fields import NO_FIELDS, RecordFields
+from realrecall.gold import GoldQuery
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
@@ -78,5 +80,16 @@ def test_is_read_only_and_refuses_a_mismatch() -> None:
         fields["a"] = 2  # type: ignore[index]
     with pytest.raises(AttributeError):
         fields.extra = 1  # type: ignore[attr-defined]
-    with pytest.raises(ValueError, match="2 names for 1 values"):
+    with pytest.raises(InputError, match="2 field names for 1 values"):
         RecordFields({"a": 0, "b": 1}, (1,))
+
+
+def test_hashes_by_its_items_so_the_empty_one_is_a_shared_default() -> None:
+    assert hash(_fields({"a": 1, "b": "x"})) == hash(_fields({"b": "x", "a": 1}))
+    assert {_fields({"a": 1}), _fields({"a": 1})} == {_fields({"a": 1})}
+    with pytest.raises(TypeError):
+        hash(_fields({"a": [1]}))  # an unhashable value, as in a tuple
+    first = GoldQuery("q1", "question", {"p": 1})
+    assert first.metadata == {}
+    assert first.metadata is NO_FIELDS
+    assert GoldQuery("q2", "question", {"p": 1}).metadata is first.metadata

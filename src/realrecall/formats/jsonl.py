@@ -29,7 +29,7 @@ from realrecall.evidence import Evidence
 from realrecall.files import iter_jsonl, read_text_lines
 from realrecall.formats.grades import check_grade, plain_grades
 from realrecall.formats.ids import parse_id, text_id
-from realrecall.formats.record_fields import RecordFields
+from realrecall.formats.record_fields import NO_FIELDS, RecordFields
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
 from realrecall.provenance import Provenance
 
@@ -124,7 +124,7 @@ class _Metadata:
 
     def of(self, record: Mapping[str, Any]) -> Mapping[str, Any]:
         if _KNOWN_FIELD_SET.issuperset(record):
-            return _NO_METADATA
+            return NO_FIELDS
         names = tuple(filterfalse(_KNOWN_FIELD_SET.__contains__, record))
         positions = self._shapes.get(names)
         if positions is None:
@@ -154,7 +154,6 @@ class _Metadata:
 
 
 _UNSEEN: dict[str, str] = {}  # a field whose texts _Metadata has not started keeping
-_NO_METADATA = RecordFields({}, ())
 _KNOWN_FIELD_SET = frozenset(_KNOWN_FIELDS)
 _SHARED_VALUES = 1024
 
