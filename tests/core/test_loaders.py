@@ -71,6 +71,10 @@ def test_blank_lines_are_skipped_and_line_numbers_stay_true(tmp_path):
         ('{"query_id": "q1", "query": "x", "gold": {"p1": 1}\n', "1: malformed JSON"),
         ("[1, 2]\n", "1: expected a JSON object, got list"),
         (jsonl(GOOD_QUERY, GOOD_QUERY), "2: duplicate query_id 'q1' (first seen on line 1)"),
+        (
+            jsonl(*({**GOOD_QUERY, "query_id": query_id} for query_id in (7, "q2", "7"))),
+            "3: duplicate query_id '7' (first seen on line 1)",  # an integer id is its text
+        ),
         (jsonl({**GOOD_QUERY, "gold": {}}), "1: empty gold: the query names no passage"),
         (jsonl({**GOOD_QUERY, "gold_ids": []} | {"gold": {}}), "1: empty gold"),
         (jsonl({k: v for k, v in GOOD_QUERY.items() if k != "gold"}), '1: query has no "gold" or "gold_ids"'),
