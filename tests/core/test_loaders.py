@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -364,3 +365,21 @@ def test_a_key_given_twice_in_a_gold_line_is_refused_not_last_one_wins(tmp_path,
         f"{path}:2: key {key!r} appears twice in one object; JSON keeps only the last one: give each passage "
         "(and field) once"
     )
+
+
+@pytest.mark.parametrize("origin", ["real", None])
+def test_a_trec_qrels_query_is_made_as_the_constructor_makes_it(tmp_path, origin):
+    # load_gold makes qrels queries without GoldQuery.__post_init__ (the reader checked the grades):
+    # every field must still be what the constructor gives, including ones added later.
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 p1 1\nq1 0 p2 0\nq2 0 p3 2\n")
+    loaded = load_gold(path, origin=origin)
+    assert [query.query_id for query in loaded] == ["q1", "q2"]
+    for query in loaded:
+        built = GoldQuery(query.query_id, "", dict(query.gold), origin)
+        assert query == built
+        for field in dataclasses.fields(GoldQuery):
+            mine, theirs = getattr(query, field.name), getattr(built, field.name)
+            assert mine == theirs, field.name
+            assert type(mine) is type(theirs), field.name
+    assert loaded["q1"].gold == {"p1": 1, "p2": 0}
