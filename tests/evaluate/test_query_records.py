@@ -92,11 +92,11 @@ def test_queries_with_no_fields_of_their_own_write_the_columns_their_records_giv
 def test_results_json_is_the_same_when_the_columns_are_listed_a_block_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import realrecall.evaluate.evaluation as evaluation
+    import realrecall.evaluate.results as results
 
     result = evaluate(_gold(), run=_run(), k=(1, 3), by=["source"])
     write_results(result, tmp_path / "whole.json")
-    monkeypatch.setattr(evaluation, "_LISTED_BLOCK", 4)  # 6 queries: a block of 4, then one of 2
+    monkeypatch.setattr(results, "_VALUES_PER_CHUNK", 4)  # 6 queries: a block of 4, then one of 2
     write_results(result, tmp_path / "blocks.json")
 
     assert (tmp_path / "blocks.json").read_text() == (tmp_path / "whole.json").read_text()

@@ -236,8 +236,7 @@ class CodedColumn:
 
     def code_blocks(self) -> Iterator[list[int]]:
         """The codes as Python ints, ``_VALUES_PER_CHUNK`` rows at a time."""
-        codes = self.codes
-        return (codes[at : at + _VALUES_PER_CHUNK].tolist() for at in range(0, len(codes), _VALUES_PER_CHUNK))
+        return listed_blocks(self.codes)
 
     @classmethod
     def of_numbers(cls, values: np.ndarray, *, zero_is_null: bool = False) -> CodedColumn | None:
@@ -257,6 +256,18 @@ class CodedColumn:
         # The smallest integers that hold the codes: every column is coded before the first is written.
         narrow = np.min_scalar_type(max(len(listed) - 1, 0))
         return cls(listed, codes.reshape(-1).astype(narrow))
+
+
+def listed_blocks(values: np.ndarray) -> Iterator[list[Any]]:
+    """``values.tolist()`` ``_VALUES_PER_CHUNK`` rows at a time: a million queries' floats as Python
+    objects, for five metrics, would take 200 MB at once while results.json is written."""
+    return (values[at : at + _VALUES_PER_CHUNK].tolist() for at in range(0, len(values), _VALUES_PER_CHUNK))
+
+
+def listed(values: np.ndarray) -> Iterator[Any]:
+    """``listed_blocks`` one value at a time, handed out in C by ``chain`` (a generator yielding each
+    one cost 0.3 s a million)."""
+    return chain.from_iterable(listed_blocks(values))
 
 
 def columns_of(queries: Sequence[QueryResult]) -> PerQueryColumns:
