@@ -232,11 +232,7 @@ class CodedColumn:
     """Integers, one per row: ``distinct[codes[i]]`` is row i's value."""
 
     def __iter__(self) -> Iterator[Any]:
-        return map(self.distinct.__getitem__, chain.from_iterable(self.code_blocks()))
-
-    def code_blocks(self) -> Iterator[list[int]]:
-        """The codes as Python ints, ``_VALUES_PER_CHUNK`` rows at a time."""
-        return listed_blocks(self.codes)
+        return map(self.distinct.__getitem__, listed(self.codes))
 
     @classmethod
     def of_numbers(cls, values: np.ndarray, *, zero_is_null: bool = False) -> CodedColumn | None:
@@ -671,7 +667,7 @@ def _array_chunks(values: Iterable[Any]) -> Iterator[str]:
     blocks: Iterator[str]
     if isinstance(values, CodedColumn):
         texts = [encode(value) for value in values.distinct]
-        blocks = (",".join(map(texts.__getitem__, codes)) for codes in values.code_blocks())
+        blocks = (",".join(map(texts.__getitem__, codes)) for codes in listed_blocks(values.codes))
     else:
         rows = iter(values)
         blocks = (encode(block)[1:-1] for block in iter(lambda: list(islice(rows, _VALUES_PER_CHUNK)), []))
