@@ -359,36 +359,79 @@ def test_the_parsers_memory_goes_back_before_each_next_step(
     ]
 
 
-@pytest.mark.parametrize(
-    ("text", "separators"),
-    [
-        (PLAIN, [True]),
-        (PLAIN.replace(" Q0 ", "  Q0  "), [True]),
-        (PLAIN.replace(" tag\n", " tag \n"), [True]),  # an empty field after the tag, ignored
-        (PLAIN.replace("\nq2", "\n  \nq2", 1), [True, False]),  # a line of spaces
-        (PLAIN.replace(" ", "\t"), [False]),
-    ],
-    ids=["single-spaces", "runs-of-spaces", "trailing-spaces", "line-of-spaces", "tabs"],
-)
-def test_a_file_without_tabs_is_parsed_with_the_space_separator_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, separators: list[bool]
-) -> None:
-    # The single-space separator is the quick one; what it cannot take goes to the regex separator.
-    calls: list[bool] = []
-    real = trec_runs._parse
+def parsers_tried(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Names of the parsers ``read_run_columns`` tries, in order: "arrow", "space" or "whitespace"."""
+    calls: list[str] = []
+    arrow, pandas = trec_runs._parse_arrow, trec_runs._parse
+    monkeypatch.setattr(
+        trec_runs,
+        "_parse_arrow",
+        lambda path, separator, comments: calls.append("arrow") or arrow(path, separator, comments=comments),
+    )
     monkeypatch.setattr(
         trec_runs,
         "_parse",
         lambda path, spaces_only, skip: (
-            calls.append(spaces_only) or real(path, spaces_only=spaces_only, skip=skip)
+            calls.append("space" if spaces_only else "whitespace")
+            or pandas(path, spaces_only=spaces_only, skip=skip)
         ),
     )
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("text", "parsers"),
+    [
+        (PLAIN, ["arrow"]),
+        (PLAIN.replace(" ", "\t"), ["arrow"]),  # tabs in a file with no space
+        (PLAIN.replace(" tag\n", " tag \n"), ["space"]),  # an empty field after the tag, ignored
+        (PLAIN.replace(" tag\n", " tag x\n"), ["arrow"]),  # a field after the tag on every line
+        ("# a header\n#\n" + PLAIN.replace("\nq2", "\n\n# q2\r\nq2"), ["arrow"]),  # other lengths
+        ("#q1 Q0 z 1 9 tag\n" + PLAIN, ["arrow"]),  # a comment as long as the lines, dropped after
+        ("# a b c d e\n" + PLAIN, ["arrow", "space"]),  # ... whose score field is a word
+        (PLAIN.replace(" tag\n", " tag x\n", 1), ["arrow", "space"]),  # one line longer
+        (PLAIN.replace(" Q0 ", "  Q0  "), ["space"]),
+        (" " + PLAIN, ["space"]),  # a line starting with its separator
+        (PLAIN.replace("\nq2", "\n  \nq2", 1), ["space", "whitespace"]),  # a line of spaces
+        (PLAIN.replace(" Q0 ", "\tQ0\t"), ["whitespace"]),
+    ],
+    ids=[
+        "single-spaces",
+        "single-tabs",
+        "trailing-spaces",
+        "field-after-tag",
+        "comments-and-blank-lines",
+        "comment-of-six-fields",
+        "comment-with-a-word-for-score",
+        "ragged",
+        "runs-of-spaces",
+        "leading-space",
+        "line-of-spaces",
+        "tabs-and-spaces",
+    ],
+)
+def test_each_file_goes_to_the_quickest_parser_that_reads_it_exactly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, parsers: list[str]
+) -> None:
+    # pyarrow takes one separator byte between fields; pandas' single-space separator takes runs of
+    # spaces, and its whitespace pattern anything else.
+    calls = parsers_tried(monkeypatch)
 
     run = load_run(write(tmp_path, text))
 
-    assert calls == separators
+    assert calls == parsers
     assert run._columns is not None
     same_run(run, exact(tmp_path / "run.txt"))
+
+
+def test_a_file_that_is_not_utf8_goes_to_the_reader_that_names_its_line(tmp_path: Path) -> None:
+    # The C parsers check only the fields they keep; the exact reader checks every byte.
+    path = write(tmp_path, PLAIN.encode().replace(b" Q0 b", b" Q\xff0 b"))
+
+    assert trec_runs.read_run_columns(path) is None
+    with pytest.raises(InputError, match="not valid UTF-8") as error:
+        load_run(path)
+    assert error.value.line == 2
 
 
 def test_the_reader_runs_on_small_pages_and_puts_numpy_s_hint_back(
@@ -397,11 +440,11 @@ def test_the_reader_runs_on_small_pages_and_puts_numpy_s_hint_back(
     # numpy's huge-page hint made the reader's fresh arrays slow to touch (see realrecall._pages).
     hint = np._core.multiarray._get_madvise_hugepage
     seen: list[bool] = []
-    real = trec_runs._parse
+    real = trec_runs._parse_arrow
     monkeypatch.setattr(
         trec_runs,
-        "_parse",
-        lambda path, spaces_only, skip: seen.append(hint()) or real(path, spaces_only=spaces_only, skip=skip),
+        "_parse_arrow",
+        lambda path, separator, comments: seen.append(hint()) or real(path, separator, comments=comments),
     )
     before = hint()
 

@@ -1,11 +1,10 @@
 """Every reader of a TREC run gives what the exact line reader gives, on generated files.
 
-The columnar reader (pandas' C parser, single-space or regex separator), the chunked reader and the
-exact reader must agree on every file: the same queries, ranked lists and scores, or an error on the
-same line. The files mix separators (runs of spaces, tabs, leading and trailing spaces), short and
-long lines, odd ids and scores, comment and blank lines: the layouts where a quicker parser could
-read fields differently.
-"""
+The columnar reader (pyarrow's CSV reader; pandas' C parser, single-space or regex separator), the
+chunked reader and the exact reader must agree on every file: the same queries, ranked lists and
+scores, or an error on the same line. The files mix separators (runs of spaces, tabs, leading and
+trailing spaces), short and long lines, odd ids and scores, comment and blank lines: the layouts
+where a quicker parser could read fields differently."""
 
 from __future__ import annotations
 
@@ -49,6 +48,30 @@ files = st.lists(st.one_of(lines(), lines(), lines(), skipped), min_size=1, max_
 )
 
 
+@st.composite
+def one_separator_files(draw: st.DrawFn) -> str:
+    """Files whose fields are parted by one byte (pyarrow's share): lines of other lengths, comments
+    as long as the data lines or not, blank lines, CRLF and a space before the line end."""
+    separator = draw(st.sampled_from([" ", " ", "\t"]))
+    width = draw(st.sampled_from([6, 6, 7]))
+    rows = []
+    for _ in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(["data"] * 6 + ["comment", "blank", "short", "long"]))
+        fields = [draw(ids), "Q0", draw(ids), "1", draw(scores), "tag", "extra"][:width]
+        fields = [field for field in fields if field] or ["q1"]
+        if kind == "comment":
+            fields = ["#" + fields[0], *fields[1:]][: draw(st.integers(1, 8))]
+        elif kind == "blank":
+            fields = []
+        elif kind == "short":
+            fields = fields[:5]
+        elif kind == "long":
+            fields = [*fields, "more"]
+        end = draw(st.sampled_from(["", "", "", "\r", " "])) if separator == " " else ""
+        rows.append(separator.join(fields) + end)
+    return "\n".join(rows) + draw(st.sampled_from(["\n", "\n", ""]))
+
+
 def outcome(read: object) -> tuple[str, object]:
     try:
         run = read()  # type: ignore[operator]
@@ -80,3 +103,12 @@ def test_the_quick_readers_agree_with_the_exact_reader(text: str) -> None:
         exact = read_with(path, columns=False, chunks=False)
         assert read_with(path, columns=True, chunks=False) == exact
         assert read_with(path, columns=False, chunks=True) == exact
+
+
+@given(one_separator_files())
+@settings(max_examples=300, deadline=None)
+def test_the_readers_agree_on_files_with_one_separator_byte(text: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.txt"
+        path.write_text(text, encoding="utf-8")
+        assert read_with(path, columns=True, chunks=False) == read_with(path, columns=False, chunks=False)
