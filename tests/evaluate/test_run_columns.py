@@ -238,6 +238,21 @@ def test_bad_lines_still_name_the_line(tmp_path: Path, text: str | bytes, line: 
     assert error.value.line == line
 
 
+@given(st.lists(st.text(alphabet="ab#\xe90", max_size=40), min_size=1, max_size=60), st.integers(0, 60))
+@settings(max_examples=200, deadline=None)
+def test_a_fingerprint_depends_on_the_id_alone(ids: list[str], cut: int) -> None:
+    # Alone, an id takes the whole-array steps; among shorter ones, the steps by index.
+    import pyarrow as pa
+
+    whole = trec_runs.fingerprints(pa.array(ids)).tolist()
+    parts = [pa.array(ids[:cut], type=pa.string()), pa.array(ids[cut:], type=pa.string())]
+    split = trec_runs.fingerprints(pa.chunked_array(parts)).tolist()
+    alone = [int(trec_runs.fingerprints(pa.array([id_]))[0]) for id_ in ids]
+
+    assert whole == split == alone
+    assert len(set(whole)) == len(set(ids))  # 64 bits: a collision here would be a bug, not chance
+
+
 def test_equal_fingerprints_in_one_query_send_the_file_to_the_exact_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -495,26 +495,42 @@ def _fingerprint_chunk(chunk: Any) -> np.ndarray:
     starts = offsets[chunk.offset : chunk.offset + len(chunk)].astype(np.int64) - begin
     ends = starts + lengths
     with np.errstate(over="ignore"):
-        h: np.ndarray = _mix(words[starts] & _MASKS[np.minimum(lengths, 8)]) ^ (
-            lengths.astype(np.uint64) * np.uint64(_MIX)
-        )
+        h: np.ndarray = _mix(words[starts] & _MASKS[np.minimum(lengths, 8)])
+        h ^= lengths.astype(np.uint64) * np.uint64(_MIX)
         # Every further 8-byte word, the last one ending with the id (it may overlap the one before).
-        step = 1
-        longer = np.flatnonzero(lengths > 8)
-        while len(longer):
-            at = np.minimum(starts[longer] + 8 * step, ends[longer] - 8)
-            h[longer] = _mix(h[longer] ^ words[at]) + np.uint64(step)
+        # While every id has one more word, whole arrays are taken, not gathered by index.
+        step, longer = 1, None
+        while True:
+            if longer is None:
+                more = lengths > 8 * step
+                if not more.all():
+                    longer = np.flatnonzero(more)
+            else:
+                longer = longer[lengths[longer] > 8 * step]
+            if longer is None:
+                h ^= words[np.minimum(starts + 8 * step, ends - 8)]
+                h = _mix(h)
+                h += np.uint64(step)
+            elif len(longer):
+                at = np.minimum(starts[longer] + 8 * step, ends[longer] - 8)
+                h[longer] = _mix(h[longer] ^ words[at]) + np.uint64(step)
+            else:
+                return h
             step += 1
-            longer = longer[lengths[longer] > 8 * step]
-    return h
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser: every input bit reaches every output bit."""
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    mixed: np.ndarray = x ^ (x >> np.uint64(31))
-    return mixed
+    """splitmix64's finaliser, in place (``x`` is always a fresh array here): every input bit reaches
+    every output bit."""
+    shifted = x >> np.uint64(30)
+    x ^= shifted
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    np.right_shift(x, np.uint64(27), out=shifted)
+    x ^= shifted
+    x *= np.uint64(0x94D049BB133111EB)
+    np.right_shift(x, np.uint64(31), out=shifted)
+    x ^= shifted
+    return x
 
 
 def _distinct_within(values: np.ndarray, offsets: np.ndarray) -> bool:
