@@ -22,7 +22,7 @@ import numpy as np
 
 from realrecall._pages import small_pages
 from realrecall.errors import InputError
-from realrecall.formats import jsonl, sniff_run, trec_runs
+from realrecall.formats import jsonl, sniff_run, trec_columns, trec_runs
 
 if TYPE_CHECKING:
     from realrecall.formats.trec_runs import RunColumns
@@ -254,7 +254,7 @@ class Run:
         where = _find_in_segments(self._prints, self._offsets, segments[asked], prints)
         hit = np.flatnonzero(where >= 0)
         # Compared as Arrow strings: no Python string is made per hit.
-        found = trec_runs.take_rows(columns.passage_ids, where[hit])
+        found = trec_columns.take_rows(columns.passage_ids, where[hit])
         same = pc.equal(found, wanted.take(pa.array(hit))).to_numpy(zero_copy_only=False)
         hit = hit[same]
         out[asked[hit]] = where[hit] - self._offsets[segments[asked[hit]]]
@@ -326,7 +326,7 @@ class Run:
                 take = min(depth, width)
                 chosen[sel, :take] = starts[sel, None] + order[:, :take]
         flat = chosen[np.arange(depth)[None, :] < keep[:, None]]
-        ids: list[str] = trec_runs.take_rows(self._columns.passage_ids, flat).to_pylist()
+        ids: list[str] = trec_columns.take_rows(self._columns.passage_ids, flat).to_pylist()
         out: list[tuple[str, ...]] = [()] * len(query_ids)
         bounds = np.r_[0, np.cumsum(keep)].tolist()
         for j, (i, begin, end) in enumerate(zip(present.tolist(), bounds, bounds[1:], strict=False)):

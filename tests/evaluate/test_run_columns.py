@@ -381,7 +381,7 @@ def parsers_tried(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(
         trec_runs,
         "_parse_arrow",
-        lambda path, separator, comments: calls.append("arrow") or arrow(path, separator, comments=comments),
+        lambda path, layout: calls.append("arrow") or arrow(path, layout),
     )
     monkeypatch.setattr(
         trec_runs,
@@ -459,7 +459,7 @@ def test_the_reader_runs_on_small_pages_and_puts_numpy_s_hint_back(
     monkeypatch.setattr(
         trec_runs,
         "_parse_arrow",
-        lambda path, separator, comments: seen.append(hint()) or real(path, separator, comments=comments),
+        lambda path, layout: seen.append(hint()) or real(path, layout),
     )
     before = hint()
 

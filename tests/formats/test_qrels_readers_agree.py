@@ -1,6 +1,7 @@
-"""The chunked qrels reader gives what the exact line reader gives, on generated files.
+"""The quick qrels readers (chunked, columns) give what the exact line reader gives, on generated
+files.
 
-Either it takes a file and returns the same judgments in the same order, or it declines and the line
+Either one takes a file and returns the same judgments in the same order, or it declines and the line
 reader reads it. The files mix separators, short and long lines, odd ids and grades, comment lines
 (a first field starting with ``#``, after whitespace too) and blank lines: what trec_eval skips, and
 what it does not (a ``#`` inside an id, or starting a field other than the first).
@@ -49,11 +50,12 @@ def outcome(path: Path) -> tuple[str, object]:
 
 @given(files)
 @settings(max_examples=300, deadline=None)
-def test_the_chunked_reader_agrees_with_the_line_reader(text: str) -> None:
+def test_the_quick_readers_agree_with_the_line_reader(text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "qrels.txt"
         path.write_text(text, encoding="utf-8")
-        fast = trec_qrels.read_qrels_fast(path)
-        if fast is not None:
-            taken = [(query, list(judged.items())) for query, judged in fast.items()]
-            assert outcome(path) == ("judged", taken)
+        for read in (trec_qrels.read_qrels_fast, trec_qrels.read_qrels_columns):
+            quick = read(path)
+            if quick is not None:
+                taken = [(query, list(judged.items())) for query, judged in quick.items()]
+                assert outcome(path) == ("judged", taken)

@@ -3,25 +3,34 @@
 ``#`` comment lines are allowed; TREC qrels carry no query text. The same judgment given twice is
 harmless; two different grades for one passage of one query are refused (see ``Judgments``).
 
-Two readers: ``read_qrels_fast`` splits chunks of lines with one C-level ``str.split`` each (the same
-split the exact reader does per line, so the fields are the same). It skips comment and blank lines
-and ignores fields after the grade, as the exact reader does, and declines (returns None) any file it
-cannot take exactly: a line short of fields, lines of different lengths in one chunk, a grade that is
-not ASCII ``[+-]digits`` within range, a judgment given twice, bytes that are not UTF-8. The exact
-reader then reads line by line and names the line that is wrong; ``read_judgments`` tries one, then
-the other.
+Three readers, tried in turn by ``read_judgments``. ``read_qrels_columns`` (big files) reads columns
+with pyarrow's CSV reader where it reads the file exactly as trec_eval does (``trec_columns``), and
+makes the dicts in C-level passes. ``read_qrels_fast`` splits chunks of lines with one C-level
+``str.split`` each (the same split the exact reader does per line, so the fields are the same). Both
+skip comment and blank lines and ignore fields after the grade, as the exact reader does, and decline
+(return None) any file they cannot take exactly: a line short of fields, lines of different lengths,
+a grade that is not ASCII ``[+-]digits`` within range, a judgment given twice, bytes that are not
+UTF-8. The exact reader then reads line by line and names the line that is wrong.
 """
 
 from __future__ import annotations
 
+from itertools import islice, repeat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from realrecall.errors import InputError
 from realrecall.files import read_text_lines
 from realrecall.formats.grades import MAX_GRADE, text_grade
 from realrecall.formats.token_chunks import c_split, token_chunks
 
-__all__ = ["Judgments", "read_judgments", "read_qrels_fast"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["Judgments", "read_judgments", "read_qrels_columns", "read_qrels_fast"]
+
+# Below this size the chunked reader is as quick and spares importing pyarrow.
+COLUMNS_MIN_BYTES = 8 << 20
 
 
 class Judgments(dict[str, dict[str, int]]):
@@ -54,8 +63,74 @@ class Judgments(dict[str, dict[str, int]]):
 
 def read_judgments(path: Path) -> dict[str, dict[str, int]]:
     """``{query_id: {passage_id: grade}}`` of a TREC qrels file, queries in the order they first appear."""
-    judged = read_qrels_fast(path)
+    judged = None
+    if path.is_file() and path.stat().st_size >= COLUMNS_MIN_BYTES:
+        judged = read_qrels_columns(path)
+    if judged is None:
+        judged = read_qrels_fast(path)
     return _read_qrels_exact(path) if judged is None else judged
+
+
+def read_qrels_columns(path: Path) -> dict[str, dict[str, int]] | None:
+    """``{query_id: {passage_id: grade}}`` read by pyarrow's CSV reader, or None for anything to look at
+    closer (a file it cannot read as trec_eval does, a bad grade, a judgment given twice, a query
+    split across the file).
+
+    The dicts are made with no Python code per query: ``dict(islice(pairs, n))`` mapped over the
+    queries' row counts, which the query id column gives in one C-level comparison.
+    """
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return None
+    import numpy as np  # here, not at the top: gold sets load without numpy
+
+    from realrecall._pages import give_back_memory
+    from realrecall.formats.trec_columns import query_starts, read_table, scan, take_rows
+
+    layout = scan(path)
+    if layout is None or layout.separator is None:
+        return None
+    # Grades as text, each distinct one read by ``_grades`` (pyarrow's integers take "0x1").
+    text, codes = pa.string(), pa.dictionary(pa.int32(), pa.string())
+    table = read_table(path, layout, fields=4, columns={0: text, 2: text, 3: codes})
+    if table is None:
+        return None
+    grades = _coded_grades(table.column("3"))
+    if grades is None:
+        return None
+    qids = table.column("0")
+    starts = query_starts(qids)
+    query_ids: list[str] = take_rows(qids, starts).to_pylist()
+    if len(set(query_ids)) != len(query_ids):
+        return None  # a query split across the file: the chunked reader joins it
+    rows = len(qids)
+    counts = np.diff(np.r_[starts, rows]).tolist()
+    pairs = zip(table.column("2").to_pylist(), grades, strict=True)
+    del table, qids, grades
+    judged = dict(zip(query_ids, map(dict, map(islice, repeat(pairs), counts)), strict=True))
+    del pairs
+    # The columns' pages go back now, not after the run is read (190 MB of 1M queries' qrels).
+    give_back_memory()
+    # A judgment given twice (harmless or conflicting) leaves fewer entries than lines: the exact
+    # reader tells which.
+    if sum(map(len, judged.values())) != rows:
+        return None
+    return judged
+
+
+def _coded_grades(column: pa.ChunkedArray) -> list[int] | None:
+    """The grades of a dictionary-coded column, each distinct text read once by ``_grades``."""
+    import numpy as np
+
+    values: list[np.ndarray] = []
+    for chunk in column.chunks:
+        read = _grades(chunk.dictionary.to_pylist())
+        if read is None:
+            return None
+        values.append(np.asarray(read, dtype=np.int64)[chunk.indices.to_numpy(zero_copy_only=False)])
+    grades: list[int] = np.concatenate(values).tolist() if values else []
+    return grades
 
 
 def read_qrels_fast(path: Path) -> dict[str, dict[str, int]] | None:

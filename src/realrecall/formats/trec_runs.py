@@ -18,7 +18,6 @@ any file they cannot read exactly as trec_eval does.
 
 from __future__ import annotations
 
-import codecs
 import math
 import mmap
 from collections.abc import Sequence
@@ -33,6 +32,7 @@ import numpy as np
 from realrecall._pages import give_back_memory, small_pages
 from realrecall.errors import InputError
 from realrecall.formats.token_chunks import C_SPACE_BUT_LF, c_split, token_chunks
+from realrecall.formats.trec_columns import BOM, Layout, query_starts, read_table, scan, take_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -43,18 +43,11 @@ __all__ = [
     "read_run",
     "read_run_columns",
     "read_run_fast",
-    "take_rows",
 ]
-
-_BOM = codecs.BOM_UTF8
 
 
 # Below this size the chunked Python reader is as quick and spares importing pandas and pyarrow.
 COLUMNS_MIN_BYTES = 8 << 20
-# Bytes the C parser reads differently from trec_eval (C whitespace it keeps in a field, NUL): a file
-# holding one goes to another reader. A lone "\r" is checked apart (CRLF files are fine), and so is
-# "#": a comment line is skipped by its number, a "#" inside an id is part of the id to both.
-_DECLINED_BYTES = (b"\v", b"\f", b"\0")
 # Comment lines handed to the C parser to skip, at most; a file with more goes to the chunked reader.
 _MAX_COMMENT_LINES = 1 << 20
 # "#" after whitespace looked at one by one (the start of a comment line's first field, or of another
@@ -62,8 +55,6 @@ _MAX_COMMENT_LINES = 1 << 20
 _MAX_LOOKBACKS = 1 << 16
 # Bytes of the file compared at a time while looking for comment lines (a bounded temporary array).
 _SCAN_BYTES = 1 << 24
-# Bytes looked at a time for empty fields: a block's two buffers stay in the CPU cache.
-_PAIR_BYTES = 1 << 20
 _MIX = 0x9E3779B97F4A7C15
 
 
@@ -88,25 +79,24 @@ class RunColumns:
 def read_run_columns(path: Path) -> RunColumns | None:
     """Read a TREC run with a C parser into Arrow columns; None for anything it might misread.
 
-    pyarrow's CSV reader, on one thread, takes a file whose fields are parted by one separator byte (a
-    space, or a tab in a file with no space) with no field left empty: it splits exactly where
-    trec_eval does. Other files go to pandas' C parser, which takes runs of spaces and tabs. Either ends
-    lines at LF, CRLF or CR, as trec_eval splits on C whitespace and ends lines at LF: the differences
-    are declined up front by a memchr scan for a few bytes (VT, FF, NUL, a CR not followed by LF), and
-    a file that is not UTF-8 (the exact reader names its line). Comment lines (a first field starting
-    with ``#``) are dropped; short lines show up as an empty tag, bad scores as a parse error,
-    duplicates as equal fingerprints within a query. Another reader then reads a declined file, or
-    names the line that is wrong.
+    pyarrow's CSV reader, on one thread, takes a file whose fields are parted by one separator byte
+    with no field left empty (``trec_columns``). Other files go to pandas' C parser, which takes runs
+    of spaces and tabs and skips comment lines by their numbers. Both end lines at LF, CRLF or CR, as
+    trec_eval splits on C whitespace and ends lines at LF: the differences are declined up front by
+    ``trec_columns.scan`` (VT, FF, NUL, a CR not followed by LF), and so is a file that is not UTF-8
+    (the exact reader names its line). Short lines show up as an empty tag or another line length,
+    bad scores as a parse error, duplicates as equal fingerprints within a query. Another reader then
+    reads a declined file, or names the line that is wrong.
     """
     try:
         import pandas as pd  # noqa: F401  (both or neither: the columns are Arrow strings)
         import pyarrow as pa  # noqa: F401
     except ImportError:
         return None
-    layout = _layout(path)
+    layout = scan(path)
     if layout is None:
         return None
-    parsed = _parse_arrow(path, layout.separator, comments=layout.hashes) if layout.separator else None
+    parsed = _parse_arrow(path, layout) if layout.separator else None
     if parsed is None:
         comments = _comment_lines_of(path) if layout.hashes else []
         if comments is None:
@@ -134,86 +124,22 @@ def read_run_columns(path: Path) -> RunColumns | None:
     return RunColumns(query_ids, offsets, pids, scores, prints)
 
 
-def _parse_arrow(
-    path: Path, separator: str, *, comments: bool
-) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray] | None:
-    """Query ids, passage ids and scores as pyarrow's CSV reader reads them; None when it cannot.
-
-    ``separator`` parts every two fields of every line by one byte and no field is empty (``_layout``
-    checked), so the reader's fields are trec_eval's. Each line should have as many fields as the
-    first that is not a comment: a line with another number is skipped when trec_eval skips it
-    (blank, a comment) and declines the file otherwise. A comment line with as many fields is read,
-    then dropped by its first field; one whose score field is not a number declines the file
-    (pandas then skips it by its number).
-    """
+def _parse_arrow(path: Path, layout: Layout) -> tuple[pa.ChunkedArray, pa.ChunkedArray, np.ndarray] | None:
+    """Query ids, passage ids and scores as pyarrow's CSV reader reads them (``trec_columns``); None
+    when it cannot. The tag is not read: the layout has no empty field, so a line long enough has one."""
     import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pa_csv
 
-    width = _first_width(path, separator)
-    if width is None:
+    table = read_table(path, layout, fields=6, columns={0: pa.string(), 2: pa.string(), 4: pa.float64()})
+    if table is None:
         return None
-    names = [str(i) for i in range(width)]
-    text = pa.string()
-    try:
-        table = pa_csv.read_csv(
-            path,
-            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
-            parse_options=pa_csv.ParseOptions(
-                delimiter=separator,
-                quote_char=False,  # a quote is part of an id, as in trec_eval
-                double_quote=False,
-                escape_char=False,
-                invalid_row_handler=_skipped_by_trec_eval,
-            ),
-            convert_options=pa_csv.ConvertOptions(
-                # The tag is not read: ``_layout`` found no empty field, so every line long enough
-                # has one.
-                include_columns=["0", "2", "4"],
-                column_types={"0": text, "2": text, "4": pa.float64()},
-                null_values=[],  # "NA", "null", "" are ids (or bad scores), never missing values
-                strings_can_be_null=False,
-                check_utf8=False,  # ``_layout`` checked the whole file at once
-            ),
-            # The C library's malloc, not pyarrow's default pool (mimalloc): that one took fresh
-            # pages from the system as the reader went, slow to touch on this project's virtual
-            # machines (1.4-1.7 s in the kernel for a 300 MB run, against 0.5-0.6 s). jemalloc was as
-            # quick but kept 90 MB of freed pages that ``give_back_memory`` trims from malloc's heap.
-            memory_pool=pa.system_memory_pool(),
-        )
-    except pa.ArrowInvalid:  # a bad score, a line of another length: another reader's job
-        return None
-    if comments:
-        kept = pc.invert(pc.starts_with(table.column("0"), "#"))
-        if not pc.all(kept).as_py():
-            table = table.filter(kept)
     qids, pids = table.column("0"), table.column("2")
     # numpy joins the chunks (views of them) on malloc's heap; ``ChunkedArray.to_numpy`` would join
     # them in pyarrow's default pool, which keeps the pages once the array is freed.
-    scores = np.concatenate([chunk.to_numpy() for chunk in table.column("4").chunks] or [np.zeros(0)])
+    scores = np.concatenate([chunk.to_numpy() for chunk in table.column("4").chunks])
     del table
-    if len(scores) == 0 or np.isnan(scores).any():
+    if np.isnan(scores).any():
         return None
     return qids, pids, scores
-
-
-def _skipped_by_trec_eval(row: Any) -> str:
-    """The CSV reader's word for a line of another length: skip it if trec_eval does, else stop."""
-    fields = c_split(row.text)
-    return "skip" if not fields or fields[0].startswith("#") else "error"
-
-
-def _first_width(path: Path, separator: str) -> int | None:
-    """Fields of the first line that is not blank or a comment, split on ``separator``; None under 6."""
-    with path.open("rb") as handle:
-        for number, line in enumerate(handle):
-            if number == 0:
-                line = line.removeprefix(_BOM)
-            fields = line.split()  # bytes split on C whitespace, as trec_eval does
-            if fields and not fields[0].startswith(b"#"):
-                width = len(line.rstrip(b"\r\n").split(separator.encode()))
-                return width if width >= 6 else None
-    return None
 
 
 def _parse(
@@ -262,87 +188,8 @@ def _parse(
     return qids, pids, scores
 
 
-@dataclass(frozen=True)
-class _Layout:
-    """What the byte scan of a run file found, for choosing its parser."""
-
-    spaces_only: bool
-    """No tab: pandas can part fields on a space (quicker than its whitespace pattern)."""
-    separator: str | None
-    """The one byte parting every two fields (a space, or a tab in a file with no space), and
-    starting or ending no line: no field is empty. None when fields are parted by runs of whitespace
-    or by both, or a line starts or ends with whitespace."""
-    hashes: bool
-    """The file holds a ``#``: it may hold comment lines."""
-
-
-def _layout(path: Path) -> _Layout | None:
-    """The separators of a run file and whether it holds a ``#``; None when it holds a byte the C
-    parsers would read differently from trec_eval (memchr speed) or is not UTF-8."""
-    with path.open("rb") as handle:
-        if handle.seek(0, 2) == 0:
-            return None
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if any(data.find(byte) >= 0 for byte in _DECLINED_BYTES):
-                return None
-            # trec_eval ends lines only at LF: a CR elsewhere is whitespace to it, a line end to pandas.
-            if data.find(b"\r") >= 0 and _lone_carriage_returns(data):
-                return None
-            if not _utf8(data):
-                return None
-            tabs = data.find(b"\t") >= 0
-            separator = " " if not tabs else "\t" if data.find(b" ") < 0 else None
-            if separator is not None and _empty_fields(data, ord(separator)):
-                separator = None
-            return _Layout(spaces_only=not tabs, separator=separator, hashes=data.find(b"#") >= 0)
-
-
-def _utf8(data: mmap.mmap) -> bool:
-    """Whether the whole file is UTF-8, checked by Arrow in place (SIMD: 0.02 s for 460 MB)."""
-    import pyarrow as pa
-
-    bounds = pa.py_buffer(np.array([0, len(data)], dtype=np.int64))
-    whole = pa.Array.from_buffers(pa.large_string(), 1, [None, bounds, pa.py_buffer(data)])
-    try:
-        whole.validate(full=True)
-    except pa.ArrowInvalid:
-        return False
-    finally:
-        del whole  # it holds the map's buffer, which must be released before the map closes
-    return True
-
-
-def _empty_fields(data: mmap.mmap, separator: int) -> bool:
-    """Whether ``separator`` comes twice in a row, or starts or ends a line anywhere: the only ways
-    to an empty field when one byte parts fields.
-
-    A block at a time, into two reused buffers kept in the CPU cache: a clean file has no two
-    whitespace (or control) bytes in a row, and only a block holding a pair (CRLF, a blank line) is
-    looked at closely. 0.06 s for 460 MB, where whole-block temporaries took 0.45 s.
-    """
-    view = np.frombuffer(data, dtype=np.uint8)
-    start = len(_BOM) if bytes(view[: len(_BOM)]) == _BOM else 0
-    if len(view) > start and separator in (view[start], view[-1]):
-        return True
-    spaced = np.empty(_PAIR_BYTES + 1, dtype=bool)
-    pairs = np.empty(_PAIR_BYTES, dtype=bool)
-    for begin in range(start, len(view) - 1, _PAIR_BYTES):
-        block = view[begin : begin + _PAIR_BYTES + 1]  # one byte more: the pair across blocks
-        n = len(block)
-        np.less_equal(block, 32, out=spaced[:n])
-        np.logical_and(spaced[1:n], spaced[: n - 1], out=pairs[: n - 1])
-        if pairs[: n - 1].any() and _empty_field_in(block, separator):
-            return True
-    return False
-
-
-def _empty_field_in(block: np.ndarray, separator: int) -> bool:
-    at = block == separator
-    ends = (block == 10) | (block == 13)
-    return bool(((at[1:] & (at[:-1] | ends[:-1])) | (at[:-1] & ends[1:])).any())
-
-
 def _comment_lines_of(path: Path) -> list[int] | None:
+    """``comment_lines`` of the file at ``path`` (for pandas, which skips them by number)."""
     with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
         return comment_lines(data)
 
@@ -357,7 +204,7 @@ def comment_lines(data: mmap.mmap | bytes) -> list[int] | None:
     line's start.
     """
     view = np.frombuffer(data, dtype=np.uint8)
-    start = len(_BOM) if bytes(view[: len(_BOM)]) == _BOM else 0  # the reader skips a BOM
+    start = len(BOM) if bytes(view[: len(BOM)]) == BOM else 0  # the reader skips a BOM
     found: list[int] = []
     lookbacks = 0
     lines_before, counted_to = 0, 0  # line ends in view[:counted_to]
@@ -400,13 +247,6 @@ _SPACE_BYTES = C_SPACE_BUT_LF.encode()
 _SPACE_BUT_LF = np.frombuffer(_SPACE_BYTES, dtype=np.uint8)
 
 
-def _lone_carriage_returns(data: mmap.mmap) -> int:
-    # The arrays borrow the map's buffer; they are gone when this returns, so the map can close.
-    view = np.frombuffer(data, dtype=np.uint8)
-    cr = view == 13
-    return int(np.count_nonzero(cr)) - int(np.count_nonzero(cr[:-1] & (view[1:] == 10)))
-
-
 def _lengths(chunk: pa.Array) -> np.ndarray:
     """Byte lengths of a string array's values, read from its offsets buffer."""
     wide = str(chunk.type) == "large_string"
@@ -424,12 +264,10 @@ def _group_by_query(
 ) -> tuple[pa.Array, np.ndarray, pa.ChunkedArray, np.ndarray] | None:
     """Rows grouped by query in first-appearance order; a query split across the file is joined."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     n = len(qids)
-    changed = pc.not_equal(qids.slice(1), qids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(changed) + 1
-    heads = take_rows(qids, np.r_[0, starts])
+    starts = query_starts(qids)
+    heads = take_rows(qids, starts)
     # Checked as Python strings (a blank id is Python's notion), which are dropped after: the run
     # keeps its query ids in Arrow.
     names: list[str] = heads.to_pylist()
@@ -438,7 +276,7 @@ def _group_by_query(
     distinct = len(set(names)) == len(names)
     del names
     if distinct:
-        return heads, np.r_[0, starts, n].astype(np.int64), pids, scores
+        return heads, np.r_[starts, n].astype(np.int64), pids, scores
     # A query came back after others: trec_eval reads them as one, so sort rows by first appearance.
     encoded = qids.combine_chunks().dictionary_encode()
     codes = encoded.indices.to_numpy(zero_copy_only=False)
@@ -447,29 +285,6 @@ def _group_by_query(
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
     return encoded.dictionary, offsets, pids.take(pa.array(order)), scores[order]
-
-
-def take_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
-    """``column.take(rows)`` chunk by chunk: ``ChunkedArray.take`` first joins every chunk into one
-    array, a copy of the whole column (100 MB for 10M passage ids) to pick a few rows."""
-    import pyarrow as pa
-
-    lengths = np.fromiter((len(chunk) for chunk in column.chunks), dtype=np.int64, count=column.num_chunks)
-    bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=bounds[1:])
-    order = np.argsort(rows, kind="stable")
-    ordered = np.asarray(rows, dtype=np.int64)[order]
-    cuts = np.searchsorted(ordered, bounds).tolist()
-    parts = [
-        chunk.take(pa.array(ordered[begin:end] - bounds[i]))
-        for i, (chunk, begin, end) in enumerate(zip(column.chunks, cuts, cuts[1:], strict=False))
-        if end > begin
-    ]
-    if not parts:
-        return pa.array([], type=column.type)
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return pa.concat_arrays(parts).take(pa.array(inverse))
 
 
 def fingerprints(ids: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -600,7 +415,7 @@ def read_run_fast(path: Path) -> tuple[dict[str, dict[str, float]], np.ndarray] 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
     data = path.read_bytes()
-    if data.startswith(_BOM):
+    if data.startswith(BOM):
         data = data[3:]
     try:
         text = data.decode("utf-8")
