@@ -313,25 +313,19 @@ def _fingerprint_chunk(chunk: Any) -> np.ndarray:
         h: np.ndarray = _mix(words[starts] & _MASKS[np.minimum(lengths, 8)])
         h ^= lengths.astype(np.uint64) * np.uint64(_MIX)
         # Every further 8-byte word, the last one ending with the id (it may overlap the one before).
-        # While every id has one more word, whole arrays are taken, not gathered by index.
-        step, longer = 1, None
-        while True:
-            if longer is None:
-                more = lengths > 8 * step
-                if not more.all():
-                    longer = np.flatnonzero(more)
-            else:
-                longer = longer[lengths[longer] > 8 * step]
-            if longer is None:
+        step = 1
+        longer = np.flatnonzero(lengths > 8)
+        while len(longer):
+            if len(longer) == len(h):  # every id has one more word: whole arrays, not gathered by index
                 h ^= words[np.minimum(starts + 8 * step, ends - 8)]
                 h = _mix(h)
                 h += np.uint64(step)
-            elif len(longer):
+            else:
                 at = np.minimum(starts[longer] + 8 * step, ends[longer] - 8)
                 h[longer] = _mix(h[longer] ^ words[at]) + np.uint64(step)
-            else:
-                return h
             step += 1
+            longer = longer[lengths[longer] > 8 * step]
+    return h
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
