@@ -77,10 +77,11 @@ def read_table(
     cannot take the file exactly as trec_eval reads it (``layout.separator`` is None, a line of
     another length, a value of another type), or the file holds no line.
 
-    ``fields``: how many a line needs (6 for a run, 4 for qrels). Each line should have as many as
-    the first that is not a comment: a line with another number is skipped when trec_eval skips it
-    (blank, a comment) and declines the file otherwise. A comment line with as many fields is read,
-    then dropped by its first field; one whose fields do not convert declines the file.
+    ``columns`` holds field 0 (the query id, which tells comment lines); ``fields``: how many a line
+    needs (6 for a run, 4 for qrels). Each line should have as many as the first that is not a
+    comment: a line with another number is skipped when trec_eval skips it (blank, a comment) and
+    declines the file otherwise. A comment line with as many fields is read, then dropped by its
+    first field; one whose fields do not convert declines the file.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -93,8 +94,6 @@ def read_table(
         return None
     names = [str(i) for i in range(width)]
     types = {str(number): kind for number, kind in columns.items()}
-    if layout.hashes:
-        types.setdefault("0", pa.string())  # comment lines are told by their first field
     try:
         table = pa_csv.read_csv(
             path,
@@ -125,8 +124,6 @@ def read_table(
         kept = pc.invert(pc.starts_with(table.column("0"), "#"))
         if not pc.all(kept).as_py():
             table = table.filter(kept)
-        if 0 not in columns:
-            table = table.drop_columns(["0"])
     return table if table.num_rows else None
 
 
