@@ -140,10 +140,14 @@ def score_queries(
         blocks.append(
             _score_block(judgments(begin, end), the_run, block, rows[begin:end], threshold, parsed, tokens)
         )
-        if the_run._columns is not None:
-            from realrecall._pages import give_back_memory
+    if the_run._columns is not None:
+        from realrecall._pages import give_back_memory
 
-            give_back_memory()  # the lookups' Arrow buffers, freed into pools that would keep them
+        # The lookups' Arrow buffers, freed into pools that would keep them. Once, after the last
+        # block: trimmed after each, every block's pages were new to the kernel again (a million
+        # queries: 210,000 page faults and 0.6 s of system time a scoring, against 60,000 and 0.2 s;
+        # the peak is the same, each block reusing the last one's pages).
+        give_back_memory()
     return QueryScores(
         query_ids=tuple(query_ids),
         values={name: _joined([block.values[name] for block in blocks]) for name in parsed},
