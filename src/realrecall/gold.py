@@ -188,20 +188,27 @@ def _judged_query(query_id: str, gold: dict[str, int], origin: str | None) -> Go
     two field by field, so a field added to GoldQuery and not here fails it).
     """
     query = _new(GoldQuery)
-    _set(query, "query_id", query_id)
-    _set(query, "query", "")
-    _set(query, "gold", gold)
-    _set(query, "origin", origin)
-    _set(query, "type", None)
-    _set(query, "language", None)
-    _set(query, "metadata", NO_FIELDS)
-    _set(query, "provenance", None)
-    _set(query, "evidence", ())
+    _set_query_id(query, query_id)
+    _set_query(query, "")
+    _set_gold(query, gold)
+    _set_origin(query, origin)
+    _set_type(query, None)
+    _set_language(query, None)
+    _set_metadata(query, NO_FIELDS)
+    _set_provenance(query, None)
+    _set_evidence(query, ())
     return query
 
 
 _new = object.__new__
-_set = object.__setattr__  # a frozen dataclass refuses plain assignment
+# Each slot's own setter: a frozen dataclass refuses plain assignment, and ``object.__setattr__``
+# looks the slot up by name at every call (a million qrels queries made in 0.95 s, against 0.65 s).
+_set_query_id, _set_query, _set_gold, _set_origin, _set_type = (
+    GoldQuery.__dict__[name].__set__ for name in ("query_id", "query", "gold", "origin", "type")
+)
+_set_language, _set_metadata, _set_provenance, _set_evidence = (
+    GoldQuery.__dict__[name].__set__ for name in ("language", "metadata", "provenance", "evidence")
+)
 
 
 def _records(path: Path, origin: str | None) -> Iterable[GoldRecord] | None:
