@@ -172,3 +172,18 @@ def test_giving_memory_back_does_not_import_pyarrow() -> None:
         "assert 'pyarrow' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("lowest", [1, 0, -1])
+def test_the_gold_column_is_each_querys_relevant_ids_sorted(tmp_path: Path, lowest: int) -> None:
+    # With no grade below 1 (most qrels) the column is each query's judged ids sorted, made in one
+    # pass; a grade below 1 anywhere leaves that passage out of its query's list.
+    judged = {"q0": {"p9": 2, "p1": 1, "p5": lowest}, "q3": {"p7": 1}, "q7": {"p4": 3, "p0": 1, "p2": 1}}
+    gold = GoldSet(tuple(GoldQuery(qid, "", grades) for qid, grades in judged.items()), name="qrels")
+    result = evaluate(gold, run=_run(), k=(1, 3))
+    write_results(result, tmp_path / "results.json")
+
+    table = json.loads((tmp_path / "results.json").read_text())["gold_sets"][0]["per_query"]
+    first = ["p1", "p5", "p9"] if lowest >= 1 else ["p1", "p9"]
+    assert table["gold"] == [first, ["p7"], ["p0", "p2", "p4"]]
+    assert table["gold"] == [sorted(query.relevant()) for query in gold]
