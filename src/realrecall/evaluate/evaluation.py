@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from itertools import chain, compress, repeat
-from operator import attrgetter, methodcaller
+from operator import attrgetter, is_not, methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -31,6 +32,7 @@ from realrecall.evaluate.results import (
 )
 from realrecall.evaluate.slicing import slice_sort_key
 from realrecall.files import file_sha256
+from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.resolution import DEFAULT_COVERAGE, Resolution, check_gold_from, resolve_gold
 
@@ -443,8 +445,9 @@ def _style_leak_warnings(gold_sets: Sequence[GoldSet]) -> list[str]:
     evaluated beside it (``generate.style_leak_warning``); the results carry it to calibrate and run."""
     from realrecall.generate.style import style_leak_warning
 
-    styled = [g for g in gold_sets if any(q.provenance and q.provenance.style_example_ids for q in g)]
-    real = [g for g in gold_sets if any(q.origin == "real" for q in g)]
+    # C-level passes over the queries (a million qrels queries: 0.01 s, not 0.15).
+    styled = [g for g in gold_sets if any(p.style_example_ids for p in filter(None, map(_PROVENANCE, g)))]
+    real = [g for g in gold_sets if "real" in map(_ORIGIN, g)]
     found = (style_leak_warning(s, r) for s in styled for r in real if r is not s)
     return [warning for warning in found if warning is not None]
 
@@ -645,7 +648,7 @@ class _EvaluatedQueries(QueryRecords):
 
     def _field_column(self) -> Iterable[dict[str, Any]]:
         gold, by, forms = self.gold, self.by, self.labels.forms
-        if by or any(map(_METADATA, gold)) or any(map(_PROVENANCE, gold)):
+        if by or _any_fields(gold) or any(map(_PROVENANCE, gold)):
             return (record_fields(_fields(query, by, form)) for query, form in zip(gold, forms, strict=True))
         # Queries with no field of their own (TREC and BEIR qrels): each record is its rules' form,
         # one shared dict per form (a million queries: 0.1 s, not 0.7).
@@ -679,6 +682,12 @@ class _EvaluatedQueries(QueryRecords):
             )
             for query, query_type, fields, rank, top, values in self._rows(with_top=True)
         )
+
+
+def _any_fields(gold: GoldSet) -> bool:
+    """Whether any query has a field of its own; NO_FIELDS, every qrels query's, is passed over unread
+    (its length is Python code: 0.15 s for a million queries, against 0.06 s)."""
+    return any(filter(None, filter(partial(is_not, NO_FIELDS), map(_METADATA, gold))))
 
 
 _QUERY, _ORIGIN, _LANGUAGE, _METADATA = map(attrgetter, ("query", "origin", "language", "metadata"))
