@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -111,3 +111,20 @@ def test_a_column_of_too_many_distinct_values_is_written_a_block_at_a_time(
     listed.pop("created")
     assert coded == listed
     assert len(set(coded["gold_sets"][0]["per_query"]["metrics"]["ndcg@10"])) > 3
+
+
+int_columns = hnp.arrays(np.int64, st.integers(0, 60), elements=st.integers(0, 1 << 40))
+
+
+@settings(deadline=None)  # the first example imports pandas
+@given(st.one_of(some_floats, any_floats, int_columns))
+def test_long_columns_are_coded_as_numpy_codes_short_ones(values: np.ndarray) -> None:
+    # Past _HASHED_FROM values pandas' factorize codes a column: the same distinct values, in the
+    # same order (NaN one value, last), and the same code for every row as np.unique gives.
+    distinct, codes = np.unique(values, return_inverse=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(results, "_HASHED_FROM", 0)
+        hashed_distinct, hashed_codes = results._distinct_values(values)
+    assert hashed_distinct.dtype == distinct.dtype
+    assert hashed_distinct.tobytes() == distinct.tobytes()
+    assert hashed_codes.tolist() == codes.reshape(-1).tolist()

