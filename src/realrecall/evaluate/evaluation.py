@@ -213,7 +213,7 @@ def _resolved(
     Without a corpus nothing can be resolved: ids are used as they are, and queries anchored by
     evidence alone score 0 (said in a warning; ``gold_from="evidence"`` is refused).
     """
-    with_evidence = [query for query in gold if query.evidence]
+    with_evidence = list(filter(_EVIDENCE, gold))
     if corpus is None:
         if with_evidence and gold_from == "evidence":
             raise InputError(
@@ -229,7 +229,7 @@ def _resolved(
                 f"({_first(evidence_only)}); without the corpus it cannot be resolved and they score 0: "
                 "give the corpus (--corpus)"
             )
-        by_id = sum(len(query.gold) for query in gold)
+        by_id = sum(map(len, map(_GOLD, gold)))
         return gold, GoldPassages(gold_from="ids", by_id=by_id), warnings
     resolved, resolution = resolve_gold(gold, corpus, gold_from=gold_from, coverage=coverage)
     return resolved, _gold_passages(resolution), _resolution_warnings(gold, resolution, with_evidence)
@@ -691,7 +691,7 @@ def _any_fields(gold: GoldSet) -> bool:
 
 
 _QUERY, _ORIGIN, _LANGUAGE, _METADATA = map(attrgetter, ("query", "origin", "language", "metadata"))
-_PROVENANCE, _GOLD = attrgetter("provenance"), attrgetter("gold")
+_PROVENANCE, _GOLD, _EVIDENCE = map(attrgetter, ("provenance", "gold", "evidence"))
 _VALUES = methodcaller("values")
 
 
@@ -757,7 +757,9 @@ def _groups(gold: GoldSet, labels: _Labels, field: str) -> dict[Any, list[str]]:
 
 def _reserved_field_warnings(gold: GoldSet) -> list[str]:
     """A gold-set field named like a per-query key (``top``, ``metrics``...) cannot be recorded."""
-    taken = sorted({name for query in gold for name in query.metadata if name in RESERVED_FIELDS})
+    # NO_FIELDS, shared by every qrels query, is passed over: its iteration is Python code.
+    names = set(chain.from_iterable(filter(partial(is_not, NO_FIELDS), map(_METADATA, gold))))
+    taken = sorted(names.intersection(RESERVED_FIELDS))
     return [
         f"{gold.name}: field {name!r} is not carried into the results: the name is taken by the "
         "per-query record; rename it in the gold set to slice by it"
