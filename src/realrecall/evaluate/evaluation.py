@@ -510,7 +510,8 @@ class _Labels:
                     if len(type_of) < _LABEL_CACHE:
                         type_of[text] = query_type
             form = None
-            if query.metadata.get("form") is None:
+            metadata = query.metadata  # NO_FIELDS (qrels queries') is not asked: its get is Python code
+            if metadata is NO_FIELDS or metadata.get("form") is None:
                 form = form_of.get(text)
                 if form is None:
                     form = rules.classify_form(text)[0]
