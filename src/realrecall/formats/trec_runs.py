@@ -271,7 +271,7 @@ def _group_by_query(
     # Checked as Python strings (a blank id is Python's notion), which are dropped after: the run
     # keeps its query ids in Arrow.
     names: list[str] = heads.to_pylist()
-    if any(not qid.strip() for qid in names):
+    if "" in map(str.strip, names):  # in C: a generator took 0.08 s a million
         return None
     distinct = len(set(names)) == len(names)
     del names
