@@ -102,14 +102,14 @@ def read_qrels_columns(path: Path) -> dict[str, dict[str, int]] | None:
     qids = table.column("0")
     starts = query_starts(qids)
     query_ids: list[str] = take_rows(qids, starts).to_pylist()
-    if len(set(query_ids)) != len(query_ids):
-        return None  # a query split across the file: the chunked reader joins it
     rows = len(qids)
     counts = np.diff(np.r_[starts, rows]).tolist()
     pairs = zip(table.column("2").to_pylist(), grades, strict=True)
     del table, qids, grades
     judged = dict(zip(query_ids, map(dict, map(islice, repeat(pairs), counts)), strict=True))
     del pairs
+    if len(judged) != len(query_ids):
+        return None  # a query split across the file (its id a key twice): the chunked reader joins it
     # The columns' pages go back now, not after the run is read (190 MB of 1M queries' qrels).
     give_back_memory()
     # A judgment given twice (harmless or conflicting) leaves fewer entries than lines: the exact
