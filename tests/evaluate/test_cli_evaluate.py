@@ -104,6 +104,8 @@ _HEAVY = (
     "numpy", "scipy", "pandas", "pyarrow", "openai", "httpx", "tenacity", "sklearn", "chromadb",
     "lancedb", "qdrant_client", "bm25s", "torch", "sentence_transformers", "datasketch", "py3langid",
     "asyncio", "mlflow",
+    # typer's rich help renderer and what it pulls in: help is click's plain text (60 ms of --help)
+    "typer.rich_utils", "markdown_it", "pygments",
 )  # fmt: skip
 _COMMANDS = ("evaluate", "generate", "calibrate", "compare", "gold", "corpus", "run", "demo", "history",
              "log", "realism")  # fmt: skip

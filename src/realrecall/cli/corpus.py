@@ -7,10 +7,9 @@ from typing import Annotated
 
 import typer
 
-from realrecall.cli.application import ProgressBar, app, note, user_errors
+from realrecall.cli.application import ProgressBar, command_group, note, user_errors
 
-corpus_app = typer.Typer(help="Work with corpora: export one from a vector store.", no_args_is_help=True)
-app.add_typer(corpus_app, name="corpus")
+corpus_app = command_group("corpus", "Work with corpora: export one from a vector store.")
 
 
 @corpus_app.command("export")

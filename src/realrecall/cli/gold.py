@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from realrecall.cli.application import app, err, out, split_list, user_errors, warn
+from realrecall.cli.application import command_group, err, out, split_list, user_errors, warn
 from realrecall.corpus import load_corpus
 from realrecall.curate import (
     ImportSpec,
@@ -34,11 +34,9 @@ from realrecall.errors import InputError
 from realrecall.files import check_distinct, write_jsonl_atomic
 from realrecall.resolution import QueryResolution
 
-gold_app = typer.Typer(
-    help="Keep a gold set honest: import it, review its misses, add and expand its gold passages.",
-    no_args_is_help=True,
+gold_app = command_group(
+    "gold", "Keep a gold set honest: import it, review its misses, add and expand its gold passages."
 )
-app.add_typer(gold_app, name="gold")
 
 _CorpusOption = Annotated[
     Path | None, typer.Option("--corpus", help="Corpus file (JSONL, BEIR folder or JSON).")

@@ -13,14 +13,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from realrecall.cli.application import app, note, user_errors
+from realrecall.cli.application import command_group, note, user_errors
 
 if TYPE_CHECKING:
     from realrecall.calibrate.calibration import CalibrationReport
     from realrecall.evaluate.results import ResultsSource
 
-log_app = typer.Typer(help="Send figures where your team tracks experiments (MLflow).", no_args_is_help=True)
-app.add_typer(log_app, name="log")
+log_app = command_group("log", "Send figures where your team tracks experiments (MLflow).")
 
 
 @log_app.command("mlflow")
