@@ -172,13 +172,16 @@ def test_the_process_imports_only_its_commands_module(tmp_path: Path) -> None:
         "import sys; sys.argv = ['realrecall', *sys.argv[1:]]\n"
         "from realrecall.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "shared = 'realrecall.cli.application'\n"
-        "print(sorted(m for m in sys.modules if m.startswith('realrecall.cli.') and m != shared))"
+        "shared = {'realrecall.cli.application', 'realrecall.cli.retriever_help'}\n"
+        "print(sorted(m for m in sys.modules if m.startswith('realrecall.cli.') and m not in shared))"
     )
     for args, modules in [
         (["evaluate", "--help"], ["realrecall.cli.evaluate"]),
         (["gold", "migrate", "--help"], ["realrecall.cli.gold"]),
-        (["--help"], sorted(f"realrecall.cli.{m}" for m in set(COMMAND_MODULES.values()))),
+        (["--help"], []),
+        (["--version"], []),
+        (["--help", "evaluate"], []),
+        (["evalute"], sorted(f"realrecall.cli.{m}" for m in set(COMMAND_MODULES.values()))),
     ]:
         done = subprocess.run(
             [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=tmp_path
@@ -200,11 +203,37 @@ def test_evaluate_from_trec_files_imports_only_what_it_runs(tmp_path: Path) -> N
         "sys.argv = ['realrecall', 'evaluate', '--gold', 'qrels.txt', '--run', 'run.txt']\n"
         "from realrecall.cli import main\n"
         "try:\n    main()\nexcept SystemExit as exc:\n    assert not exc.code, exc.code\n"
-        "print(json.dumps(sorted({m.partition('.')[0] for m in sys.modules})))"
+        "print(json.dumps(sorted(sys.modules)))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    loaded = set(json.loads(done.stdout.splitlines()[-1]))
+    modules = json.loads(done.stdout.splitlines()[-1])
+    loaded = {name.partition(".")[0] for name in modules}
     assert "numpy" in loaded  # the probe saw the scoring run
     unneeded = loaded & {"pydantic", "pydantic_core", "pandas", "pyarrow", "scipy", "openai", "httpx"}
     assert not unneeded, f"evaluate's process imported {sorted(unneeded)}"
+    # A run needs no retriever: the registry and the retriever modules are read for --help alone.
+    retrievers = {name for name in modules if name.startswith("realrecall.evaluate.retrievers.")}
+    assert retrievers <= {"realrecall.evaluate.retrievers.base", "realrecall.evaluate.retrievers.options"}
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+@pytest.mark.parametrize("root", [["--help"], [], ["--help", "evaluate"]])
+def test_the_root_listing_from_the_table_is_the_commands_own(columns: str, root: list[str]) -> None:
+    """The process lists the commands from COMMANDS without importing them: the same text, to the
+    byte, as the help of the app with every command registered (a changed docstring fails here)."""
+    env = {**os.environ, "COLUMNS": columns}
+    listed = subprocess.run(
+        [sys.executable, "-m", "realrecall", *root], capture_output=True, text=True, env=env
+    )
+    registered = subprocess.run(
+        [sys.executable, "-c", "from realrecall.cli import main; main(['--help'])"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert registered.returncode == 0, registered.stderr
+    # No arguments at all prints the help on stderr and exits 2 (click's no_args_is_help).
+    assert (listed.stdout or listed.stderr) == registered.stdout
+    assert "Commands:" in registered.stdout
+    assert "  gold " in registered.stdout

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -115,6 +115,17 @@ app = typer.Typer(
     context_settings={"max_content_width": 120},
     **_PLAIN_HELP,
 )
+
+
+def list_commands(summaries: Mapping[str, str]) -> None:
+    """Register each top-level command by its name and summary alone, for a process that prints the
+    root's help (or version) and exits: the listing reads the same without importing every command."""
+    for name, summary in summaries.items():
+        app.command(name, help=summary)(_listed_only)
+
+
+def _listed_only() -> None:
+    raise RuntimeError("a command registered for the listing alone was run; use realrecall.cli.main")
 
 
 def command_group(name: str, help: str) -> typer.Typer:

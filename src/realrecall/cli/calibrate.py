@@ -22,8 +22,8 @@ from realrecall.cli.application import (
     warn,
     write_stdout,
 )
+from realrecall.cli.retriever_help import RETRIEVERS, RetrieverHelp
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.registry import choices as retriever_choices
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -63,7 +63,7 @@ _SUFFIX_FORMATS = {
 }
 
 
-@app.command()
+@app.command(cls=RetrieverHelp)
 def calibrate(
     results: Annotated[
         list[Path] | None,
@@ -121,7 +121,7 @@ def calibrate(
         Path | None, typer.Option("--corpus", "-c", help="Corpus (overlap diagnostics).")
     ] = None,
     retriever: Annotated[
-        str | None, typer.Option(help=f"One-call mode: {retriever_choices()} (default bm25).")
+        str | None, typer.Option(help=f"One-call mode: {RETRIEVERS} (default bm25).")
     ] = None,
     retriever_option: Annotated[
         list[str] | None, typer.Option(help="One-call mode: retriever option KEY=VALUE (repeatable).")

@@ -22,16 +22,15 @@ from realrecall.cli.application import (
     user_errors,
     warn,
 )
+from realrecall.cli.retriever_help import RETRIEVER_OPTIONS, RETRIEVERS, RetrieverHelp
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
-from realrecall.evaluate.retrievers.registry import choices as retriever_choices
-from realrecall.evaluate.retrievers.registry import options_help as retriever_options_help
 
 if TYPE_CHECKING:
     from realrecall.evaluate import EvaluationResult
 
 
-@app.command()
+@app.command(cls=RetrieverHelp)
 def evaluate(
     gold: Annotated[
         list[Path],
@@ -41,11 +40,11 @@ def evaluate(
         Path | None, typer.Option("--corpus", "-c", help="Corpus JSONL (needed to retrieve).")
     ] = None,
     retriever: Annotated[
-        str | None, typer.Option(help=f"{retriever_choices()} (default {defaults.RETRIEVER}).")
+        str | None, typer.Option(help=f"{RETRIEVERS} (default {defaults.RETRIEVER}).")
     ] = None,
     retriever_option: Annotated[
         list[str] | None,
-        typer.Option(help=f"Retriever option KEY=VALUE, repeatable ({retriever_options_help()})."),
+        typer.Option(help=f"Retriever option KEY=VALUE, repeatable ({RETRIEVER_OPTIONS})."),
     ] = None,
     run: Annotated[
         Path | None, typer.Option("--run", help="Score a run made elsewhere (TREC or JSONL).")
@@ -143,7 +142,7 @@ def _evaluate(
     evidence_coverage: float = defaults.EVIDENCE_COVERAGE,
 ) -> EvaluationResult:
     from realrecall.evaluate import evaluate_files
-    from realrecall.evaluate.retrievers import RunSettings, parse_option_assignments
+    from realrecall.evaluate.retrievers.options import RunSettings, parse_option_assignments
 
     # Two bars, one after the other: a dense retriever embeds the corpus before any query is retrieved.
     with (

@@ -277,10 +277,10 @@ def _first(query_ids: Sequence[str], shown: int = 5) -> str:
 
 def _as_retriever(retriever: object) -> Retriever | None:
     """A LangChain or LlamaIndex object as a retriever; anything else as given (checked later)."""
-    from realrecall.evaluate.retrievers.frameworks import framework_retriever
-
     if retriever is None:
         return None
+    from realrecall.evaluate.retrievers.frameworks import framework_retriever
+
     adapted = framework_retriever(retriever)
     return adapted if adapted is not None else cast("Retriever", retriever)
 

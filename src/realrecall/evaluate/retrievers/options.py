@@ -23,9 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import Retriever, check_timeout
+from realrecall.evaluate.retrievers.base import check_timeout
+
+if typing.TYPE_CHECKING:
+    from realrecall.corpus import Corpus
+    from realrecall.evaluate.retrievers.base import Retriever
 
 __all__ = [
     "RetrieverSpec",

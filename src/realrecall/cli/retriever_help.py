@@ -1,0 +1,37 @@
+"""The help of the options that name a retriever, read from the retriever registry when help is shown.
+
+Written into the help at import, the names and options of every retriever would import every
+retriever module (bm25, the stores, the embedding cache: about 20 ms of each evaluate and calibrate
+process, which reads none of them to score a run). The help strings hold ``RETRIEVERS`` and
+``RETRIEVER_OPTIONS``; ``RetrieverHelp``, the command class of those commands, fills them in from
+``evaluate.retrievers.registry`` just before click writes the help.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typer.core import TyperCommand
+
+__all__ = ["RETRIEVERS", "RETRIEVER_OPTIONS", "RetrieverHelp"]
+
+RETRIEVERS = "{retrievers}"
+"""Stands for ``bm25, dense, ..., or module:function`` in an option's help."""
+RETRIEVER_OPTIONS = "{retriever options}"
+"""Stands for each retriever's options (``bm25: k1, b, ...; dense: ...``) in an option's help."""
+
+
+class RetrieverHelp(TyperCommand):
+    """A command whose options' help names the registered retrievers."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from realrecall.evaluate.retrievers.registry import choices, options_help
+
+        filled = {RETRIEVERS: choices, RETRIEVER_OPTIONS: options_help}
+        for param in self.params:
+            text = getattr(param, "help", None)
+            for placeholder, value in filled.items():
+                if isinstance(text, str) and placeholder in text:
+                    text = text.replace(placeholder, value())
+                    param.help = text  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)
