@@ -30,8 +30,10 @@ class RetrieverHelp(TyperCommand):
         filled = {RETRIEVERS: choices, RETRIEVER_OPTIONS: options_help}
         for param in self.params:
             text = getattr(param, "help", None)
+            if not isinstance(text, str):
+                continue
             for placeholder, value in filled.items():
-                if isinstance(text, str) and placeholder in text:
+                if placeholder in text:
                     text = text.replace(placeholder, value())
-                    param.help = text  # type: ignore[attr-defined]
+            param.help = text  # type: ignore[attr-defined]
         super().format_help(ctx, formatter)
