@@ -21,8 +21,8 @@ from realrecall.cli.application import app, err, is_interactive, note, out, user
 from realrecall.errors import InputError
 from realrecall.files import check_distinct, output_error
 
-# Only the light config module at start-up: the generator (asyncio, curate, numpy) loads when it runs.
-from realrecall.generate.config import QUESTION_TYPES
+# Only the question types at start-up: the generator (asyncio, curate, numpy) loads when it runs.
+from realrecall.generate.question_types import QUESTION_TYPES
 
 if TYPE_CHECKING:
     from realrecall.generate import CostEstimate, GenerateConfig, GenerateProgress, GenerateSummary

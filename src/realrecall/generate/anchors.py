@@ -21,6 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from realrecall.evidence import Evidence, chunk_evidence, normalise, normalise_with_offsets
+from realrecall.generate.extractive import sentences
 
 if TYPE_CHECKING:
     from realrecall.corpus import Chunk
@@ -87,8 +88,6 @@ def _locate(haystack: str, needle: str) -> tuple[int, int] | None:
 def _source_sentence(chunk: Chunk, question: str) -> str | None:
     """The chunk's sentence the extractive backend cut ``question`` from: the first whose words hold
     the question's words in a row (the question is a clause of it, lower-cased, marks dropped)."""
-    from realrecall.generate.extractive import sentences
-
     words = [word.lower() for word in _WORD.findall(question)]
     if not words:
         return None

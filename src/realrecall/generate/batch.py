@@ -33,7 +33,7 @@ from typing import Any
 from realrecall import llm
 from realrecall.errors import BatchUnanswered, InputError, LLMCallError, LLMError
 from realrecall.files import atomic_write_text
-from realrecall.generate.sources import RequestCollector, cache_entry
+from realrecall.generate.asking import RequestCollector, cache_entry
 from realrecall.generate.store import GenerationStore
 from realrecall.llm import (
     BatchItemError,

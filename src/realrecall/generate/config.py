@@ -10,19 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.errors import InputError
+from realrecall.generate.forms import check_forms
+from realrecall.generate.languages import check_language_codes
+from realrecall.generate.question_types import QUESTION_TYPES
+from realrecall.generate.screening import SCREEN_MODES
+from realrecall.generate.situation import STRATEGIES
 from realrecall.llm.types import LLMConfig
 
 __all__ = ["BACKENDS", "QUESTION_TYPES", "GenerateConfig", "Shard", "parse_shard", "parse_weights"]
-
-# The question types a user can ask for, with the description the prompt shows the model.
-QUESTION_TYPES: Mapping[str, str] = {
-    "lookup": "asks for one specific fact, value, name or setting",
-    "conceptual": "asks how or why something works, in the asker's own words",
-    "comparison": "asks how two options, versions or approaches differ, or which to choose",
-    "procedural": "asks how to get a task done, step by step",
-    "troubleshooting": "describes something that went wrong and asks how to fix it",
-    "yes_no": "asks whether something is possible, allowed or true",
-}
 
 BACKENDS: Mapping[str, str] = {
     "llm": "an OpenAI-compatible chat model writes each question",
@@ -152,8 +147,6 @@ class GenerateConfig:
         _check_weights(self.types, "question type")
         if self.languages:
             _check_weights(self.languages, "language")
-            from realrecall.generate.languages import check_language_codes
-
             check_language_codes(self.languages)
         elif self.cross_language:
             raise InputError("cross_language needs languages to ask in", hint="e.g. --languages de=1,en=1")
@@ -239,8 +232,6 @@ class GenerateConfig:
 
 
 def _check_screen_options(config: GenerateConfig) -> None:
-    from realrecall.generate.screening import SCREEN_MODES
-
     if config.screen not in SCREEN_MODES:
         raise InputError(f"unknown screen {config.screen!r}", hint=f"choose from {', '.join(SCREEN_MODES)}")
     if not (_is_number(config.multi_chunk) and 0.0 <= config.multi_chunk <= 1.0):
@@ -255,9 +246,6 @@ def _check_screen_options(config: GenerateConfig) -> None:
 
 
 def _check_prompting_options(config: GenerateConfig) -> None:
-    from realrecall.generate.forms import check_forms
-    from realrecall.generate.situation import STRATEGIES
-
     if config.strategy is not None and config.strategy not in STRATEGIES:
         raise InputError(f"unknown strategy {config.strategy!r}", hint=f"choose from {', '.join(STRATEGIES)}")
     if config.strategy == "situation" and config.prompt is not None:

@@ -28,12 +28,26 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import TYPE_CHECKING
 
 from realrecall.corpus import Chunk
 from realrecall.generate.screening import looks_like_code, prose_paragraphs
+from realrecall.generate.sources import Candidate
+from realrecall.llm.types import Usage
 from realrecall.text_features import stopwords
 
-__all__ = ["MAX_QUERY_WORDS", "MIN_CLAUSE_WORDS", "MIN_SENTENCE_WORDS", "extract_query", "sentences"]
+if TYPE_CHECKING:
+    from realrecall.generate.config import GenerateConfig
+    from realrecall.generate.planner import Slot
+
+__all__ = [
+    "MAX_QUERY_WORDS",
+    "MIN_CLAUSE_WORDS",
+    "MIN_SENTENCE_WORDS",
+    "ExtractiveQuestions",
+    "extract_query",
+    "sentences",
+]
 
 MIN_SENTENCE_WORDS = 4
 MIN_CLAUSE_WORDS = 4
@@ -101,3 +115,16 @@ def extract_query(chunk: Chunk, *, seed: int, position: int, language: str | Non
 
     ordered = [sentence for _, sentence in sorted(enumerate(found), key=rank)]
     return _to_query(ordered[position % len(ordered)], language)
+
+
+class ExtractiveQuestions:
+    """Questions cut from the chunk itself (see ``extractive``): no model, no request, no cost."""
+
+    def __init__(self, config: GenerateConfig) -> None:
+        self.config = config
+
+    async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
+        position = slot.index + attempt * self.config.per_chunk
+        question = extract_query(slot.chunk, seed=self.config.seed, position=position)
+        failure = None if question is not None else "no_sentence"
+        return Candidate(question, failure, attempt, Usage(0, 0), "extractive")

@@ -16,22 +16,38 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from realrecall.corpus import Chunk
 from realrecall.curate.language import LanguageDetector, known_languages
 from realrecall.errors import InputError
 from realrecall.generate.planner import chunk_language
 from realrecall.generate.screening import prose_text
-from realrecall.generate.sources import LANGUAGE_NAMES
 
 __all__ = [
+    "LANGUAGE_NAMES",
     "WRONG_LANGUAGE_CONFIDENCE",
     "check_language_codes",
     "detect_chunk_language",
     "known_language_codes",
     "wrong_language",
 ]
+
+# The languages' names the prompts give the model (any other code is named by itself).
+LANGUAGE_NAMES: Mapping[str, str] = {
+    "en": "English",
+    "de": "German",
+    "fr": "French",
+    "es": "Spanish",
+    "it": "Italian",
+    "nl": "Dutch",
+    "pt": "Portuguese",
+    "pl": "Polish",
+    "sv": "Swedish",
+    "da": "Danish",
+    "ja": "Japanese",
+    "zh": "Chinese",
+}
 
 WRONG_LANGUAGE_CONFIDENCE = 0.8
 """An answer is in the wrong language when the detector names another one with at least this

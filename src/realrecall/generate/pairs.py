@@ -19,19 +19,14 @@ the sample or not: the question is about the pair, and both are gold.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from realrecall.corpus import Chunk
 from realrecall.generate.planner import stratum
+from realrecall.generate.question_types import PAIR_TYPES
 from realrecall.text_features import content_stems, jaccard
 
 __all__ = ["MIN_SIMILARITY", "PAIR_TYPES", "Pairing", "pair_chunks"]
-
-# The question types of a pair, with the description the prompt shows the model.
-PAIR_TYPES: Mapping[str, str] = {
-    "comparison": "asks how the two things the passages describe differ, or which to choose",
-    "multi_part": "asks two related things at once, one answered by each passage",
-}
 
 MIN_SIMILARITY = 0.2
 # Stems held by more chunks than this share say nothing about a pair (and would make the search slow).

@@ -29,10 +29,14 @@ import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
-from realrecall.generate.config import GenerateConfig, Shard
+from realrecall.generate.question_types import PAIR_TYPES
+
+if TYPE_CHECKING:
+    from realrecall.generate.config import GenerateConfig, Shard
 
 __all__ = [
     "Slot",
@@ -226,8 +230,6 @@ def plan_slots(
     chunk id to a related chunk: a ``multi_chunk`` share of the slots (drawn from seed, chunk id and
     index, apart from the other draws) asks a question over both (``generate.pairs``).
     """
-    from realrecall.generate.pairs import PAIR_TYPES
-
     generator_text = json.dumps(generator, sort_keys=True)
     slots: list[Slot] = []
     for chunk in chunks:

@@ -26,9 +26,11 @@ from realrecall.curate.type_rules import TypeRules, default_type_rules, load_typ
 from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
 from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.anchors import question_evidence
+from realrecall.generate.asking import Deferred, RequestCollector
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex
+from realrecall.generate.extractive import ExtractiveQuestions
 from realrecall.generate.forms import FormPlan, plan_forms
 from realrecall.generate.languages import detect_chunk_language, wrong_language
 from realrecall.generate.pairs import pair_chunks
@@ -44,11 +46,8 @@ from realrecall.generate.situation import SituationCandidate, SituationQuestions
 from realrecall.generate.sources import (
     AnswerabilityJudge,
     Candidate,
-    Deferred,
-    ExtractiveQuestions,
     LLMQuestions,
     QuestionSource,
-    RequestCollector,
     judge_description,
 )
 from realrecall.generate.store import GenerationStore, sidecar_paths

@@ -33,15 +33,18 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from realrecall.corpus import Chunk
 from realrecall.errors import InputError, LLMError
 from realrecall.generate.answers import _json_object
-from realrecall.generate.config import GenerateConfig
+from realrecall.generate.asking import cache_entry
 from realrecall.generate.summary import StageCounter
 from realrecall.generate.templates import PromptTemplate, delimit_data, render
 from realrecall.llm.types import ChatClient, ChatRequest
+
+if TYPE_CHECKING:
+    from realrecall.generate.config import GenerateConfig
 
 __all__ = [
     "MIN_CHUNK_WORDS",
@@ -317,8 +320,6 @@ async def model_screen(
     the store is open. A chunk whose screen fails (invalid answers, the endpoint failing for good) is
     kept and the failure counted: a screen never drops a chunk without a verdict.
     """
-    from realrecall.generate.sources import cache_entry  # sources reads this module (extractive)
-
     entries: list[dict[str, Any]] = []
     skipped: dict[str, str] = {}
     limit = asyncio.Semaphore(config.concurrency)

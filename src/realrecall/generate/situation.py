@@ -29,28 +29,24 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from realrecall.generate.answers import _json_object, parse_question
-from realrecall.generate.config import QUESTION_TYPES, GenerateConfig
-from realrecall.generate.forms import FormPlan
-from realrecall.generate.planner import Slot
-from realrecall.generate.sources import (
-    DEFAULT_PERSONA,
-    LANGUAGE_NAMES,
-    Candidate,
-    LLMQuestions,
-    RequestCollector,
-    _ask,
-    _seed,
-    question_request,
-)
-from realrecall.generate.store import GenerationStore
-from realrecall.generate.summary import StageCounter
+from realrecall.generate.asking import RequestCollector, ask, derive_seed
+from realrecall.generate.languages import LANGUAGE_NAMES
+from realrecall.generate.question_types import QUESTION_TYPES
+from realrecall.generate.sources import DEFAULT_PERSONA, Candidate, LLMQuestions, question_request
 from realrecall.generate.templates import PromptTemplate, delimit_data, render
 from realrecall.llm.types import ChatClient, ChatRequest, Usage
 from realrecall.provenance import PromptRef
 from realrecall.text_features import content_stems, stems
+
+if TYPE_CHECKING:
+    from realrecall.generate.config import GenerateConfig
+    from realrecall.generate.forms import FormPlan
+    from realrecall.generate.planner import Slot
+    from realrecall.generate.store import GenerationStore
+    from realrecall.generate.summary import StageCounter
 
 __all__ = [
     "ANSWER_SUPPORT",
@@ -210,7 +206,7 @@ class SituationQuestions:
             max_tokens=self.config.max_tokens,
             json_schema=SITUATION_SCHEMA,
             schema_name="situation",
-            seed=_seed(self.config.seed, slot.key, "situation", number),
+            seed=derive_seed(self.config.seed, slot.key, "situation", number),
         )
 
     def query_request(
@@ -248,7 +244,7 @@ class SituationQuestions:
             situation, spent = found
             feedback = None
         request = self.query_request(slot, situation, attempt, feedback)
-        text, failure, usage, model = await _ask(
+        text, failure, usage, model = await ask(
             self.client,
             self.store,
             self.counter,
@@ -270,7 +266,7 @@ class SituationQuestions:
         """Situation ``number`` of the slot and what it cost now, or the rejected candidate when it
         is not usable (its reason prefixed ``situation_``, or ``answer_not_in_passage``)."""
         request = self.situation_request(slot, number)
-        text, failure, usage, model = await _ask(
+        text, failure, usage, model = await ask(
             self.client,
             self.store,
             self.counter,

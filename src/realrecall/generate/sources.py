@@ -1,7 +1,9 @@
-"""Where candidate questions come from (a chat model, or the extractive backend), and the judge.
+"""Where candidate questions come from: the question source protocol, the one-call question prompt,
+and the judge.
 
-Each model answer goes through the cache first: an answer whose request key is cached is replayed
-without a request, so a rerun, a resumed run or a run with tightened filters pays for nothing twice.
+Each model answer goes through the cache first (``generate.asking``): an answer whose request key is
+cached is replayed without a request, so a rerun, a resumed run or a run with tightened filters pays
+for nothing twice.
 """
 
 from __future__ import annotations
@@ -10,51 +12,35 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from realrecall.errors import LLMError
 from realrecall.generate.answers import JUDGE_SCHEMA, QUESTION_SCHEMA, Verdict, parse_question, parse_verdict
-from realrecall.generate.config import QUESTION_TYPES, GenerateConfig
-from realrecall.generate.extractive import extract_query
-from realrecall.generate.forms import FormPlan
-from realrecall.generate.planner import Slot
-from realrecall.generate.store import GenerationStore
-from realrecall.generate.summary import StageCounter
+from realrecall.generate.asking import RequestCollector, ask, derive_seed
+from realrecall.generate.languages import LANGUAGE_NAMES
+from realrecall.generate.question_types import PAIR_TYPES, QUESTION_TYPES
 from realrecall.generate.templates import PromptTemplate, delimit_data, render
-from realrecall.llm.types import ChatClient, ChatRequest, ChatResult, Usage
+from realrecall.llm.types import ChatClient, ChatRequest, Usage
+
+if TYPE_CHECKING:
+    from realrecall.generate.config import GenerateConfig
+    from realrecall.generate.forms import FormPlan
+    from realrecall.generate.planner import Slot
+    from realrecall.generate.store import GenerationStore
+    from realrecall.generate.summary import StageCounter
 
 __all__ = [
-    "LANGUAGE_NAMES",
     "PROBLEMS",
     "AnswerabilityJudge",
     "Candidate",
-    "Deferred",
-    "ExtractiveQuestions",
     "LLMQuestions",
     "QuestionSource",
-    "RequestCollector",
-    "cache_entry",
     "judge_description",
     "problem_text",
     "question_messages",
+    "question_request",
     "slot_text",
 ]
 
-LANGUAGE_NAMES: Mapping[str, str] = {
-    "en": "English",
-    "de": "German",
-    "fr": "French",
-    "es": "Spanish",
-    "it": "Italian",
-    "nl": "Dutch",
-    "pt": "Portuguese",
-    "pl": "Polish",
-    "sv": "Swedish",
-    "da": "Danish",
-    "ja": "Japanese",
-    "zh": "Chinese",
-}
 DEFAULT_PERSONA = "a typical user who has a question and has not read the documentation"
 
 
@@ -101,15 +87,6 @@ class QuestionSource(Protocol):
         ...
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _seed(*parts: object) -> int:
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:4], "big") >> 1
-
-
 def question_request(
     config: GenerateConfig,
     messages: tuple[dict[str, str], ...],
@@ -133,7 +110,7 @@ def question_request(
         max_tokens=config.max_tokens,
         json_schema=QUESTION_SCHEMA,
         schema_name="question",
-        seed=_seed(config.seed, slot.key, attempt),
+        seed=derive_seed(config.seed, slot.key, attempt),
     )
 
 
@@ -147,8 +124,6 @@ def question_messages(
     A slot over two chunks (``slot.partner``) also fills ``passage_b`` and ``title_b``, and the
     description of its type comes from ``generate.pairs.PAIR_TYPES``.
     """
-    from realrecall.generate.pairs import PAIR_TYPES
-
     partner = slot.partner
     values = {
         "passage": delimit_data(slot.chunk.text, "passage"),
@@ -166,97 +141,6 @@ def question_messages(
         values["passage_b"] = delimit_data(partner.text, "passage")
         values["title_b"] = " ".join(partner.title.split()) or "(none)"
     return render(template, {name: values.get(name, "") for name in template.variables})
-
-
-class Deferred(Exception):
-    """Raised in place of a request a batch will answer (see ``RequestCollector``)."""
-
-
-class RequestCollector:
-    """Stands in for the chat client while a batch is prepared: notes each request not in the cache.
-
-    A run with a collector settles every slot whose answers are all cached and stops the others at
-    their first missing answer (``Deferred``); the notes become the next batch's requests.
-    """
-
-    def __init__(self) -> None:
-        self.pending: dict[str, tuple[str, str, ChatRequest]] = {}
-
-    def defer(self, key: str, slot_key: str, stage: str, request: ChatRequest) -> NoReturn:
-        self.pending[key] = (slot_key, stage, request)
-        raise Deferred(key)
-
-
-def cache_entry(key: str, slot_key: str, stage: str, result: ChatResult) -> dict[str, Any]:
-    """The cache record of one answer (live or from a batch); refusals and cut answers are failures."""
-    failure = None
-    if result.refusal:
-        failure = "refusal"
-    elif result.finish_reason == "length":
-        failure = "truncated"
-    return {
-        "key": key,
-        "slot": slot_key,
-        "stage": stage,
-        "text": result.text or "",
-        "failure": failure,
-        "finish_reason": result.finish_reason,
-        "model": result.model,
-        "usage": {
-            "prompt_tokens": result.usage.prompt_tokens,
-            "completion_tokens": result.usage.completion_tokens,
-        },
-        "time": _now(),
-    }
-
-
-def _recorded_usage(entry: Mapping[str, Any]) -> Usage:
-    """The token usage a cache entry recorded (0 for an entry without one)."""
-    usage = entry.get("usage")
-    if not isinstance(usage, Mapping):
-        return Usage(0, 0)
-    counts = [usage.get(name) for name in ("prompt_tokens", "completion_tokens")]
-    prompt, completion = (
-        c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else 0 for c in counts
-    )
-    return Usage(prompt, completion)
-
-
-async def _ask(
-    client: ChatClient | RequestCollector | None,
-    store: GenerationStore,
-    counter: StageCounter,
-    request: ChatRequest,
-    *,
-    key: str,
-    slot_key: str,
-    stage: str,
-) -> tuple[str, str | None, Usage, str]:
-    """``(text, failure, usage, model)`` for ``request``, from the cache or the endpoint.
-
-    ``usage`` is what the answer cost when it was asked: a replayed answer brings its recorded cost
-    (the run's counters, which say what this run paid, count only live requests).
-
-    Raises LLMError when the endpoint fails for good (not cached: the next run asks again), and
-    Deferred when a batch is being collected.
-    """
-    cached = store.cache.get(key)
-    if cached is not None:
-        counter.cached += 1
-        usage = _recorded_usage(cached)
-        return cached["text"], cached.get("failure"), usage, cached.get("model") or request.model
-    if isinstance(client, RequestCollector):
-        client.defer(key, slot_key, stage, request)
-    if client is None:
-        raise LLMError("a request is needed but no chat client was given")
-    counter.requests += 1
-    result: ChatResult = await client.complete(request)
-    counter.retries += max(0, result.attempts - 1)
-    counter.tokens_in += result.usage.prompt_tokens
-    counter.tokens_out += result.usage.completion_tokens
-    entry = cache_entry(key, slot_key, stage, result)
-    store.add_cache(entry)
-    return result.text or "", entry["failure"], result.usage, result.model or request.model
 
 
 @dataclass
@@ -284,7 +168,7 @@ class LLMQuestions:
 
     async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
         request = self.request(slot, attempt, rejected)
-        text, failure, usage, model = await _ask(
+        text, failure, usage, model = await ask(
             self.client,
             self.store,
             self.counter,
@@ -297,19 +181,6 @@ class LLMQuestions:
         if failure is None:
             question, failure = parse_question(text)
         return Candidate(question, failure, attempt, usage, model, request.seed, text)
-
-
-class ExtractiveQuestions:
-    """Questions cut from the chunk itself (see ``extractive``): no model, no request, no cost."""
-
-    def __init__(self, config: GenerateConfig) -> None:
-        self.config = config
-
-    async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
-        position = slot.index + attempt * self.config.per_chunk
-        question = extract_query(slot.chunk, seed=self.config.seed, position=position)
-        failure = None if question is not None else "no_sentence"
-        return Candidate(question, failure, attempt, Usage(0, 0), "extractive")
 
 
 def slot_text(slot: Slot) -> str:
@@ -360,10 +231,10 @@ class AnswerabilityJudge:
                 max_tokens=200,
                 json_schema=JUDGE_SCHEMA,
                 schema_name="verdict",
-                seed=_seed("judge", attempt),
+                seed=derive_seed("judge", attempt),
             )
             key = hashlib.sha256(f"{identity}\x1f{question}\x1f{attempt}".encode()).hexdigest()
-            text, failure, usage, _ = await _ask(
+            text, failure, usage, _ = await ask(
                 self.client, self.store, self.counter, request, key=key, slot_key=slot.key, stage="judge"
             )
             total = total + usage
