@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import statsmodels.api as sm
 from rich.console import Console
+from scipy import stats
 from statsmodels.stats.meta_analysis import combine_effects
 
 from calibrate.results_builder import per_query, ranks_set, results_document
 from realrecall.calibrate import calibrate
-from realrecall.calibrate.calibrated_estimate import ASSUMED_SPREAD, calibrated_estimate, random_effects
+from realrecall.calibrate.calibrated_estimate import MIN_REAL, calibrated_estimate
+from realrecall.calibrate.random_effects import ASSUMED_SPREAD, SPREAD_FLOOR, meta_regression, paule_mandel
 from realrecall.calibrate.report import render, report_table
 from realrecall.errors import InputError
 from realrecall.evaluate.results import QueryResult
@@ -53,22 +57,73 @@ def _estimate(real: list[QueryResult], synthetic: list[QueryResult], **options: 
     return calibrated_estimate("recall@10", synthetic, real, synthetic, **{**settings, **options})
 
 
-def test_random_effects_pool_equals_statsmodels_dersimonian_laird() -> None:
-    effects = np.array([0.5, 1.0, 0.2, 1.5, -0.3])
-    variances = np.array([0.1, 0.2, 0.05, 0.3, 0.15])
-    pooled = random_effects(effects, variances)
-    oracle = combine_effects(effects, variances, method_re="dl")
-    assert pooled.mu == pytest.approx(oracle.mean_effect_re, rel=1e-12)
-    assert pooled.tau is not None
-    assert pooled.tau**2 == pytest.approx(oracle.tau2, rel=1e-12)
+def test_paule_mandel_pool_and_hartung_knapp_error_equal_statsmodels() -> None:
+    effects = np.array([0.5, 1.9, 0.2, 1.5, -0.6, 1.1])
+    variances = np.array([0.1, 0.2, 0.05, 0.3, 0.15, 0.08])
+    pooled = paule_mandel(effects, variances)
+    oracle = combine_effects(effects, variances, method_re="pm", atol=1e-13, maxiter=10_000)
+    assert pooled.tau2 > 0
+    assert pooled.tau2 == pytest.approx(oracle.tau2, rel=1e-9)
+    assert pooled.mu == pytest.approx(oracle.mean_effect_re, rel=1e-9)
+    assert pooled.se == pytest.approx(oracle.sd_eff_w_re_hksj, rel=1e-9)
+    assert pooled.q == pytest.approx(oracle.q, rel=1e-12)
+    assert pooled.estimable
+    assert not pooled.floored
+    assert pooled.df == 4
+
+
+def test_the_prediction_interval_applies_t_to_the_whole_scale_as_documented() -> None:
+    # Higgins-Thompson-Spiegelhalter: mu +- t(k-2) sqrt(se^2 + tau^2); the old code applied t to tau alone.
+    effects = np.array([0.5, 1.9, 0.2, 1.5, -0.6, 1.1])
+    variances = np.array([0.1, 0.2, 0.05, 0.3, 0.15, 0.08])
+    oracle = combine_effects(effects, variances, method_re="pm", atol=1e-13, maxiter=10_000)
+    half = stats.t.ppf(0.975, 4) * np.sqrt(oracle.sd_eff_w_re_hksj**2 + oracle.tau2)
+    low, high = paule_mandel(effects, variances).prediction_interval(0.95)
+    assert low == pytest.approx(oracle.mean_effect_re - half, rel=1e-9)
+    assert high == pytest.approx(oracle.mean_effect_re + half, rel=1e-9)
+
+
+def test_strata_that_agree_get_the_stated_floor_and_an_error_never_below_the_plain_one() -> None:
+    effects = np.array([1.0, 1.01, 0.99, 1.0])
+    variances = np.array([0.2, 0.2, 0.2, 0.2])
+    pooled = paule_mandel(effects, variances)
+    oracle = combine_effects(effects, variances, method_re="pm")
+    assert pooled.tau2 == oracle.tau2 == 0
+    assert pooled.q < 3
+    assert not pooled.estimable
+    assert pooled.spread == SPREAD_FLOOR
+    assert pooled.floored
+    # HKSJ's variance shrinks when the strata agree this well; the plain random-effects one is kept.
+    assert oracle.sd_eff_w_re_hksj < oracle.sd_eff_w_re
     assert pooled.se == pytest.approx(oracle.sd_eff_w_re, rel=1e-12)
-    assert pooled.df == 3
 
 
-def test_with_fewer_than_three_strata_the_spread_is_assumed_and_said() -> None:
-    pooled = random_effects(np.array([0.5, 1.0]), np.array([0.1, 0.2]))
-    assert pooled.tau is None
+def test_with_fewer_than_three_strata_the_spread_is_assumed_and_normal() -> None:
+    pooled = paule_mandel(np.array([0.5, 1.0]), np.array([0.1, 0.2]))
     assert pooled.spread == ASSUMED_SPREAD
+    assert not pooled.estimable
+    assert pooled.df == math.inf
+
+
+def test_meta_regression_equals_statsmodels_wls_at_the_paule_mandel_spread() -> None:
+    x = np.array([0.2, 1.0, 1.5, 2.2, 2.9, 3.1, 0.7])
+    y = np.array([-0.5, 0.4, 0.3, 1.2, 1.9, 1.5, 0.6])
+    v = np.array([0.05, 0.1, 0.08, 0.12, 0.2, 0.07, 0.09])
+    fit = meta_regression(y, v, x)
+    design = sm.add_constant(x)
+    wls = sm.WLS(y, design, weights=1.0 / (v + fit.tau2)).fit()
+    assert fit.tau2 > 0
+    # Paule-Mandel's equation: the generalised Q equals k - 2, so WLS's scale estimate is 1.
+    assert wls.scale == pytest.approx(1.0, rel=1e-9)
+    assert fit.coefficients == pytest.approx(tuple(wls.params), rel=1e-9)
+    assert np.array(fit.covariance) == pytest.approx(wls.cov_params(), rel=1e-7)
+    centre, scale = fit.predict(2.0, 0.0)
+    assert centre == pytest.approx(float(wls.params @ [1.0, 2.0]), rel=1e-12)
+    fitted_variance = float(np.array([1.0, 2.0]) @ wls.cov_params() @ np.array([1.0, 2.0]))
+    assert scale == pytest.approx(math.sqrt(fitted_variance + max(fit.tau2, SPREAD_FLOOR**2)), rel=1e-7)
+
+
+def test_with_fewer_than_three_measured_strata_the_sentence_says_the_spread_is_assumed() -> None:
     real = _records("real", "a", 30, 40, "ra") + _records("real", "b", 20, 40, "rb")
     synthetic = (
         _records("synthetic", "a", 38, 40, "sa")
@@ -76,8 +131,95 @@ def test_with_fewer_than_three_strata_the_spread_is_assumed_and_said() -> None:
         + _records("synthetic", "new", 30, 40, "sn")
     )
     estimate = _estimate(real, synthetic)
-    assert any("cannot be estimated" in note and "assumes 1 logit" in note for note in estimate.notes)
-    assert "(assumed) 1.00 logit" in estimate.text
+    assert "between-stratum spread assumed 1.00 logit: it cannot be estimated from 2 strata" in estimate.text
+
+
+def test_strata_that_agree_say_the_floor_in_the_sentence() -> None:
+    real, synthetic = [], []
+    for i in range(4):
+        real += _records("real", f"s{i}", 30, 40, f"r{i}-")
+        synthetic += _records("synthetic", f"s{i}", 36, 40, f"y{i}-")
+    synthetic += _records("synthetic", "new", 36, 40, "new-")
+    estimate = _estimate(real, synthetic)
+    assert estimate.model is not None
+    assert estimate.model.spread_basis == "floor"
+    assert f"between-stratum spread {SPREAD_FLOOR:.2f} logit, a floor" in estimate.text
+
+
+def test_every_stratum_measured_means_the_calibrated_figure_is_the_real_one() -> None:
+    # Issue 30: all 300 claims measured, and calibrated still said 0.812 beside real 0.820, "NOT
+    # measured for 3% of traffic", with a 4/4 stratum "estimated" at 0.68.
+    document = results_document(
+        [("syn", ranks_set("synthetic", 80, 20, prefix="s", type="big")
+          + ranks_set("synthetic", 3, 7, prefix="t", type="small")),
+         ("real", ranks_set("real", 60, 36, prefix="r", type="big")
+          + ranks_set("real", 4, 0, prefix="q", type="small"))]
+    )  # fmt: skip
+    report = calibrate(document, now=NOW)
+    calibrated, real = report.calibrated, report.overall().real
+    assert calibrated is not None
+    assert calibrated.value == real.value == 64 / 100
+    assert calibrated.interval.low == real.interval.low
+    assert calibrated.interval.high == real.interval.high
+    small = next(s for s in calibrated.strata if s.value == "small")
+    assert (small.source, small.corrected) == ("measured", 1.0)
+    assert "NOT measured" not in calibrated.text
+    assert "measured on real questions in every stratum" in calibrated.text
+
+
+def _strata_sets(
+    real_p: list[float], synthetic_p: list[float], new_synthetic: list[float], n: int = 60
+) -> Any:
+    real: list[QueryResult] = []
+    synthetic: list[QueryResult] = []
+    for i, (r, s) in enumerate(zip(real_p, synthetic_p, strict=True)):
+        real += _records("real", f"m{i}", round(r * n), n, f"r{i}-")
+        synthetic += _records("synthetic", f"m{i}", round(s * n), n, f"s{i}-")
+    for i, s in enumerate(new_synthetic):
+        synthetic += _records("synthetic", f"new{i}", round(s * n), n, f"n{i}-")
+    return real, synthetic
+
+
+def test_the_model_is_chosen_by_leave_one_stratum_out_error_and_reported() -> None:
+    # Synthetic figures that track the real ones (a steady gap): a synthetic-based model predicts the
+    # left-out strata and the pooled real figure does not.
+    tracking = _strata_sets([0.2, 0.35, 0.5, 0.65, 0.8, 0.9], [0.4, 0.55, 0.7, 0.83, 0.92, 0.96], [0.45, 0.9])
+    chosen = _estimate(*tracking)
+    assert chosen.model is not None
+    assert chosen.model.model in ("synthetic + gap", "regression")
+    assert chosen.model.errors["pooled real"] > chosen.model.errors[chosen.model.model]
+    assert chosen.model.validated_on == 6
+    # Synthetic figures that say nothing about the real ones: the pooled real figure wins.
+    unrelated = _strata_sets(
+        [0.7, 0.75, 0.65, 0.72, 0.78, 0.68], [0.9, 0.6, 0.7, 0.99, 0.95, 0.5], [0.3, 0.99]
+    )
+    pooled = _estimate(*unrelated)
+    assert pooled.model is not None
+    assert pooled.model.model == "pooled real"
+    for estimate in (chosen, pooled):
+        text = estimate.text
+        assert f"Model: {estimate.model.model}, chosen by leave-one-stratum-out error on 6 strata" in text
+        assert all(f"{name} {error:.3f}" in text for name, error in estimate.model.errors.items())
+        assert "measured on real questions for " in text
+
+
+def test_the_sentence_says_where_to_label_and_json_carries_the_plan() -> None:
+    document = results_document(
+        [("syn", ranks_set("synthetic", 30, 10, prefix="s", type="a")
+          + ranks_set("synthetic", 30, 10, prefix="t", type="b")
+          + ranks_set("synthetic", 20, 20, prefix="u", type="c")),
+         ("real", ranks_set("real", 20, 20, prefix="r", type="a"))]
+    )  # fmt: skip
+    report = calibrate(document, now=NOW)
+    assert report.calibrated is not None
+    assert (
+        f"To measure it, label at least {MIN_REAL} real questions each in type=b, type=c "
+        f"({2 * MIN_REAL} in all)." in report.calibrated.text
+    )
+    data = json.loads(render(report, "json"))["calibrated"]
+    assert data["label"] == {"strata": ["b", "c"], "per_stratum": MIN_REAL, "total": 2 * MIN_REAL}
+    assert data["model"]["name"] == "pooled real"
+    assert data["predicted"]["value"] == pytest.approx(0.5, abs=0.02)
 
 
 @pytest.mark.parametrize(
@@ -117,21 +259,23 @@ def test_the_old_one_stratum_overshoot_cannot_happen() -> None:
     assert report.calibrated.value == pytest.approx(38 / 40)  # 40 real queries measure the only stratum
 
 
-def test_the_prediction_interval_widens_when_gaps_differ_between_strata() -> None:
-    def interval_width(gaps: list[int]) -> float:
+def test_the_prediction_interval_widens_when_real_figures_differ_between_strata() -> None:
+    def interval_width(hits: list[int]) -> float:
         real, synthetic = [], []
-        for i, extra in enumerate(gaps):
-            real += _records("real", f"s{i}", 20, 40, f"r{i}-")
-            synthetic += _records("synthetic", f"s{i}", 20 + extra, 40, f"s{i}-")
+        for i, found in enumerate(hits):
+            real += _records("real", f"s{i}", found, 40, f"r{i}-")
+            synthetic += _records("synthetic", f"s{i}", 30, 40, f"s{i}-")
         synthetic += _records("synthetic", "new", 30, 40, "new-")
         # All traffic on the new stratum: the interval is its prediction interval alone.
-        weights = {**{f"s{i}": 0.0 for i in range(len(gaps))}, "new": 1.0}
+        weights = {**{f"s{i}": 0.0 for i in range(len(hits))}, "new": 1.0}
         estimate = _estimate(real, synthetic, weights=weights)
         new = next(s for s in estimate.strata if s.value == "new")
-        assert new.source == "estimated"
+        assert new.source == "predicted"
+        assert estimate.model is not None
+        assert estimate.model.model == "pooled real"
         return float(estimate.interval.high - estimate.interval.low)
 
-    assert interval_width([10, 19, 1, 15, 5]) > 1.5 * interval_width([10, 10, 10, 10, 10])
+    assert interval_width([10, 38, 20, 32, 15]) > 1.5 * interval_width([25, 25, 25, 25, 25])
 
 
 @pytest.mark.slow
@@ -274,19 +418,25 @@ def test_the_cli_refuses_another_retriever_with_one_line_and_exit_2(tmp_path: Pa
 # --- strata that do not match ----------------------------------------------------------------------
 
 
-def test_no_stratum_in_common_is_in_the_headline_of_every_format() -> None:
+def test_traffic_the_real_set_misses_is_said_in_every_format() -> None:
     document = results_document(
         [("syn", ranks_set("synthetic", 30, 10, prefix="s", type="extractive")),
          ("real", ranks_set("real", 20, 20, prefix="r", type="conceptual"))]
     )  # fmt: skip
     report = calibrate(document, now=NOW)
-    assert "No stratum in common" in report.headline.text
-    assert "No stratum in common" in render(report, "markdown").split("\n\n")[0]
-    assert "No stratum in common" in json.loads(render(report, "json"))["headline"]["text"]
-    assert "No stratum in common" in render(report, "html")
-    console = Console(width=200, record=True, file=io.StringIO())
+    said = "NOT measured, predicted"
+    where = "To measure it, label at least 10 real questions in type=extractive"
+    assert report.calibrated is not None
+    assert said in report.calibrated.text
+    assert where in report.calibrated.text
+    assert "between-stratum spread assumed 1.00 logit" in report.calibrated.text
+    for text in (render(report, "markdown"), json.loads(render(report, "json"))["calibrated"]["text"]):
+        assert said in text
+        assert where in text
+    assert said in render(report, "html")
+    console = Console(width=400, record=True, file=io.StringIO())
     console.print(report_table(report))
-    assert "No stratum in common" in console.export_text()
+    assert said in console.export_text()
 
 
 # --- gates state their bound ------------------------------------------------------------------------

@@ -123,19 +123,22 @@ def test_calibrated_estimate_of_well_covered_strata_equals_the_real_mean() -> No
     assert not calibrated.stale
 
 
-def test_thinly_covered_strata_are_blended_with_what_the_other_strata_predict() -> None:
+def test_thinly_covered_strata_keep_their_real_figures() -> None:
     report = calibrate(hand_document(), now=NOW)  # lookup 3/4 real, howto 1/2 real: both thin
     calibrated = report.calibrated
     assert calibrated is not None
-    sources = {s.value: s.source for s in calibrated.strata}
-    assert sources == {"lookup": "blended", "howto": "blended", "compare": "estimated"}
+    sources = {s.value: (s.source, s.corrected) for s in calibrated.strata}
+    assert sources["lookup"] == ("measured", 0.75)
+    assert sources["howto"] == ("measured", 0.5)
+    assert sources["compare"][0] == "predicted"
     assert 0.0 <= calibrated.interval.low <= calibrated.value <= calibrated.interval.high <= 1.0
     assert "NOT measured" in calibrated.text
 
 
 def test_calibrated_estimate_after_regeneration_keeps_measured_strata_and_estimates_new_ones() -> None:
     # Calibration: lookup measured on 12 real queries; the regenerated set adds a stratum (news) the
-    # real set never covered, estimated from its synthetic figure and the lookup gap.
+    # real set never covered. One measured stratum validates no model: news is predicted by the pooled
+    # real figure (lookup's, continuity-corrected), with the assumed spread.
     calibration = results_document(
         [("old", ranks_set("synthetic", 11, 1, prefix="o", type="lookup")),
          ("real", ranks_set("real", 9, 3, prefix="r", type="lookup"))]
@@ -148,13 +151,13 @@ def test_calibrated_estimate_after_regeneration_keeps_measured_strata_and_estima
     assert calibrated is not None
     lookup, news = calibrated.strata
     assert (lookup.source, lookup.corrected) == ("measured", pytest.approx(0.75))
-    assert news.source == "estimated"
-    assert news.corrected < 8 / 12  # synthetic overstates lookup, so news is corrected downwards
+    assert news.source == "predicted"
+    assert news.corrected == pytest.approx((9 + 0.5) / (12 + 1))
     assert [s.weight for s in calibrated.strata] == pytest.approx([0.5, 0.5])  # news: its synthetic share
     assert 0.0 <= calibrated.interval.low < calibrated.value < calibrated.interval.high <= 1.0
     assert report.headline.text.startswith("Not measured on real questions")
     assert "the real set of 2026-11-30" in report.headline.text
-    assert "assumes 1 logit" in " ".join(calibrated.notes)  # one stratum cannot measure the spread
+    assert "spread assumed 1.00 logit" in calibrated.text  # one stratum cannot measure it
 
 
 def test_stale_calibration_is_flagged_and_real_date_overrides_the_file_date() -> None:

@@ -1,46 +1,41 @@
 """The calibrated estimate: a real-traffic-weighted figure for the current corpus, measured where it can be.
 
 What it is for: the real set covers some strata (a stratum is one value of the ``by`` field: a query
-type, a language, a product area, old versus new documents) and not others. The estimate is
+type, a language, a topic, old versus new documents) and not others. The estimate is
 
     sum over strata s of  w_s * p_s
 
-with ``p_s`` chosen per stratum:
+with ``p_s`` the stratum's real mean wherever the real set has questions in it (**measured**), and a
+prediction where it has none (**predicted**). When every stratum that carries traffic is measured, the
+estimate *is* the measured real figure, with the real figure's own interval.
 
-- **measured**: the real set has at least ``min_real`` queries in ``s``: ``p_s`` is their mean, the
-  measured real figure, nothing carried over;
-- **blended**: the real set covers ``s`` thinly (1 to ``min_real - 1`` queries): the real mean and the
-  synthetic-based prediction below, weighted by their precision (the thinner the real evidence, the
-  more the prediction counts);
-- **estimated**: no real query in ``s``: the synthetic mean of ``s`` corrected by the gap.
-
-The gap is measured on the strata that hold both real and synthetic queries, on the logit scale
-(``logit(synthetic) - logit(real)``), and pooled with a random-effects model (DerSimonian-Laird): a
-pooled gap ``mu`` and a between-stratum variance ``tau^2``. A stratum's own gap is not ``mu`` but a
-draw from the spread of gaps, so the interval of an estimated stratum is a *prediction* interval
-(Higgins, Thompson and Spiegelhalter 2009: ``mu ± t_{k-2} * sqrt(se(mu)^2 + tau^2)``); it widens when
-the gaps differ between strata. With fewer than three gap strata ``tau`` cannot be estimated; the
-interval then assumes a spread of ``ASSUMED_SPREAD`` on the logit scale and says so.
+The prediction comes from the model that predicted the user's own measured strata best when each was
+left out in turn (``prediction``): the pooled real figure, the synthetic figure plus the pooled gap,
+or the real figure regressed on the synthetic one across strata. Pooling is random-effects
+(Paule-Mandel spread, Hartung-Knapp standard error, ``random_effects``) on the logit scale, and a
+predicted stratum's interval is the Higgins-Thompson-Spiegelhalter prediction interval
+``centre ± t_{k-2} · sqrt(se² + tau²)``; where the spread cannot be estimated a stated floor is used.
 
 Everything is computed on a bounded scale: means enter as logits (with a half-count continuity
 correction, so 0 and 1 are finite) and leave through the logistic function, so every estimate and every
-bound lies in [0, 1] without clipping. The interval is a Monte Carlo over the sampling distribution of
-each mean (Jeffreys beta for proportions, logit-normal otherwise), the pooled gap and the
-between-stratum spread, and (by default) the real-traffic shares (Dirichlet).
+bound lies in [0, 1] without clipping. The interval is a Monte Carlo over each measured mean's sampling
+distribution (Jeffreys beta for proportions, logit-normal otherwise), the predictions (one t draw per
+world shared by every predicted stratum: they come from the same measured strata, so their errors are
+not assumed to cancel) and, by default, the real-traffic shares (Dirichlet).
 
 Weights ``w_s``: the share of real traffic. Strata the real set covers get their share of the real set
 scaled by ``1 - U``; strata without real questions get their share of the synthetic set (the corpus
 mix), summing to ``U``. ``weights`` overrides both.
 
-The estimate belongs to one retriever: the caller (``calibrate``) refuses gaps measured with another
-retriever or generator. It is marked with the date of the real set behind it and flagged stale when
-older than ``max_age_days``.
+The estimate belongs to one retriever and one corpus: the caller (``calibrate``) refuses gaps measured
+with another retriever or generator and re-measures a real set from another corpus. It is marked with
+the date of the real set behind it and flagged stale when older than ``max_age_days``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -49,43 +44,37 @@ import numpy as np
 from scipy import stats
 
 from realrecall.calibrate.gap import metric_values, slice_values
-from realrecall.calibrate.statistics import Interval
+from realrecall.calibrate.prediction import ModelChoice, Prediction, StratumLogits, choose_model
+from realrecall.calibrate.random_effects import ASSUMED_SPREAD, SPREAD_FLOOR, quantile
+from realrecall.calibrate.statistics import Estimate, Interval
 from realrecall.errors import InputError
 from realrecall.evaluate.results import QueryResult
 
 __all__ = [
     "ASSUMED_SPREAD",
     "MIN_REAL",
+    "SPREAD_FLOOR",
     "CalibratedEstimate",
-    "PooledGap",
+    "LabelAdvice",
     "Stratum",
     "calibrated_estimate",
     "parse_date",
-    "pooled_gap",
-    "random_effects",
 ]
 
 MIN_REAL = 10
-"""A stratum with at least this many real queries is measured; with fewer, blended with the prediction."""
+"""Real questions a stratum should have for its own figure to be read: the labelling advice asks for
+at least this many in every stratum the real set misses."""
 
-ASSUMED_SPREAD = 1.0
-"""Between-stratum standard deviation of the logit gap assumed when fewer than three strata measure it.
-
-A logit of 1.0 is about 0.2 in recall near 0.7: the size of the gap differences seen across strata
-and retrievers on public data (SciFact gaps ran from -0.37 to +0.20 across six retrievers). It makes
-the interval wide, which is the honest answer when the spread cannot be measured.
-"""
-
-MEASURED, BLENDED, ESTIMATED = "measured", "blended", "estimated"
+MEASURED, PREDICTED = "measured", "predicted"
 
 
 @dataclass(frozen=True)
 class Stratum:
     """One stratum of the calibrated estimate.
 
-    ``source``: ``measured`` (real mean), ``blended`` (thin real evidence and the prediction) or
-    ``estimated`` (no real query: the synthetic mean corrected by the pooled gap). ``gap``: the
-    stratum's own synthetic-minus-real gap where both were measured (NaN otherwise).
+    ``source``: ``measured`` (the real mean) or ``predicted`` (no real query: the chosen model's
+    prediction). ``gap``: the stratum's own synthetic-minus-real gap where both were measured (NaN
+    otherwise). ``interval``: the real mean's (Jeffreys or logit-normal) or the prediction interval.
     """
 
     value: Any
@@ -96,29 +85,21 @@ class Stratum:
     n_synthetic: int
     n_real: int
     source: str = MEASURED
+    interval: Interval | None = None
 
 
 @dataclass(frozen=True)
-class PooledGap:
-    """The random-effects pool of per-stratum logit gaps."""
+class LabelAdvice:
+    """Where to label: real questions that would make the strata without them measured."""
 
-    mu: float
-    se: float
-    tau: float | None
-    """Between-stratum standard deviation; None when fewer than three strata measure it."""
-    strata: int
-    weights: tuple[float, ...] = ()
-    """Each stratum's share of the pooled gap (random-effects weights, summing to 1)."""
+    strata: tuple[Any, ...]
+    per_stratum: int
+    share: float
+    """The share of traffic they carry."""
 
     @property
-    def spread(self) -> float:
-        """The between-stratum SD used for predictions: measured, or ``ASSUMED_SPREAD``."""
-        return ASSUMED_SPREAD if self.tau is None else self.tau
-
-    @property
-    def df(self) -> float:
-        """Degrees of freedom of the prediction's t distribution (normal when tau is assumed)."""
-        return math.inf if self.tau is None else float(self.strata - 2)
+    def total(self) -> int:
+        return self.per_stratum * len(self.strata)
 
 
 @dataclass(frozen=True)
@@ -134,9 +115,11 @@ class CalibratedEstimate:
     age_days: int | None
     stale: bool
     notes: tuple[str, ...] = ()
-    pooled: PooledGap | None = None
-    left_out: tuple[Any, ...] = ()
-    """Strata with synthetic queries only and no measured gap to correct them: not in the figure."""
+    model: ModelChoice | None = None
+    """How strata without real questions were predicted (None when every stratum is measured)."""
+    predicted: Estimate | None = None
+    """The figure for the traffic without real questions alone, with its interval (None: there is none)."""
+    advice: LabelAdvice | None = None
 
     @property
     def age_text(self) -> str:
@@ -150,40 +133,75 @@ class CalibratedEstimate:
 
     @property
     def fully_measured(self) -> bool:
-        return all(s.source == MEASURED for s in self.strata)
+        return all(s.source == MEASURED for s in self.strata if s.weight > 0)
 
     @property
     def text(self) -> str:
-        """One line every format shows: the figure, its interval, and what it carries over."""
+        """One line every format shows: the figure, its interval, and what it predicts."""
         level = f"{self.interval.confidence * 100:g}%"
         kind = "CI" if self.fully_measured else "prediction interval"
         head = (
             f"Calibrated {self.metric} = {self.value:.2f} ({level} {kind} "
             f"{self.interval.low:.2f}-{self.interval.high:.2f})"
         )
-        if self.left_out:
-            shown = ", ".join(_label(self.by, v) for v in self.left_out[:3])
-            return (
-                f"{head}: real questions only. No stratum in common: the synthetic questions of {shown} "
-                "have no real counterpart and no gap is measured to correct them, so they are left out."
-            )
         if self.fully_measured:
             return head + ": measured on real questions in every stratum."
-        estimated = [s for s in self.strata if s.source != MEASURED]
+        predicted = [s for s in self.strata if s.source == PREDICTED and s.weight > 0]
         share = 1.0 - self.measured_share
-        pooled = self.pooled
-        basis = (
-            f"the gap of {_strata(pooled.strata)} with both sets" if pooled is not None else "no measured gap"
+        text = (
+            f"{head}: measured on real questions for {self.measured_share:.0%} of traffic; the other "
+            f"{share:.0%} ({_strata(len(predicted))} with no real questions) is NOT measured, "
+            f"predicted{self._predicted_text()}."
         )
-        spread = ""
-        if pooled is not None:
-            assumed = "(assumed) " if pooled.tau is None else ""
-            spread = f", between-stratum spread {assumed}{pooled.spread:.2f} logit"
-        return (
-            f"{head}: NOT measured for {share:.0%} of traffic ({_strata(len(estimated))} with few or no "
-            "real questions), estimated from synthetic "
-            f"questions corrected by {basis}{spread}."
+        if self.model is not None:
+            text += f" {model_text(self.model)}"
+        if self.advice is not None:
+            text += f" {advice_text(self.advice, self.by)}"
+        return text
+
+    def _predicted_text(self) -> str:
+        p = self.predicted
+        if p is None or not p.interval.defined:
+            return ""
+        return f" at {p.value:.2f} ({p.interval.low:.2f}-{p.interval.high:.2f})"
+
+
+def model_text(model: ModelChoice) -> str:
+    """Which model predicts, on what, and how it fared when each measured stratum was left out."""
+    if model.validated_on:
+        errors = ", ".join(
+            f"{name} {error:.3f}" for name, error in model.errors.items() if not math.isnan(error)
         )
+        why = (
+            f"chosen by leave-one-stratum-out error on {_strata(model.validated_on)} "
+            f"(mean absolute error: {errors})"
+        )
+    else:
+        why = "no model could be validated (fewer than 2 measured strata with synthetic questions)"
+    if model.spread_basis == "assumed":
+        spread = (
+            f"between-stratum spread assumed {model.spread:.2f} logit: it cannot be estimated from "
+            f"{_strata(model.strata)}"
+        )
+    elif model.spread_basis == "floor":
+        spread = (
+            f"between-stratum spread {model.spread:.2f} logit, a floor: the estimate "
+            f"{model.spread_estimated:.2f} from {_strata(model.strata)} is too small to trust"
+        )
+    else:
+        spread = f"between-stratum spread {model.spread:.2f} logit from {_strata(model.strata)}"
+    return f"Model: {model.model}, {why}; {spread}."
+
+
+def advice_text(advice: LabelAdvice, by: str | None) -> str:
+    """Where to label for a measured figure."""
+    shown = ", ".join(_label(by, v) for v in advice.strata[:6])
+    more = f" and {len(advice.strata) - 6} more" if len(advice.strata) > 6 else ""
+    each = "" if len(advice.strata) == 1 else " each"
+    return (
+        f"To measure it, label at least {advice.per_stratum} real questions{each} in {shown}{more} "
+        f"({advice.total} in all)."
+    )
 
 
 def calibrated_estimate(
@@ -202,13 +220,15 @@ def calibrated_estimate(
     n_resamples: int,
     rng: np.random.Generator,
     weights: Mapping[Any, float] | None = None,
-    min_real: int = MIN_REAL,
+    real_overall: Estimate | None = None,
 ) -> CalibratedEstimate | None:
     """The calibrated estimate of ``metric`` (see the module docstring); None without real queries.
 
     ``synthetic``: the current synthetic queries; ``calibration_real``/``calibration_synthetic``: the
-    queries the gap is measured on (the same results, or earlier results of the same retriever and
-    generator: the caller checks). ``weights``: traffic share per stratum value, overriding the default.
+    real set and the synthetic queries beside it that the models learn from (the same results, or
+    earlier results of the same retriever, generator and corpus: the caller checks). ``weights``:
+    traffic share per stratum value, overriding the default. ``real_overall``: the real figure over all
+    of ``calibration_real`` with its interval, quoted as the estimate when every stratum is measured.
     """
     if metric_values(calibration_real, metric).size == 0:
         return None
@@ -225,56 +245,41 @@ def calibrated_estimate(
         for value in values
     ]
     cells = [c for c in cells if c.real.size or c.synthetic.size]
+    shares = _weights(cells, weights, by)
+    measured = [c for c in cells if c.real.size]
+    carrying = [c for c, share in zip(cells, shares, strict=True) if share > 0 and not c.real.size]
+    model = choose_model([c.logits for c in measured]) if carrying else None
     notes: list[str] = []
-    gap_cells = [c for c in cells if c.real.size and c.calibration_synthetic.size]
-    pooled = pooled_gap(gap_cells)
-    usable = [c for c in cells if c.real.size or (pooled is not None and c.synthetic.size)]
-    left_out = tuple(c.value for c in cells if not (c.real.size or (pooled is not None and c.synthetic.size)))
-    if left_out:
-        notes.append(
-            "no stratum in common: no stratum holds both real and synthetic queries, so no gap is measured "
-            f"and {', '.join(_label(by, v) for v in left_out)} (synthetic only) cannot be corrected"
-        )
-    if pooled is not None and pooled.tau is None and any(c.real.size < min_real for c in usable):
-        notes.append(
-            f"only {_strata(pooled.strata)} {'measures' if pooled.strata == 1 else 'measure'} the gap: "
-            "the spread of gaps between strata cannot be estimated, so the interval assumes "
-            f"{ASSUMED_SPREAD:g} logit; real questions in more strata would measure it"
-        )
-    shares = _weights(usable, weights, by)
-    draws = np.zeros(n_resamples, dtype=np.float64)
-    share_draws = _share_draws(usable, shares, weights is not None, n_resamples, rng)
-    # One Monte Carlo world per draw: every mean drawn once and used everywhere it enters, so a real
-    # stratum that happens to be low lowers both its own figure and the gap it lends to the others (they
-    # move together; drawing them apart would make the interval too narrow).
-    world = _World.draw(cells, same_synthetic, n_resamples, rng)
-    strata: list[Stratum] = []
-    for position, cell in enumerate(usable):
-        # A thinly covered stratum is blended with what the *other* strata's gaps predict for it: its
-        # own gap in the pool would make the prediction lean on the very real queries it is to back up.
-        lenders = gap_cells if cell.real.size == 0 else [c for c in gap_cells if c is not cell]
-        point, stratum_draws, source = _stratum(cell, lenders, world, min_real, n_resamples, rng)
-        draws += share_draws[:, position] * stratum_draws
-        strata.append(
-            Stratum(
-                value=cell.value,
-                weight=shares[position],
-                synthetic=float(cell.synthetic.mean()) if cell.synthetic.size else math.nan,
-                gap=cell.own_gap,
-                corrected=point,
-                n_synthetic=int(cell.synthetic.size),
-                n_real=int(cell.real.size),
-                source=source,
-            )
-        )
-    if not strata:
-        return None
+    strata, draws = _strata_and_draws(cells, shares, model, weights is not None, confidence, n_resamples, rng)
     value_total = float(sum(s.weight * s.corrected for s in strata))
     alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(draws, [alpha, 1.0 - alpha])
-    # The point is a weighted mean of values in [0, 1] and the draws are too; a Monte Carlo quantile
-    # can still sit a hair inside the point when the spread is nil (one measured stratum of all 1s).
-    low, high = min(float(low), value_total), max(float(high), value_total)
+    if not carrying and weights is None and real_overall is not None and real_overall.interval.defined:
+        # Every stratum with traffic is measured and weighted by the real set's own mix: the estimate is
+        # the real figure, its interval the real figure's (nothing predicted, nothing to shade).
+        value_total, interval = real_overall.value, real_overall.interval
+    else:
+        low, high = np.quantile(draws.total, [alpha, 1.0 - alpha])
+        # A Monte Carlo quantile can sit a hair inside the point when the spread is nil.
+        low, high = min(float(low), value_total), max(float(high), value_total)
+        method = "Jeffreys/Dirichlet" if not carrying else "random-effects prediction"
+        interval = Interval(low, high, confidence, method)
+    predicted = None
+    if carrying and draws.predicted is not None:
+        share = sum(s.weight for s in strata if s.source == PREDICTED)
+        point = sum(s.weight * s.corrected for s in strata if s.source == PREDICTED) / share
+        p_low, p_high = np.quantile(draws.predicted, [alpha, 1.0 - alpha])
+        predicted = Estimate(
+            point,
+            Interval(min(float(p_low), point), max(float(p_high), point), confidence, "prediction"),
+            0,
+        )
+    advice = None
+    if carrying:
+        advice = LabelAdvice(
+            strata=tuple(c.value for c in carrying),
+            per_stratum=MIN_REAL,
+            share=float(sum(s.weight for s in strata if s.source == PREDICTED)),
+        )
     age = _age_days(calibrated_on, now)
     stale = age is not None and max_age_days is not None and age > max_age_days
     if calibrated_on is None:
@@ -284,53 +289,95 @@ def calibrated_estimate(
             f"calibration is stale: the real set dates from {calibrated_on[:10]}, {_age_text(age)} "
             f"(over {max_age_days:g}); collect fresh real questions"
         )
-    method = (
-        "Jeffreys/Dirichlet" if all(s.source == MEASURED for s in strata) else "random-effects prediction"
-    )
     return CalibratedEstimate(
         metric=metric,
         by=by,
         value=value_total,
-        interval=Interval(low, high, confidence, method),
+        interval=interval,
         strata=tuple(strata),
         calibrated_on=calibrated_on,
         age_days=age,
         stale=stale,
         notes=tuple(notes),
-        pooled=pooled,
-        left_out=left_out,
+        model=model,
+        predicted=predicted,
+        advice=advice,
     )
 
 
-def pooled_gap(cells: Sequence[_Cell]) -> PooledGap | None:
-    """The random-effects pool of the cells' logit gaps; None without a cell."""
-    if not cells:
-        return None
-    return random_effects(
-        np.array([c.logit_gap for c in cells]), np.array([c.logit_gap_variance for c in cells])
+@dataclass(frozen=True)
+class _Draws:
+    total: np.ndarray
+    predicted: np.ndarray | None
+
+
+def _strata_and_draws(
+    cells: Sequence[_Cell],
+    shares: Sequence[float],
+    model: ModelChoice | None,
+    fixed_shares: bool,
+    confidence: float,
+    n: int,
+    rng: np.random.Generator,
+) -> tuple[list[Stratum], _Draws]:
+    """Every stratum's figure and interval, and the Monte Carlo draws of the total and of the predicted
+    part. Measured means are drawn independently; predicted strata share one t draw per world."""
+    share_draws = _share_draws(cells, shares, fixed_shares, n, rng)
+    total = np.zeros(n, dtype=np.float64)
+    predicted_total = np.zeros(n, dtype=np.float64)
+    predicted_weight = np.zeros(n, dtype=np.float64)
+    shared: dict[float, np.ndarray] = {}
+    strata: list[Stratum] = []
+    for position, cell in enumerate(cells):
+        if cell.real.size:
+            draws = _expit_array(_logit_draws(cell.real, cell.binary, n, rng))
+            point, source = cell.real.mean(), MEASURED
+            interval = _quantile_interval(draws, point, confidence, "measured")
+        elif model is not None and cell.synthetic.size:
+            prediction = model.predict(_logit_mean(cell.synthetic), _logit_variance(cell.synthetic))
+            if prediction.df not in shared:
+                shared[prediction.df] = _standard_draws(prediction.df, n, rng)
+            draws = _expit_array(prediction.centre + prediction.scale * shared[prediction.df])
+            point, source = _expit(prediction.centre), PREDICTED
+            interval = _prediction_interval(prediction, confidence)
+            predicted_total += share_draws[:, position] * draws
+            predicted_weight += share_draws[:, position]
+        else:  # synthetic questions only and no traffic on them: nothing to predict
+            draws, point, source, interval = np.zeros(n), math.nan, PREDICTED, None
+        if not math.isnan(point):
+            total += share_draws[:, position] * draws
+        strata.append(
+            Stratum(
+                value=cell.value,
+                weight=shares[position],
+                synthetic=float(cell.synthetic.mean()) if cell.synthetic.size else math.nan,
+                gap=cell.own_gap,
+                corrected=0.0 if math.isnan(point) else point,
+                n_synthetic=int(cell.synthetic.size),
+                n_real=int(cell.real.size),
+                source=source,
+                interval=interval,
+            )
+        )
+    predicted = predicted_total / predicted_weight if np.all(predicted_weight > 0) else None
+    return strata, _Draws(total, predicted)
+
+
+def _standard_draws(df: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.standard_normal(n) if math.isinf(df) else rng.standard_t(df, n)
+
+
+def _prediction_interval(prediction: Prediction, confidence: float) -> Interval:
+    half = quantile(prediction.df, confidence) * prediction.scale
+    return Interval(
+        _expit(prediction.centre - half), _expit(prediction.centre + half), confidence, "prediction"
     )
 
 
-def random_effects(effects: np.ndarray, variances: np.ndarray) -> PooledGap:
-    """DerSimonian-Laird random-effects pool of ``effects`` with within-stratum ``variances``.
-
-    Equals statsmodels' ``combine_effects(effects, variances, method_re="dl")`` (mean_effect_re,
-    tau2, sd_eff_w_re). ``tau`` is None with fewer than three effects: two points cannot tell a spread
-    from their own noise, and the prediction needs k - 2 degrees of freedom.
-    """
-    k = int(effects.size)
-    w = 1.0 / variances
-    fixed = float(np.sum(w * effects) / np.sum(w))
-    tau2 = 0.0
-    if k >= 2:
-        q = float(np.sum(w * (effects - fixed) ** 2))
-        c = float(np.sum(w) - np.sum(w**2) / np.sum(w))
-        tau2 = max(0.0, (q - (k - 1)) / c) if c > 0 else 0.0
-    w_star = 1.0 / (variances + tau2)
-    mu = float(np.sum(w_star * effects) / np.sum(w_star))
-    se = float(math.sqrt(1.0 / np.sum(w_star)))
-    shares = tuple(float(x) for x in w_star / np.sum(w_star))
-    return PooledGap(mu=mu, se=se, tau=math.sqrt(tau2) if k >= 3 else None, strata=k, weights=shares)
+def _quantile_interval(draws: np.ndarray, point: float, confidence: float, method: str) -> Interval:
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(draws, [alpha, 1.0 - alpha])
+    return Interval(min(float(low), point), max(float(high), point), confidence, method)
 
 
 @dataclass(frozen=True, eq=False)
@@ -344,72 +391,23 @@ class _Cell:
     binary: bool
 
     @property
-    def logit_gap(self) -> float:
-        return _logit_mean(self.calibration_synthetic) - _logit_mean(self.real)
-
-    @property
-    def logit_gap_variance(self) -> float:
-        return _logit_variance(self.calibration_synthetic) + _logit_variance(self.real)
+    def logits(self) -> StratumLogits:
+        """What the prediction models learn from this (measured) stratum."""
+        both = self.calibration_synthetic.size > 0
+        return StratumLogits(
+            real=_logit_mean(self.real),
+            real_variance=_logit_variance(self.real),
+            real_mean=self.real.mean(),
+            n_real=self.real.size,
+            synthetic=_logit_mean(self.calibration_synthetic) if both else math.nan,
+            synthetic_variance=_logit_variance(self.calibration_synthetic) if both else math.nan,
+        )
 
     @property
     def own_gap(self) -> float:
         if self.real.size == 0 or self.calibration_synthetic.size == 0:
             return math.nan
         return float(self.calibration_synthetic.mean() - self.real.mean())
-
-
-@dataclass(frozen=True)
-class _World:
-    """Monte Carlo draws of every cell's logit means: real, calibration synthetic, current synthetic."""
-
-    real: dict[int, np.ndarray]
-    calibration_synthetic: dict[int, np.ndarray]
-    synthetic: dict[int, np.ndarray]
-
-    @classmethod
-    def draw(cls, cells: Sequence[_Cell], same_synthetic: bool, n: int, rng: np.random.Generator) -> _World:
-        def of(pick: Callable[[_Cell], _Sample]) -> dict[int, np.ndarray]:
-            return {id(c): _logit_draws(pick(c), c.binary, n, rng) for c in cells if pick(c).size}
-
-        calibration = of(lambda c: c.calibration_synthetic)
-        # The same synthetic questions calibrate and are corrected: one draw serves both.
-        current = calibration if same_synthetic else of(lambda c: c.synthetic)
-        return cls(of(lambda c: c.real), calibration, current)
-
-    def pooled_gap(self, cells: Sequence[_Cell], pooled: PooledGap) -> np.ndarray:
-        """The pooled logit gap in each draw, from the same draws as everything else."""
-        total = np.zeros_like(next(iter(self.real.values())))
-        for weight, cell in zip(pooled.weights, cells, strict=True):
-            total += weight * (self.calibration_synthetic[id(cell)] - self.real[id(cell)])
-        return total
-
-
-def _stratum(
-    cell: _Cell, lenders: Sequence[_Cell], world: _World, min_real: int, n: int, rng: np.random.Generator
-) -> tuple[float, np.ndarray, str]:
-    """A stratum's point, its Monte Carlo draws (in [0, 1]) and where it comes from.
-
-    ``lenders``: the strata whose gaps predict this one's. The caller leaves out strata with neither real
-    queries nor a way to correct their synthetic ones, so one that falls through to measured has real
-    queries.
-    """
-    pooled = pooled_gap(lenders)
-    if cell.real.size >= min_real or pooled is None or not cell.synthetic.size:
-        return float(cell.real.mean()), _expit_array(world.real[id(cell)]), MEASURED
-    # A new stratum's own gap is the pooled gap (drawn with its sampling error) plus its deviation from
-    # it: t with k-2 degrees of freedom times the between-stratum spread (normal when the spread is assumed).
-    deviation = rng.standard_t(pooled.df, n) if math.isfinite(pooled.df) else rng.standard_normal(n)
-    gap_draws = world.pooled_gap(lenders, pooled) + pooled.spread * deviation
-    predicted = _logit_mean(cell.synthetic) - pooled.mu
-    predicted_draws = world.synthetic[id(cell)] - gap_draws
-    if cell.real.size == 0:
-        return _expit(predicted), _expit_array(predicted_draws), ESTIMATED
-    # Thin real evidence: precision-weighted with the prediction (an empirical-Bayes shrinkage).
-    predicted_variance = _logit_variance(cell.synthetic) + pooled.se**2 + pooled.spread**2
-    share = (1.0 / _logit_variance(cell.real)) / (1.0 / _logit_variance(cell.real) + 1.0 / predicted_variance)
-    point = share * _logit_mean(cell.real) + (1.0 - share) * predicted
-    draws = share * world.real[id(cell)] + (1.0 - share) * predicted_draws
-    return _expit(point), _expit_array(draws), BLENDED
 
 
 @dataclass(frozen=True)

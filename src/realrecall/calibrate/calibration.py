@@ -17,8 +17,8 @@ from realrecall.calibrate.agreement import RankAgreement, rank_agreement
 from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
-from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps
-from realrecall.calibrate.statistics import BOOTSTRAP_METHODS, check_settings
+from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps, metric_values
+from realrecall.calibrate.statistics import BOOTSTRAP_METHODS, check_settings, estimate_mean
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
 from realrecall.evaluate.metrics import is_binary
@@ -180,19 +180,27 @@ def calibrate(
     dates = calibration.real_set_dates()
     # The oldest real set dates the calibration: staleness errs on the side of a warning.
     real_set_date = real_date or (min(dates) if dates else None)
+    calibration_real = calibration.of_origin("real")
+    real_overall = (
+        overall.real
+        if calibration is primary
+        else estimate_mean(
+            metric_values(calibration_real, chosen), binary=is_binary(chosen), confidence=confidence,
+            n_resamples=n_resamples, rng=rng, method=bootstrap,
+        )
+    )  # fmt: skip
     calibrated = calibrated_estimate(
-        chosen, synthetic, calibration.of_origin("real"), calibration.of_origin("synthetic"),
+        chosen, synthetic, calibration_real, calibration.of_origin("synthetic"),
         by=by_field, same_synthetic=calibration is primary, binary=is_binary(chosen),
         calibrated_on=real_set_date, max_age_days=max_age_days, now=now or datetime.now(UTC),
         confidence=confidence, n_resamples=n_resamples, rng=rng, weights=stratum_weights,
+        real_overall=real_overall,
     )  # fmt: skip
     if calibrated is not None and carried:
         calibrated = replace(calibrated, notes=calibrated.notes + carried)
     head = headline(overall)
     if overall.n_real == 0 and calibrated is not None:
         head = _calibrated_headline(head, calibrated)
-    elif calibrated is not None and calibrated.left_out:
-        head = replace(head, text=f"{head.text} {calibrated.text}")
 
     text_of, skipped = _passage_text(corpus, primary)
     grid = None

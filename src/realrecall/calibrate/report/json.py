@@ -70,10 +70,27 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             "by": c.by,
             "text": c.text,
             "measured_share": c.measured_share,
-            "pooled_gap": None
-            if c.pooled is None
-            else {"logit_mu": c.pooled.mu, "se": c.pooled.se, "tau": c.pooled.tau, "strata": c.pooled.strata},
-            "left_out": list(c.left_out),
+            "model": None
+            if c.model is None
+            else {
+                "name": c.model.model,
+                "validation_error": {name: _num(error) for name, error in c.model.errors.items()},
+                "validated_on": c.model.validated_on,
+                "strata": c.model.strata,
+                "spread": c.model.spread,
+                "spread_estimated": _num(c.model.spread_estimated),
+                "spread_basis": c.model.spread_basis,
+            },
+            "predicted": None
+            if c.predicted is None
+            else {"value": _num(c.predicted.value), "ci": _ci(c.predicted.interval)},
+            "label": None
+            if c.advice is None
+            else {
+                "strata": list(c.advice.strata),
+                "per_stratum": c.advice.per_stratum,
+                "total": c.advice.total,
+            },
             "calibrated_on": c.calibrated_on,
             "age_days": c.age_days,
             "stale": c.stale,
@@ -85,6 +102,7 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
                     "synthetic": _num(s.synthetic),
                     "gap": _num(s.gap),
                     "corrected": _num(s.corrected),
+                    "ci": None if s.interval is None else _ci(s.interval),
                     "n_synthetic": s.n_synthetic,
                     "n_real": s.n_real,
                 }
