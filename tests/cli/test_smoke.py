@@ -54,6 +54,31 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
         "migrated 8 queries into migrated.jsonl",
         ("migrated.jsonl",),
     ),
+    "judge agreement": (("judge", "agreement", "qrels.txt", "qrels.txt"), "exact 1.000", ()),
+    "judge ppi": (
+        ("judge", "ppi", "scores.tsv", "scores.tsv", "--measure", "ndcg@10", "--human-queries", "1-6"),
+        "Prediction-powered ndcg@10",
+        (),
+    ),
+    "agreement": (
+        (
+            "agreement",
+            "scores.tsv",
+            "scores.tsv",
+            "--measure",
+            "ndcg@10",
+            "--a-queries",
+            "1-6",
+            "--b-queries",
+            "7-12",
+            "--n-resamples",
+            "200",
+            "--splits",
+            "50",
+        ),
+        "Kendall tau ",
+        (),
+    ),
     # The bundled real questions against the pipeline's synthetic set: 20 or more on each side.
     "realism": (
         (

@@ -50,6 +50,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "realism",
         "Can a classifier tell the synthetic questions from the real ones? AUC near 0.5: they read alike.",
     ),
+    "agreement": (
+        "agreement",
+        "Do two query sets order systems alike (Kendall tau vs the split-half floor), and can each "
+        "separate them?",
+    ),
+    "judge": (
+        "judge",
+        "Label unjudged passages with an LLM judge, check it against people, and correct its figures (PPI).",
+    ),
     "corpus": ("corpus", "Work with corpora: export one from a vector store."),
     "gold": (
         "gold",

@@ -20,7 +20,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
-from realrecall.errors import RealrecallError
+from realrecall.errors import InputError, RealrecallError
 from realrecall.evaluate import defaults as evaluate_defaults
 
 if TYPE_CHECKING:
@@ -270,3 +270,23 @@ class ProgressBar:
             self._progress.stop()
             self._progress = None
             self._task = None
+
+
+def emit_report(text: str, output: Path | None, *, headline: str) -> None:
+    """A rendered report (JSON, Markdown, HTML, plain text) to stdout byte-exact, or written atomically
+    to ``output`` with its headline on stdout and a note of where it went."""
+    if output is None:
+        write_stdout(text)
+        return
+    from realrecall.files import atomic_write_text
+
+    atomic_write_text(output, text)
+    out.print(Text(headline))
+    note(f"report written to {output}", style="")
+
+
+def check_format(output_format: str, formats: Sequence[str]) -> str:
+    """``output_format`` when it is one of ``formats``, else the one-line error naming them."""
+    if output_format not in formats:
+        raise InputError(f"unknown format {output_format!r}", hint=f"choose from {', '.join(formats)}")
+    return output_format

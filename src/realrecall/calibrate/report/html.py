@@ -14,6 +14,7 @@ from html import escape
 from typing import Any, Protocol
 
 from realrecall.calibrate.calibration import CalibrationReport
+from realrecall.calibrate.report.page import CSS, table
 from realrecall.calibrate.report.svg import Bar, Series, gap_bars, histograms, line_chart
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
@@ -43,25 +44,6 @@ REAL_COLOUR = "#1c7ed6"
 SYNTHETIC_COLOUR = "#e8590c"
 _RECALL_AT = re.compile(r"^recall@(\d+)$")
 
-_CSS = """
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 1180px; color: #1b1b1b;
-       padding: 0 1rem; line-height: 1.4; }
-h1 { font-size: 1.45rem; margin: 0 0 .4rem; }
-.headline { font-size: 1.25rem; font-weight: 600; background: #f1f6fd; border-left: 5px solid #1c7ed6;
-            padding: .8rem 1rem; margin: 0 0 1rem; }
-.warning { color: #8a5300; background: #fff6e0; padding: .3rem .6rem; margin: .2rem 0; }
-.gate-failed { color: #b00020; font-weight: 600; }
-.gate-passed { color: #2b7a0b; }
-.charts { display: flex; flex-wrap: wrap; gap: 1rem; }
-.charts figure { margin: 0; border: 1px solid #e3e3e3; padding: .5rem; background: #fff; }
-table { border-collapse: collapse; margin: .6rem 0 1.2rem; font-size: .9rem; }
-th, td { border-bottom: 1px solid #e3e3e3; padding: .25rem .6rem; text-align: right; white-space: nowrap; }
-table.slices td:last-child { white-space: normal; text-align: left; color: #666; }
-th:first-child, td:first-child { text-align: left; }
-tr.empty td { color: #999; }
-.note { color: #666; font-size: .85rem; }
-"""
-
 
 def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
     """One HTML document; the headline is the page title and its first visible line.
@@ -86,15 +68,15 @@ def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
         *(_figure(chart) for chart in _distributions(report)),
         "</div>",
         f"<h2>{escape(report.metric)} by slice</h2>",
-        _slice_table(report),
+        _slicetable(report),
         "<h2>Every metric, all queries</h2>",
-        _overall_table(report),
+        _overalltable(report),
         *_other_metrics(report),
         *_calibrated(report),
         "<h2>Why the sets differ</h2>",
-        _table(["", "real", "synthetic"], diagnostics_rows(report)),
+        table(["", "real", "synthetic"], diagnostics_rows(report)),
         f"<p>{escape(realism_line(report))}</p>",
-        *([_table(REALISM_HEADER, realism_rows(report))] if realism_rows(report) else []),
+        *([table(REALISM_HEADER, realism_rows(report))] if realism_rows(report) else []),
         *_agreement(report),
         *_answers(report),
         f'<p class="note">Seed {report.seed}, {report.n_resamples} bootstrap resamples, '
@@ -104,7 +86,7 @@ def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{head}</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<style>{_CSS}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+        f"<style>{CSS}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
     )
 
 
@@ -183,19 +165,19 @@ def _distributions(report: CalibrationReport) -> list[str]:
     return charts
 
 
-def _slice_table(report: CalibrationReport) -> str:
+def _slicetable(report: CalibrationReport) -> str:
     slices = report.slices()
     if not slices:
         return '<p class="note">No slice fields in the per-query records.</p>'
     rows = [[row[0], *row[2:], "; ".join(g.notes)] for g, row in zip(slices, gap_rows(slices), strict=True)]
     header = ["slice", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI", "notes"]
-    return _table(header, rows, empty=[g.n_real == 0 for g in slices], css_class="slices")
+    return table(header, rows, empty=[g.n_real == 0 for g in slices], css_class="slices")
 
 
-def _overall_table(report: CalibrationReport) -> str:
+def _overalltable(report: CalibrationReport) -> str:
     overall = [g for g in report.gaps if g.field is None]
     header = ["metric", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI"]
-    return _table(header, [row[1:] for row in gap_rows(overall)])
+    return table(header, [row[1:] for row in gap_rows(overall)])
 
 
 def _other_metrics(report: CalibrationReport) -> list[str]:
@@ -205,7 +187,7 @@ def _other_metrics(report: CalibrationReport) -> list[str]:
     header = ["slice", "metric", "real", "CI", "n real", "synthetic", "CI", "n synthetic", "gap", "gap CI"]
     return [
         "<details><summary>Every other metric by slice</summary>",
-        _table(header, gap_rows(other), empty=[g.n_real == 0 for g in other]),
+        table(header, gap_rows(other), empty=[g.n_real == 0 for g in other]),
         "</details>",
     ]
 
@@ -220,7 +202,7 @@ def _calibrated(report: CalibrationReport) -> list[str]:
              figure(s.corrected), str(s.n_synthetic), str(s.n_real)] for s in c.strata]  # fmt: skip
     header = [c.by or "stratum", "figure", "weight", "synthetic", "gap", "estimate", "n synthetic", "n real"]
     notes = [f'<p class="warning">{escape(n)}</p>' for n in c.notes]
-    return ["<h2>Calibrated estimate</h2>", f"<p>{escape(text)}</p>", _table(header, rows), *notes]
+    return ["<h2>Calibrated estimate</h2>", f"<p>{escape(text)}</p>", table(header, rows), *notes]
 
 
 def _agreement(report: CalibrationReport) -> list[str]:
@@ -230,7 +212,7 @@ def _agreement(report: CalibrationReport) -> list[str]:
     return [
         f"<h2>Rank agreement on {escape(a.metric)}</h2>",
         f"<p>{escape(agreement_line(a))} {escape(a.advice)}</p>",
-        _table(AGREEMENT_HEADER, agreement_rows(a)),
+        table(AGREEMENT_HEADER, agreement_rows(a)),
     ]
 
 
@@ -241,22 +223,10 @@ def _answers(report: CalibrationReport) -> list[str]:
     rows = [[cell, str(count)] for cell, count in grid.counts.items()]
     return [
         f"<h2>Answers against evidence in the top {grid.k}</h2>",
-        _table(["cell", "queries"], rows),
+        table(["cell", "queries"], rows),
         f"<p><strong>Verdict:</strong> {escape(grid.verdict)}.</p>",
     ]
 
 
 def _figure(content: str) -> str:
     return f"<figure>{content}</figure>"
-
-
-def _table(
-    header: Sequence[str], rows: Sequence[Sequence[str]], empty: Sequence[bool] = (), css_class: str = ""
-) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
-    lines = []
-    for i, row in enumerate(rows):
-        css = ' class="empty"' if i < len(empty) and empty[i] else ""
-        lines.append(f"<tr{css}>" + "".join(f"<td>{escape(str(c))}</td>" for c in row) + "</tr>")
-    css = f' class="{css_class}"' if css_class else ""
-    return f"<table{css}><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"

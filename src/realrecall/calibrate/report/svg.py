@@ -1,4 +1,5 @@
-"""Small inline-SVG charts for the HTML report: a curve with interval bands, gap bars, histograms.
+"""Small inline-SVG charts for the HTML reports: a curve with interval bands, gap bars, histograms, a
+scatter of systems on two query sets, and a confusion matrix.
 
 Hand-drawn so the report is one self-contained file: no script, no font, no network.
 """
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-__all__ = ["Bar", "Series", "gap_bars", "histograms", "line_chart"]
+__all__ = ["Bar", "Point", "Series", "confusion_matrix", "gap_bars", "histograms", "line_chart", "scatter"]
 
 _FONT = 'font-family="system-ui, sans-serif" font-size="12"'
 
@@ -34,6 +35,15 @@ class Bar:
     value: float
     low: float
     high: float
+
+
+@dataclass(frozen=True)
+class Point:
+    """One labelled point of a scatter (a system's figure on set A and on set B)."""
+
+    label: str
+    x: float
+    y: float
 
 
 def line_chart(x_labels: Sequence[str], series: Sequence[Series], *, title: str, width: int = 560,
@@ -146,6 +156,76 @@ def histograms(series: Sequence[Series], *, title: str, low: float, high: float,
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" {_FONT}>'
                  f"{escape(x_label)}</text>")  # fmt: skip
     parts.append(_legend(series, width - right - 200, 4, across=True))
+    return "".join(parts) + "</svg>"
+
+
+def scatter(points: Sequence[Point], *, title: str, x_label: str, y_label: str, width: int = 560,
+            height: int = 420) -> str:  # fmt: skip
+    """Points over a shared square range with the line y = x: points on it score alike on both axes."""
+    left, right, top, bottom = 56, 16, 28, 48
+    plot_w, plot_h = width - left - right, height - top - bottom
+    finite = [v for p in points for v in (p.x, p.y) if math.isfinite(v)]
+    low, high = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    margin = max(0.02, (high - low) * 0.05)
+    low, high = low - margin, high + margin
+
+    def x(v: float) -> float:
+        return left + plot_w * (v - low) / (high - low)
+
+    def y(v: float) -> float:
+        return top + plot_h * (1.0 - (v - low) / (high - low))
+
+    parts = [_open(width, height, title)]
+    for i in range(5):
+        value = low + (high - low) * i / 4
+        parts.append(f'<line x1="{left}" y1="{y(value):.1f}" x2="{left + plot_w}" y2="{y(value):.1f}" '
+                     'stroke="#e5e5e5"/>')  # fmt: skip
+        parts.append(f'<text x="{left - 6}" y="{y(value) + 4:.1f}" text-anchor="end" {_FONT}>'
+                     f"{value:.2f}</text>")  # fmt: skip
+        parts.append(f'<text x="{x(value):.1f}" y="{top + plot_h + 16}" text-anchor="middle" {_FONT}>'
+                     f"{value:.2f}</text>")  # fmt: skip
+    parts.append(f'<line class="diagonal" x1="{x(low):.1f}" y1="{y(low):.1f}" x2="{x(high):.1f}" '
+                 f'y2="{y(high):.1f}" stroke="#999" stroke-dasharray="4 3"/>')  # fmt: skip
+    for p in points:
+        if not (math.isfinite(p.x) and math.isfinite(p.y)):
+            continue
+        parts.append(f'<circle class="point" cx="{x(p.x):.1f}" cy="{y(p.y):.1f}" r="4" fill="#1c7ed6" '
+                     f'fill-opacity="0.75"><title>{escape(p.label)}: {p.x:.3f}, {p.y:.3f}</title>'
+                     "</circle>")  # fmt: skip
+    parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 8}" text-anchor="middle" {_FONT}>'
+                 f"{escape(x_label)}</text>")  # fmt: skip
+    parts.append(f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" {_FONT} '
+                 f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">{escape(y_label)}</text>')  # fmt: skip
+    return "".join(parts) + "</svg>"
+
+
+def confusion_matrix(labels: Sequence[str], counts: Sequence[Sequence[int]], *, title: str, row_label: str,
+                     column_label: str, cell: int = 56) -> str:  # fmt: skip
+    """A grid of counts, rows one labelling and columns the other, shaded by the share of the row."""
+    left, top = 120, 64
+    size = len(labels)
+    width, height = left + cell * size + 16, top + cell * size + 16
+    parts = [_open(width, height, title)]
+    parts.append(f'<text x="{left + cell * size / 2:.1f}" y="38" text-anchor="middle" {_FONT}>'
+                 f"{escape(column_label)}</text>")  # fmt: skip
+    parts.append(f'<text x="8" y="{top - 8}" {_FONT}>{escape(row_label)}</text>')
+    for j, label in enumerate(labels):
+        parts.append(f'<text x="{left + cell * j + cell / 2:.1f}" y="{top - 8}" text-anchor="middle" '
+                     f"{_FONT}>{escape(label)}</text>")  # fmt: skip
+    for i, label in enumerate(labels):
+        total = max(1, sum(counts[i]))
+        cy = top + cell * i
+        parts.append(f'<text x="{left - 8}" y="{cy + cell / 2 + 4:.1f}" text-anchor="end" {_FONT}>'
+                     f"{escape(label)}</text>")  # fmt: skip
+        for j in range(size):
+            share = counts[i][j] / total
+            colour = "#2b8a3e" if i == j else "#c92a2a"
+            parts.append(f'<rect class="cell" x="{left + cell * j}" y="{cy}" width="{cell - 2}" '
+                         f'height="{cell - 2}" fill="{colour}" fill-opacity="{0.08 + 0.8 * share:.2f}">'
+                         f"<title>{escape(label)} / {escape(labels[j])}: {counts[i][j]}</title>"
+                         "</rect>")  # fmt: skip
+            parts.append(f'<text x="{left + cell * j + cell / 2 - 1:.1f}" y="{cy + cell / 2 + 4:.1f}" '
+                         f'text-anchor="middle" {_FONT}>{counts[i][j]}</text>')  # fmt: skip
     return "".join(parts) + "</svg>"
 
 
