@@ -492,3 +492,48 @@ def test_a_sampled_synthetic_set_is_weighted_by_inverse_inclusion_probability() 
     assert plain.calibrated is not None
     assert {s.value: s.weight for s in plain.calibrated.strata}["small"] == pytest.approx(0.5)
     assert plain.overall().synthetic.value == pytest.approx(0.7)
+
+
+# --- shared synthetic questions that fare differently ----------------------------------------------
+
+
+def _shared(hits_then: int, hits_now: int, n: int = 60) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Earlier results (real + synthetic) and current synthetic-only results over the same questions."""
+    earlier = results_document(
+        [("syn", ranks_set("synthetic", hits_then, n - hits_then, prefix="s", type="lookup")),
+         ("real", ranks_set("real", 30, 10, prefix="r", type="lookup"))]
+    )  # fmt: skip
+    now = results_document(
+        [("syn", ranks_set("synthetic", hits_now, n - hits_now, prefix="s", type="lookup"))]
+    )
+    return earlier, now
+
+
+def test_shared_synthetic_questions_that_fare_differently_refuse_the_transfer() -> None:
+    # Issue 30: the same 283 synthetic questions went 0.403 -> 0.975 behind an unchanged fingerprint.
+    earlier, now = _shared(24, 58)
+    with pytest.raises(InputError) as error:
+        calibrate(now, calibrate_on=earlier, now=NOW)
+    message = str(error.value)
+    assert "of 60 synthetic questions both hold, 34 went from miss to hit and 0 from hit to miss" in message
+    p_value = stats.binomtest(0, 34, 0.5).pvalue
+    assert f"exact McNemar p = {p_value:.2g}" in message
+
+
+def test_shared_synthetic_questions_within_noise_carry() -> None:
+    earlier, now = _shared(40, 42)
+    assert stats.binomtest(0, 2, 0.5).pvalue >= 0.01
+    assert calibrate(now, calibrate_on=earlier, now=NOW).calibrated is not None
+    same_earlier, same_now = _shared(40, 40)
+    assert calibrate(same_now, calibrate_on=same_earlier, now=NOW).calibrated is not None
+
+
+def test_a_rewritten_custom_function_is_refused_by_its_source_hash() -> None:
+    calibration = _with_fingerprint(
+        _calibration(), name="module:function", options={"function": "search", "source_sha256": "a" * 64}
+    )
+    current = _with_fingerprint(
+        _current(), name="module:function", options={"function": "search", "source_sha256": "b" * 64}
+    )
+    with pytest.raises(InputError, match=r"options differ: source_sha256 a+ then, b+ now"):
+        calibrate(current, calibrate_on=calibration, now=NOW)

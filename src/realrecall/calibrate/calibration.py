@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.stats import binomtest
 
 from realrecall.calibrate import defaults
 from realrecall.calibrate.agreement import RankAgreement, rank_agreement
@@ -172,7 +173,7 @@ def calibrate(
     overall = next(g for g in gaps if g.metric == chosen and g.field is None)
 
     calibration = primary if calibrate_on is None else _as_results(calibrate_on, origins)
-    carried = () if calibration is primary else check_calibration_carries(calibration, primary)
+    carried = () if calibration is primary else check_calibration_carries(calibration, primary, metric=chosen)
     by_field = calibrate_by if calibrate_by in calibration.slice_fields() else None
     field_warnings = _unknown_fields(
         fields if by is not None else (), primary, calibrate_by, by_field, calibration
@@ -345,11 +346,20 @@ def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Head
     return Headline(head.metric, head.real, head.synthetic, head.gap, head.gap_interval, text)
 
 
-def check_calibration_carries(calibration: EvaluationResult, current: EvaluationResult) -> tuple[str, ...]:
+SHARED_OUTCOMES_ALPHA = 0.01
+"""Level of the exact McNemar test on synthetic questions both results share: below it, the retriever
+is taken to have changed, whatever its fingerprint says."""
+
+
+def check_calibration_carries(
+    calibration: EvaluationResult, current: EvaluationResult, *, metric: str | None = None
+) -> tuple[str, ...]:
     """Refuse a gap measured with another retriever or generator; notes on what still differs (corpus).
 
     On SciFact six retrievers had synthetic-minus-real gaps from -0.37 to +0.20: a gap belongs to the
-    retriever and to the generator of the synthetic questions, so it never carries to another.
+    retriever and to the generator of the synthetic questions, so it never carries to another. Beside
+    the fingerprints, the outcomes themselves are compared: synthetic questions both results hold (same
+    id, same text) must fare alike (``shared_outcomes_differ``).
     """
     source = calibration.source or "the calibration results"
     free = (
@@ -379,6 +389,13 @@ def check_calibration_carries(calibration: EvaluationResult, current: Evaluation
             "generator",
             hint=f"regenerate with the calibration's generator, or {free}",
         )
+    differ = shared_outcomes_differ(calibration, current, metric)
+    if differ is not None:
+        raise InputError(
+            f"the gap measured in {source} does not carry to these results: {differ}, so the retriever "
+            "or what it searches changed whatever its fingerprint says",
+            hint=free,
+        )
     notes = []
     if (
         calibration.corpus_sha256
@@ -392,6 +409,52 @@ def check_calibration_carries(calibration: EvaluationResult, current: Evaluation
             "figures are from the older corpus; strata without real questions are estimated"
         )
     return tuple(notes)
+
+
+def shared_outcomes_differ(
+    calibration: EvaluationResult, current: EvaluationResult, metric: str | None
+) -> str | None:
+    """Why the synthetic questions both results hold fare differently beyond noise; None if they don't.
+
+    Per shared question (same id, same text) the outcome of a binary metric (``metric`` if it is one,
+    else the first binary metric both hold): hit or miss, then and now. The discordant pairs go to the
+    exact McNemar test (two-sided binomial test of the hit-then-miss-now count against half of the
+    discordant pairs, ``scipy.stats.binomtest``); below ``SHARED_OUTCOMES_ALPHA`` the results are taken
+    to come from different retrievers. The same retriever on the same corpus gives the same outcomes.
+    """
+    chosen = _binary_metric(metric, calibration, current)
+    if chosen is None:
+        return None
+    then = {
+        (q.query_id, q.query): q.metrics[chosen]
+        for q in calibration.of_origin("synthetic")
+        if chosen in q.metrics
+    }
+    lost = gained = shared = 0
+    for query in current.of_origin("synthetic"):
+        before = then.get((query.query_id, query.query))
+        if before is None or chosen not in query.metrics:
+            continue
+        shared += 1
+        now = query.metrics[chosen]
+        lost += before > 0 and now == 0
+        gained += before == 0 and now > 0
+    if lost + gained == 0:
+        return None
+    p_value = float(binomtest(lost, lost + gained, 0.5).pvalue)
+    if p_value >= SHARED_OUTCOMES_ALPHA:
+        return None
+    return (
+        f"of {shared} synthetic questions both hold, {gained} went from miss to hit and {lost} from hit to "
+        f"miss on {chosen} (exact McNemar p = {p_value:.2g})"
+    )
+
+
+def _binary_metric(metric: str | None, *results: EvaluationResult) -> str | None:
+    held = [m for m in results[0].metrics if all(m in r.metrics for r in results[1:])]
+    if metric in held and is_binary(metric):
+        return metric
+    return next((m for m in held if is_binary(m)), None)
 
 
 def _retriever_label(fingerprint: Mapping[str, Any]) -> str:

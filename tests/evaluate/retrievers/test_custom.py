@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 import threading
 from dataclasses import dataclass
@@ -297,3 +298,44 @@ def test_cli_shows_one_line_and_the_traceback_only_with_debug(tmp_path: Path) ->
     assert debug.returncode == 2
     assert "Traceback (most recent call last)" in debug.stderr
     assert 'mine.py", line 2, in search' in debug.stderr
+
+
+_TITLE_ONLY = "def search(query, k):\n    return ['a', 'b'][:k]\n"
+_REWRITTEN = "def search(query, k):\n    return ['b', 'a'][:k]\n"
+
+
+def _fingerprint_of(path: Path) -> dict[str, object]:
+    retriever = build_retriever(f"{path}:search", Corpus(()))
+    return dict(retriever.fingerprint)  # type: ignore[attr-defined]
+
+
+def test_a_function_rewritten_behind_the_same_path_has_another_fingerprint(tmp_path: Path) -> None:
+    # Issue 30: the fingerprint was the path string, so a rewrite (title-only -> title+text) was
+    # calibrated on as if nothing had changed.
+    path = tmp_path / "search.py"
+    path.write_text(_TITLE_ONLY, encoding="utf-8")
+    before = _fingerprint_of(path)
+    path.write_text(_REWRITTEN, encoding="utf-8")
+    after = _fingerprint_of(path)
+    assert before != after
+    options = before["options"]
+    assert isinstance(options, dict)
+    assert options["function"] == "search"
+    assert str(tmp_path) not in json.dumps(before)
+
+
+def test_the_same_file_under_another_path_has_the_same_fingerprint(tmp_path: Path) -> None:
+    first, second = tmp_path / "one" / "search.py", tmp_path / "two" / "retriever.py"
+    for path in (first, second):
+        path.parent.mkdir()
+        path.write_text(_TITLE_ONLY, encoding="utf-8")
+    assert _fingerprint_of(first) == _fingerprint_of(second)
+
+
+def test_a_callable_is_fingerprinted_by_its_module_source_and_qualified_name() -> None:
+    from realrecall.evaluate.retrievers.custom import code_identity
+
+    identity = code_identity(_fingerprint_of)
+    assert identity["function"] == "_fingerprint_of"
+    assert len(identity["source_sha256"]) == 64
+    assert code_identity(len) == {"function": "builtins:len"}

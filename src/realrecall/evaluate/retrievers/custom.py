@@ -37,7 +37,14 @@ from realrecall.errors import InputError, UserCodeError
 from realrecall.evaluate.retrievers.base import check_k, check_queries, check_timeout
 from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
-__all__ = ["RETRIEVER", "CustomOptions", "FunctionRetriever", "RetrieverQueryError", "load_function"]
+__all__ = [
+    "RETRIEVER",
+    "CustomOptions",
+    "FunctionRetriever",
+    "RetrieverQueryError",
+    "code_identity",
+    "load_function",
+]
 
 SearchFunction = Callable[[str, int], Any]
 
@@ -130,6 +137,10 @@ class FunctionRetriever:
         self._id_field = id_field
         self.name = name or _qualified_name(function)
         self.description = f"custom function {self.name} (workers={workers})"
+
+    @property
+    def function(self) -> SearchFunction:
+        return self._function
 
     def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
         check_k(k)
@@ -489,6 +500,33 @@ def _check_signature(function: SearchFunction, name: str) -> None:
             f"custom retriever {name} cannot be called as f(query, k): {exc}",
             hint="define it as def search(query: str, k: int)",
         ) from exc
+
+
+def code_identity(function: Callable[..., Any]) -> dict[str, str]:
+    """What decides a custom function's rankings, for its fingerprint: its qualified name and the
+    SHA-256 of its module's source, not the path it was loaded from.
+
+    The same file under another path is the same retriever; a function rewritten behind the same
+    ``file.py:function`` is another (its source hash changes). A function whose source cannot be read
+    (a builtin, a C extension) is named by module and qualified name alone.
+    """
+    target = inspect.unwrap(function)
+    name = getattr(target, "__qualname__", None) or type(target).__qualname__
+    module = inspect.getmodule(target if inspect.isroutine(target) else type(target))
+    source = _module_source(module)
+    if source is None:
+        return {"function": f"{getattr(module, '__name__', '?')}:{name}"}
+    return {"function": name, "source_sha256": hashlib.sha256(source).hexdigest()}
+
+
+def _module_source(module: object) -> bytes | None:
+    path = getattr(module, "__file__", None)
+    if not path or not str(path).endswith(".py"):
+        return None
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return None
 
 
 def _qualified_name(function: Callable[..., Any]) -> str:

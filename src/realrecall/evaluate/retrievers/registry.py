@@ -123,7 +123,12 @@ def build_retriever(
     # Recorded by evaluate in results.json, so calibrate can tell whether two results share a retriever.
     # A framework's retriever fingerprints itself (its class and the framework's version, not its data).
     own = getattr(retriever, "fingerprint", None)
-    retriever.fingerprint = own or retriever_fingerprint(spec, built)  # type: ignore[attr-defined]
+    fingerprint = own or retriever_fingerprint(spec, built)
+    if own is None and spec is CUSTOM and isinstance(retriever, custom.FunctionRetriever):
+        # The function's code, not the path it was named by: a rewrite behind the same name is another
+        # retriever, and the same file under another path the same one.
+        fingerprint["options"] = {**fingerprint["options"], **custom.code_identity(retriever.function)}
+    retriever.fingerprint = fingerprint  # type: ignore[attr-defined]
     return retriever
 
 
