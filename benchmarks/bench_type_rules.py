@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from realrecall.curate.type_rules import TypeRules, default_type_rules
+from realrecall.labels import TypeRules, default_type_rules
 
 Labels = tuple[str, str]
 

@@ -11,7 +11,6 @@ import pytest
 
 from generate.fakes import FakeChatClient, FakeLLMError, make_corpus, passage_of
 from realrecall.corpus import Chunk, Corpus
-from realrecall.curate.type_rules import default_type_rules
 from realrecall.errors import InputError, RealrecallError
 from realrecall.generate import (
     GenerateConfig,
@@ -24,6 +23,7 @@ from realrecall.generate import (
 from realrecall.generate.planner import shard_chunks
 from realrecall.generate.store import GenerationStore
 from realrecall.gold import GoldQuery, GoldSet, Provenance, load_gold, write_gold
+from realrecall.labels import default_type_rules
 from realrecall.llm.types import ChatRequest, ChatResult, Usage
 
 

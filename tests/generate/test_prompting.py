@@ -14,13 +14,13 @@ import pytest
 
 from generate.fakes import FakeChatClient, make_corpus
 from realrecall.corpus import Chunk, Corpus
-from realrecall.curate.type_rules import default_type_rules
 from realrecall.errors import InputError
 from realrecall.evaluate.results import generator_of
 from realrecall.generate import GenerateConfig, estimate, generate
 from realrecall.generate.forms import DEFAULT_FORMS, FormPlan, plan_forms
 from realrecall.generate.situation import answer_in_passage, parse_situation, strategy_prompt_ref
 from realrecall.generate.templates import builtin_prompt
+from realrecall.labels import default_type_rules
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from realrecall.llm.types import ChatRequest
 from support import cli

@@ -10,8 +10,8 @@ import typing as _typing
 
 from realrecall._lazy import lazy_getattr as _lazy_getattr
 
-# Exported lazily: evaluate labels query types with curate.type_rules, and loading the whole
-# lifecycle (import, review, expand, duplicates) for that would cost every command's start-up.
+# Exported lazily: a command that needs one name would otherwise load the whole lifecycle (import,
+# review, expand, duplicates) at start-up.
 _LAZY = {
     "DuplicatePair": "realrecall.curate.duplicates",
     "NearDuplicates": "realrecall.curate.duplicates",
@@ -46,10 +46,10 @@ _LAZY = {
     "write_judgement_template": "realrecall.curate.review",
     "Table": "realrecall.curate.tables",
     "read_table": "realrecall.curate.tables",
-    "TypeRule": "realrecall.curate.type_rules",
-    "TypeRules": "realrecall.curate.type_rules",
-    "default_type_rules": "realrecall.curate.type_rules",
-    "load_type_rules": "realrecall.curate.type_rules",
+    "TypeRule": "realrecall.labels",
+    "TypeRules": "realrecall.labels",
+    "default_type_rules": "realrecall.labels",
+    "load_type_rules": "realrecall.labels",
     "read_per_query": "realrecall.evaluate.results",
     "records_for": "realrecall.evaluate.results",
     "shingles": "realrecall.text_features",
@@ -87,8 +87,8 @@ if _typing.TYPE_CHECKING:
         write_judgement_template,
     )
     from realrecall.curate.tables import Table, read_table
-    from realrecall.curate.type_rules import TypeRule, TypeRules, default_type_rules, load_type_rules
     from realrecall.evaluate.results import read_per_query, records_for
+    from realrecall.labels import TypeRule, TypeRules, default_type_rules, load_type_rules
     from realrecall.text_features import shingles
 
 __getattr__ = _lazy_getattr("realrecall.curate", _LAZY)

@@ -25,11 +25,12 @@ from realrecall.curate.language import LanguageDetector
 from realrecall.curate.matching import AMBIGUOUS, MATCH_BY, Ambiguous, MatchBy, PassageMatcher
 from realrecall.curate.normalise import normalise_question, stable_query_id
 from realrecall.curate.tables import Table, read_table
-from realrecall.curate.type_rules import TypeRules, label_query, load_type_rules
+from realrecall.curate.type_rules import label_query
 from realrecall.errors import InputError
 from realrecall.evidence import Evidence, chunk_evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.gold import MAX_GRADE, GoldQuery, write_gold
+from realrecall.labels import TypeRules, load_type_rules
 
 __all__ = ["ImportResult", "ImportSpec", "UnmatchedRow", "import_gold"]
 

@@ -492,7 +492,7 @@ class _Labels:
 
     @classmethod
     def of(cls, gold: GoldSet) -> _Labels:
-        from realrecall.curate.type_rules import default_type_rules
+        from realrecall.labels import default_type_rules
 
         rules = default_type_rules()
         # Many queries share a text (TREC and BEIR qrels have none, synthetic sets repeat templates):

@@ -12,7 +12,7 @@ The record keeps the form asked for (``requested_form``) beside the form the typ
 written text (``form``), as it keeps ``requested_type`` beside ``type``.
 
 Without ``--forms`` the mix is measured from the real questions of ``--style-examples`` (all of
-them, not only those shown): their forms by the same rules (``curate.type_rules`` form rules; forms
+them, not only those shown): their forms by the same rules (``realrecall.labels`` form rules; forms
 the rules give that are not in ``QUERY_FORMS`` are left out) and their lengths, so the synthetic set
 matches the real one. A ``typo`` cannot be read off a text by rules, so a measured mix never holds
 one; ask for it with ``--forms``. Without style examples the default mix is ``DEFAULT_FORMS``.
@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from realrecall.curate.type_rules import TypeRules
 from realrecall.errors import InputError
 from realrecall.gold import load_gold
+from realrecall.labels import TypeRules
 
 __all__ = [
     "DEFAULT_FORMS",

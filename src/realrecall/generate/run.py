@@ -22,7 +22,6 @@ from typing import Any
 
 from realrecall import __version__
 from realrecall.corpus import Chunk, Corpus
-from realrecall.curate.type_rules import TypeRules, default_type_rules, load_type_rules
 from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
 from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.anchors import question_evidence
@@ -55,6 +54,7 @@ from realrecall.generate.style import StyleExamples, format_style_examples, load
 from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
 from realrecall.gold import GoldQuery
+from realrecall.labels import TypeRules, default_type_rules, load_type_rules
 from realrecall.llm.types import ChatClient
 from realrecall.provenance import PromptRef, Provenance, TokenUsage
 from realrecall.text_features import identifier_overlap, lexical_overlap

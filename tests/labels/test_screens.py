@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from realrecall.curate.regex_screens import literal_screen, screened_search
-from realrecall.curate.type_rules import TypeRules, default_type_rules
+from realrecall.labels import TypeRules, default_type_rules
+from realrecall.labels.screens import literal_screen, screened_search
 
 BUILT_IN = default_type_rules()
 

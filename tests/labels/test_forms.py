@@ -1,4 +1,4 @@
-"""Query forms (keywords, question, statement) from the readable rules, and labels filled in by them."""
+"""Query forms (keywords, question, statement) from the readable rules: the built-in ones and a file's."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from realrecall.curate.type_rules import default_type_rules, label_gold_set, label_query, load_type_rules
 from realrecall.errors import InputError
-from realrecall.gold import GoldQuery, GoldSet
+from realrecall.labels import default_type_rules, load_type_rules
 
 
 @pytest.mark.parametrize(
@@ -77,29 +76,6 @@ def test_bad_form_tables_are_refused_naming_the_rule(tmp_path: Path, content: st
     path.write_text(content)
     with pytest.raises(InputError, match=message):
         load_type_rules(path)
-
-
-def test_label_query_fills_only_what_is_missing_and_says_which_rule() -> None:
-    bare = GoldQuery("q1", "Why does sync fail?", {"p": 1})
-    labelled = label_query(bare)
-    assert labelled.type == "troubleshooting"
-    assert dict(labelled.metadata) == {"type_rule": "troubleshooting", "form": "question"}
-    assert dict(label_query(bare, record_rule=False).metadata) == {"form": "question"}
-    written = GoldQuery("q2", "Why does sync fail?", {"p": 1}, type="mine", metadata={"form": "chat"})
-    assert label_query(written) is written  # a record's own labels always win
-    typed = label_query(GoldQuery("q3", "sync fails", {"p": 1}, type="mine"))
-    assert typed.type == "mine"
-    assert dict(typed.metadata) == {"form": "keywords"}
-
-
-def test_label_gold_set_keeps_names_and_returns_a_complete_set_unchanged() -> None:
-    gold = GoldSet((GoldQuery("q1", "dog age by teeth", {"p": 1}),), name="real", path="real.jsonl")
-    labelled = label_gold_set(gold)
-    assert (labelled.name, labelled.path) == ("real", "real.jsonl")
-    assert labelled.queries[0].field("form") == "keywords"
-    assert labelled.queries[0].type == "conceptual"
-    assert "type_rule" not in labelled.queries[0].metadata  # a rule name would be one more slice
-    assert label_gold_set(labelled) is labelled
 
 
 def _trec_dl_2023(reference_data: Path) -> dict[str, list[str]]:
