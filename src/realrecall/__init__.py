@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from realrecall._lazy import lazy_getattr as _lazy_getattr
-
-__version__ = "0.1.0"
+from realrecall._version import __version__
 
 _LAZY = {
     "Chunk": "realrecall.corpus",

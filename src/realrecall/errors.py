@@ -1,20 +1,34 @@
-"""Every error realrecall raises on purpose, in one place.
+"""Every exception realrecall defines, in one place (tests/test_layers.py finds none elsewhere).
 
-    RealrecallError            base: the CLI catches this (and only this) and exits non-zero
-     ├── InputError            a file or value the user gave is wrong: exit code 2
-     │    ├── OutputError      an output cannot be written (disk full, a folder, one of the inputs): exit 2
-     │    └── UserCodeError    the user's own code (a custom retriever) failed; its traceback with --debug
-     ├── LLMError              an OpenAI-compatible endpoint kept failing after retries: exit code 1
-     │    ├── LLMCallError     one call gave up: carries the reason, the HTTP status and the attempts
-     │    └── BatchUnanswered  a request the Batch API rounds never answered
-     └── GateFailed            a quality gate (--fail-under, --max-gap) was crossed: exit code 1
+    RealrecallError                 base: the CLI catches this (and only this) and exits non-zero
+     ├── InputError                 a file or value the user gave is wrong: exit code 2
+     │    ├── OutputError           an output cannot be written (disk full, a folder, one of the inputs)
+     │    └── UserCodeError         the user's own code (a custom retriever) failed; traceback with --debug
+     │         └── RetrieverQueryError   ... on one query: raised, timed out or returned no ids
+     ├── LLMError                   an OpenAI-compatible endpoint kept failing after retries: exit code 1
+     │    ├── LLMCallError          one call gave up: carries the reason, the HTTP status and the attempts
+     │    └── BatchUnanswered       a request the Batch API rounds never answered
+     └── GateFailed                 a quality gate (--fail-under, --max-gap) was crossed: exit code 1
 
-Anything else escaping the library is a bug and shows its traceback.
+Anything else escaping the library is a bug and shows its traceback. That includes the signals below,
+which one part of the library raises for another to catch; none of them is meant to reach a caller:
+
+    Exception
+     ├── MalformedResponse          llm: a 200 answer of the wrong shape; worth another try
+     ├── EmptyResponse              llm: a 200 chat answer with no choices; worth another try
+     ├── GaveUp                     llm: a call failed for good; the client turns it into LLMCallError
+     ├── Deferred                   generate: a request a batch will answer, in place of its answer
+     ├── QueryTimedOut              evaluate: a custom retriever's call ran past its query timeout
+     └── RepeatedKey                files: a JSON object gives one key twice
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from realrecall.llm.retry import Fault
 
 __all__ = [
     "BatchUnanswered",
@@ -24,6 +38,7 @@ __all__ = [
     "LLMError",
     "OutputError",
     "RealrecallError",
+    "RetrieverQueryError",
     "UserCodeError",
 ]
 
@@ -81,6 +96,50 @@ class UserCodeError(InputError):
     """
 
 
+class RetrieverQueryError(UserCodeError):
+    """A custom retriever failed on one query: it raised, ran past its timeout or returned no ids.
+
+    ``position`` is the query's place in the batch given to ``search``; ``retrieve``, which knows the
+    query ids, re-raises the error naming the id (:meth:`for_query_id`).
+    """
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        retriever: str,
+        query: str,
+        position: int,
+        hint: str,
+        query_id: str | None = None,
+        kind: str = "custom retriever",
+    ) -> None:
+        self.what = what
+        self.retriever = retriever
+        self.query = query
+        self.position = position
+        self.query_id = query_id
+        self.kind = kind
+        label = f"{_shorten(query)!r}" if query_id is None else f"{query_id!r} ({_shorten(query)!r})"
+        super().__init__(f"{kind} {retriever} {what} for query {label}", hint=hint)
+
+    def for_query_id(self, query_id: str) -> RetrieverQueryError:
+        """The same error naming the query by its id too."""
+        return RetrieverQueryError(
+            self.what,
+            retriever=self.retriever,
+            query=self.query,
+            position=self.position,
+            hint=self.hint or "",
+            query_id=query_id,
+            kind=self.kind,
+        )
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 class LLMError(RealrecallError):
     """The model endpoint failed for good (after the retry budget), or answered nothing usable."""
 
@@ -109,3 +168,42 @@ class BatchUnanswered(LLMError):
 
 class GateFailed(RealrecallError):
     """A quality gate was crossed; the message says which figure and which bound."""
+
+
+# Signals: raised and caught inside the library (see the module docstring), so not in ``__all__``.
+
+
+class MalformedResponse(Exception):
+    """A 200 answer whose content cannot be used (wrong shape, wrong count); worth another try."""
+
+
+class EmptyResponse(Exception):
+    """A 200 chat answer with no choices; worth another try."""
+
+
+class GaveUp(Exception):
+    """Raised by ``call_with_retries`` when a call fails for good; the caller turns it into LLMCallError.
+
+    Kept apart from LLMCallError so a caller can still act on the fault (fall back to a weaker
+    response_format) and count attempts across several rounds before reporting.
+    """
+
+    def __init__(self, fault: Fault, attempts: int) -> None:
+        super().__init__(fault.reason)
+        self.fault = fault
+        self.attempts = attempts
+
+
+class Deferred(Exception):
+    """Raised in place of a request a batch will answer (see ``generate.asking.RequestCollector``)."""
+
+
+class QueryTimedOut(Exception):
+    """A call to the user's retriever function ran past its query timeout."""
+
+
+class RepeatedKey(Exception):
+    """A JSON object names ``key`` twice (the reader turns it into an InputError naming the line)."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key

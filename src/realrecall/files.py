@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from realrecall.errors import InputError, OutputError
+from realrecall.errors import InputError, OutputError, RepeatedKey
 
 __all__ = [
     "AppendLog",
@@ -85,18 +85,13 @@ def iter_jsonl(path: str | Path, *, what: str = "record") -> Iterator[tuple[int,
         raise InputError(f"empty file: no {what} found", path=path, hint=f"add at least one {what}")
 
 
-class _RepeatedKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
 def _object_of(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     value = dict(pairs)  # in C: the search below runs only when a key was given twice
     if len(value) != len(pairs):
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _RepeatedKey(key)
+                raise RepeatedKey(key)
             seen.add(key)
     return value
 
@@ -112,7 +107,7 @@ def parse_jsonl_line(line: str, path: str | Path, number: int, *, what: str = "r
     object included)."""
     try:
         value = _DECODER.decode(line)
-    except _RepeatedKey as repeated:
+    except RepeatedKey as repeated:
         raise InputError(
             f"key {repeated.key!r} appears twice in one object",
             path=path,

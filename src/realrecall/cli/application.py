@@ -20,6 +20,7 @@ from rich.text import Text
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
+from realrecall._version import __version__
 from realrecall.errors import InputError, RealrecallError
 from realrecall.evaluate import defaults as evaluate_defaults
 
@@ -200,8 +201,6 @@ def is_interactive() -> bool:
 
 def _print_version(value: bool) -> None:
     if value:
-        from realrecall import __version__
-
         write_stdout(f"realrecall {__version__}\n")
         raise typer.Exit()
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from realrecall._gc import gc_paused
+from realrecall._version import __version__
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
 from realrecall.evaluate.results import (
@@ -91,7 +92,6 @@ def evaluate(
     also be a LangChain retriever or vector store or a LlamaIndex retriever or index
     (``retrievers.frameworks``).
     """
-    from realrecall import __version__
     from realrecall.evaluate.scoring import score_queries
 
     if (retriever is None) == (run is None):

@@ -12,14 +12,14 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from realrecall.errors import LLMError
+from realrecall.errors import Deferred, LLMError
 from realrecall.llm.types import ChatClient, ChatRequest, ChatResult, Usage
 
 if TYPE_CHECKING:
     from realrecall.generate.store import GenerationStore
     from realrecall.generate.summary import StageCounter
 
-__all__ = ["Deferred", "RequestCollector", "ask", "cache_entry", "derive_seed", "recorded_usage"]
+__all__ = ["RequestCollector", "ask", "cache_entry", "derive_seed", "recorded_usage"]
 
 
 def _now() -> str:
@@ -30,10 +30,6 @@ def derive_seed(*parts: object) -> int:
     """A request's ``seed``: a 31-bit number fixed by ``parts`` (the run's seed, the slot, the attempt...)."""
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:4], "big") >> 1
-
-
-class Deferred(Exception):
-    """Raised in place of a request a batch will answer (see ``RequestCollector``)."""
 
 
 class RequestCollector:

@@ -20,12 +20,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from realrecall import __version__
+from realrecall._version import __version__
 from realrecall.corpus import Chunk, Corpus
-from realrecall.errors import InputError, LLMError, OutputError, RealrecallError
+from realrecall.errors import Deferred, InputError, LLMError, OutputError, RealrecallError
 from realrecall.files import atomic_write_text, check_distinct, output_error
 from realrecall.generate.anchors import question_evidence
-from realrecall.generate.asking import Deferred, RequestCollector
+from realrecall.generate.asking import RequestCollector
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.dedup import NearDuplicateIndex

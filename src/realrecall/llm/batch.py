@@ -25,10 +25,10 @@ import openai
 from openai.types import Batch
 from openai.types.chat import ChatCompletion
 
-from realrecall.errors import InputError, LLMCallError, LLMError
+from realrecall.errors import GaveUp, InputError, LLMCallError, LLMError
 from realrecall.llm.client import chat_result
 from realrecall.llm.endpoint import Endpoint, open_sdk_client, redact, redact_result, resolve_endpoint
-from realrecall.llm.retry import GaveUp, StatsRecorder, call_with_retries, gave_up_error
+from realrecall.llm.retry import StatsRecorder, call_with_retries, gave_up_error
 from realrecall.llm.types import (
     BatchCounts,
     BatchItemError,

@@ -20,12 +20,10 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
+from realrecall.errors import EmptyResponse, GaveUp, MalformedResponse
 from realrecall.llm.endpoint import open_sdk_client, redact_result, resolve_endpoint
 from realrecall.llm.retry import (
-    EmptyResponse,
     Fault,
-    GaveUp,
-    MalformedResponse,
     Sleep,
     StatsRecorder,
     call_with_retries,

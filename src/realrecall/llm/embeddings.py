@@ -13,11 +13,9 @@ from typing import Literal
 import numpy as np
 import openai
 
-from realrecall.errors import InputError, LLMError
+from realrecall.errors import GaveUp, InputError, LLMError, MalformedResponse
 from realrecall.llm.endpoint import open_sdk_client, resolve_endpoint
 from realrecall.llm.retry import (
-    GaveUp,
-    MalformedResponse,
     Sleep,
     StatsRecorder,
     call_with_retries,

@@ -23,15 +23,12 @@ import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_base, wait_exponential_jitter
 
-from realrecall.errors import LLMCallError
+from realrecall.errors import EmptyResponse, GaveUp, LLMCallError, MalformedResponse
 from realrecall.llm.endpoint import redact
 from realrecall.llm.types import LLMConfig, LLMStats
 
 __all__ = [
-    "EmptyResponse",
     "Fault",
-    "GaveUp",
-    "MalformedResponse",
     "Sleep",
     "StatsRecorder",
     "call_with_retries",
@@ -43,14 +40,6 @@ __all__ = [
 T = TypeVar("T")
 
 _DETAIL_LIMIT = 300
-
-
-class MalformedResponse(Exception):
-    """A 200 answer whose content cannot be used (wrong shape, wrong count); worth another try."""
-
-
-class EmptyResponse(Exception):
-    """A 200 chat answer with no choices; worth another try."""
 
 
 @dataclass(frozen=True)
@@ -239,19 +228,6 @@ class StatsRecorder:
                 prompt_tokens=self._prompt_tokens,
                 completion_tokens=self._completion_tokens,
             )
-
-
-class GaveUp(Exception):
-    """Raised by ``call_with_retries`` when a call fails for good; the caller turns it into LLMCallError.
-
-    Kept apart from LLMCallError so a caller can still act on the fault (fall back to a weaker
-    response_format) and count attempts across several rounds before reporting.
-    """
-
-    def __init__(self, fault: Fault, attempts: int) -> None:
-        super().__init__(fault.reason)
-        self.fault = fault
-        self.attempts = attempts
 
 
 async def call_with_retries(

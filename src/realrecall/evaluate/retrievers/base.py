@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from realrecall.errors import InputError
+from realrecall.errors import InputError, RetrieverQueryError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -96,8 +96,6 @@ def retrieve(
             raise InputError(
                 f"query {query_id!r} has no text", hint="give every query its question, or drop it"
             )
-    from realrecall.evaluate.retrievers.custom import RetrieverQueryError  # custom.py imports this module
-
     query_ids = list(queries)
     total = len(query_ids)
     ranked: dict[str, list[str]] = {}

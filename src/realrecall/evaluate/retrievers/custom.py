@@ -33,18 +33,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, UserCodeError
+from realrecall.errors import InputError, QueryTimedOut, RetrieverQueryError, UserCodeError
 from realrecall.evaluate.retrievers.base import check_k, check_queries, check_timeout
 from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
-__all__ = [
-    "RETRIEVER",
-    "CustomOptions",
-    "FunctionRetriever",
-    "RetrieverQueryError",
-    "code_identity",
-    "load_function",
-]
+__all__ = ["RETRIEVER", "CustomOptions", "FunctionRetriever", "code_identity", "load_function"]
 
 SearchFunction = Callable[[str, int], Any]
 
@@ -64,46 +57,6 @@ class CustomOptions:
     id_field: Annotated[
         str | None, "metadata field (or dict key) of each hit that holds the chunk id (default: its id)"
     ] = None
-
-
-class RetrieverQueryError(UserCodeError):
-    """A custom retriever failed on one query: it raised, ran past its timeout or returned no ids.
-
-    ``position`` is the query's place in the batch given to ``search``; ``retrieve``, which knows the
-    query ids, re-raises the error naming the id (:meth:`for_query_id`).
-    """
-
-    def __init__(
-        self,
-        what: str,
-        *,
-        retriever: str,
-        query: str,
-        position: int,
-        hint: str,
-        query_id: str | None = None,
-        kind: str = "custom retriever",
-    ) -> None:
-        self.what = what
-        self.retriever = retriever
-        self.query = query
-        self.position = position
-        self.query_id = query_id
-        self.kind = kind
-        label = f"{_shorten(query)!r}" if query_id is None else f"{query_id!r} ({_shorten(query)!r})"
-        super().__init__(f"{kind} {retriever} {what} for query {label}", hint=hint)
-
-    def for_query_id(self, query_id: str) -> RetrieverQueryError:
-        """The same error naming the query by its id too."""
-        return RetrieverQueryError(
-            self.what,
-            retriever=self.retriever,
-            query=self.query,
-            position=self.position,
-            hint=self.hint or "",
-            query_id=query_id,
-            kind=self.kind,
-        )
 
 
 class FunctionRetriever:
@@ -160,7 +113,7 @@ class FunctionRetriever:
     def _one(self, query: str, k: int, position: int) -> list[str]:
         try:
             hits = self._call(query, k)
-        except _TimedOut:
+        except QueryTimedOut:
             raise RetrieverQueryError(
                 f"gave no answer within {self._timeout:g} s",
                 retriever=self.name,
@@ -212,7 +165,7 @@ class FunctionRetriever:
 
         threading.Thread(target=run, name=f"realrecall retriever {self.name}", daemon=True).start()
         if not finished.wait(self._timeout):
-            raise _TimedOut
+            raise QueryTimedOut
         if "error" in outcome:
             raise outcome["error"]
         return outcome["hits"]
@@ -261,10 +214,6 @@ RETRIEVER = RetrieverSpec(
     build=build_custom,
     summary="your own function f(query, k) returning ranked ids, imported from a module or a file",
 )
-
-
-class _TimedOut(Exception):
-    """A call to the user's function ran past its query timeout."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -533,7 +482,3 @@ def _qualified_name(function: Callable[..., Any]) -> str:
     module = getattr(function, "__module__", None)
     qualname = getattr(function, "__qualname__", None) or type(function).__name__
     return f"{module}:{qualname}" if module else qualname
-
-
-def _shorten(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
