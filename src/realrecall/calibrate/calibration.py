@@ -19,6 +19,7 @@ from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps, metric_values
+from realrecall.calibrate.remeasure import corpus_changed, remeasure_real
 from realrecall.calibrate.statistics import BOOTSTRAP_METHODS, check_settings, estimate_mean
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError
@@ -157,6 +158,15 @@ def calibrate(
             raise InputError(f"origin of {name!r} must be real or synthetic, got {origin!r}")
     retrievers = merge_by_retriever(_with_origins(load_results(s, origins=origins)) for s in sources)
     primary = retrievers[0]
+    earlier = None if calibrate_on is None else _as_results(calibrate_on, origins)
+    remeasured: tuple[str, ...] = ()
+    if earlier is not None and corpus_changed(earlier, primary):
+        # A real figure belongs to its corpus: never carried to another, re-measured on today's.
+        remeasured = (_remeasured_note(earlier, primary),)
+        if not primary.of_origin("real"):
+            primary = merge_by_retriever([primary, remeasure_real(earlier, primary, corpus=corpus)])[0]
+            retrievers = (primary, *retrievers[1:])
+        earlier = None
     if not primary.metrics:
         raise InputError("the results hold no metric", path=primary.source, hint="rerun evaluate")
     chosen = _choose_metric(metric, primary)
@@ -172,8 +182,9 @@ def calibrate(
     )  # fmt: skip
     overall = next(g for g in gaps if g.metric == chosen and g.field is None)
 
-    calibration = primary if calibrate_on is None else _as_results(calibrate_on, origins)
+    calibration = primary if earlier is None else earlier
     carried = () if calibration is primary else check_calibration_carries(calibration, primary, metric=chosen)
+    carried += remeasured
     by_field = calibrate_by if calibrate_by in calibration.slice_fields() else None
     field_warnings = _unknown_fields(
         fields if by is not None else (), primary, calibrate_by, by_field, calibration
@@ -325,6 +336,21 @@ def _metric_k(metric: str) -> int | None:
     return int(k) if k.isdigit() else None
 
 
+def _remeasured_note(earlier: EvaluationResult, current: EvaluationResult) -> str:
+    then_chunks = (earlier.corpus or {}).get("chunks")
+    now_chunks = (current.corpus or {}).get("chunks")
+    source = earlier.source or "the calibration results"
+    where = (
+        "these results' own real questions are used"
+        if current.of_origin("real")
+        else ("its real set was re-scored on today's corpus with today's retriever")
+    )
+    return (
+        f"the corpus changed since {source} ({then_chunks} chunks then, {now_chunks} now): {where}, so the "
+        "real figure is measured today, not carried"
+    )
+
+
 def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Headline:
     """The headline of results without real queries: the estimate, saying first that it is not measured."""
     real_set = (
@@ -396,18 +422,7 @@ def check_calibration_carries(
             "or what it searches changed whatever its fingerprint says",
             hint=free,
         )
-    notes = []
-    if (
-        calibration.corpus_sha256
-        and current.corpus_sha256
-        and calibration.corpus_sha256 != current.corpus_sha256
-    ):
-        then_chunks = (calibration.corpus or {}).get("chunks")
-        now_chunks = (current.corpus or {}).get("chunks")
-        notes.append(
-            f"the corpus changed since the calibration ({then_chunks} chunks then, {now_chunks} now): real "
-            "figures are from the older corpus; strata without real questions are estimated"
-        )
+    notes: list[str] = []
     return tuple(notes)
 
 

@@ -1,0 +1,121 @@
+"""Re-measure instead of carrying (issue 30): a real figure from an older corpus is never quoted.
+
+Earlier results hold the real set scored on the old corpus; today's hold synthetic questions only, on a
+new chunking where distractors push half the real questions' evidence out of the top 10. Calibrating
+today's results on the earlier ones quotes the real set re-scored today, exactly what evaluating it on
+today's corpus gives.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from realrecall.calibrate import calibrate
+from realrecall.corpus import load_corpus
+from realrecall.errors import InputError
+from realrecall.evaluate import evaluate, write_results
+from realrecall.evaluate.retrievers import build_retriever
+from realrecall.gold import load_gold
+from support.cli import run
+
+N = 12
+WORDS = [
+    "router", "backup", "invoice", "warranty", "password", "printer",
+    "battery", "firmware", "license", "monitor", "keyboard", "network",
+]  # fmt: skip
+
+
+def _write(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def _text(i: int) -> str:
+    return f"The {WORDS[i]} manual explains how the {WORDS[i]} is set up step by step, chapter {i}."
+
+
+def _corpora(tmp_path: Path) -> tuple[Path, Path]:
+    old = [{"id": f"old-{i}", "doc_id": f"D{i}", "text": _text(i)} for i in range(N)]
+    new = [{"id": f"new-{i}", "doc_id": f"D{i}", "start": 0, "text": _text(i)} for i in range(N)]
+    # Today's corpus grew: for half the topics, a dozen pages that match the question better.
+    new += [
+        {"id": f"noise-{i}-{j}", "doc_id": f"N{i}-{j}", "text": f"{WORDS[i]} {WORDS[i]} setup {WORDS[i]} {j}"}
+        for i in range(0, N, 2)
+        for j in range(12)
+    ]
+    return _write(tmp_path / "old.jsonl", old), _write(tmp_path / "new.jsonl", new)  # type: ignore[arg-type]
+
+
+def _real(tmp_path: Path, *, evidence: bool) -> Path:
+    records: list[dict[str, object]] = []
+    for i in range(N):
+        record: dict[str, object] = {
+            "query_id": f"r{i}",
+            "query": f"{WORDS[i]} setup",
+            "gold": {f"old-{i}": 1},
+        }
+        if evidence:
+            record["evidence"] = [{"doc_id": f"D{i}", "text": f"how the {WORDS[i]} is set up", "grade": 1}]
+        records.append(record)
+    return _write(tmp_path / "real.jsonl", records)
+
+
+def _synthetic(tmp_path: Path, name: str, prefix: str) -> Path:
+    records = [
+        {"query_id": f"{name}{i}", "query": f"{WORDS[i]} manual chapter {i}", "gold": {f"{prefix}-{i}": 1}}
+        for i in range(N)
+    ]
+    return _write(tmp_path / f"{name}.jsonl", records)  # type: ignore[arg-type]
+
+
+def _results(tmp_path: Path, name: str, corpus: Path, *gold: tuple[Path, str]) -> Path:
+    chunks = load_corpus(corpus)
+    sets = [load_gold(path, origin=origin) for path, origin in gold]
+    result = evaluate(sets, corpus=chunks, retriever=build_retriever("bm25", chunks), k=[1, 10])
+    path = tmp_path / f"{name}.json"
+    write_results(result, path)
+    return path
+
+
+def _setting(tmp_path: Path, *, evidence: bool) -> tuple[Path, Path, Path, Path]:
+    old, new = _corpora(tmp_path)
+    real = _real(tmp_path, evidence=evidence)
+    earlier = _results(
+        tmp_path, "earlier", old, (real, "real"), (_synthetic(tmp_path, "syn_old", "old"), "synthetic")
+    )
+    now = _results(tmp_path, "now", new, (_synthetic(tmp_path, "syn_new", "new"), "synthetic"))
+    return earlier, now, real, new
+
+
+def test_a_changed_corpus_quotes_the_real_set_re_measured_today(tmp_path: Path) -> None:
+    earlier, now, real, new = _setting(tmp_path, evidence=True)
+    then = calibrate(earlier).overall().real.value
+    today = _results(tmp_path, "truth", new, (real, "real"))
+    truth = calibrate(today).overall().real.value
+    assert then == 1.0
+    assert truth == 0.5  # the grown corpus pushes half the evidence out of the top 10
+
+    report = calibrate(now, calibrate_on=earlier)
+    assert report.overall().real.value == truth
+    assert report.headline.text.startswith("Quote real recall@10 = 0.50")
+    assert report.calibrated is not None
+    assert report.calibrated.value == truth
+    assert any("its real set was re-scored on today's corpus" in note for note in report.calibrated.notes)
+
+
+def test_a_real_set_that_cannot_be_carried_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    earlier, now, _, _ = _setting(tmp_path, evidence=False)
+    with pytest.raises(InputError) as error:
+        calibrate(now, calibrate_on=earlier)
+    message = f"{error.value} {error.value.hint}"
+    assert "12 real questions" in message
+    assert "neither chunk ids in today's corpus nor evidence text" in message
+    assert "realrecall gold migrate" in message
+    assert "realrecall evaluate --gold" in message
+
+    done = run("calibrate", str(now), "--calibrate-on", str(earlier))
+    assert done.returncode == 2
+    assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1
