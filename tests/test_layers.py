@@ -41,8 +41,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("formats",),
     # Leaf types and text helpers the formats and the types share; the labels the type rules give.
     ("collection", "evidence", "provenance", "text_features", "tokens", "labels"),
-    # Reading and writing files safely; the one client of an OpenAI-compatible endpoint.
-    ("files", "llm"),
+    # Reading and writing files safely; what a grade may be; the one client of an LLM endpoint.
+    ("files", "grades", "llm"),
     # Every error, the version, and the package's small mechanisms.
     ("errors", "_version", "_lazy", "_gc", "_pages"),
 )
@@ -52,7 +52,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 ALLOWED: dict[tuple[str, str], str] = {
     ("realrecall.generate.languages", "realrecall.curate.language"): "language detection moves to labels/",
     ("realrecall.evaluate.evaluation", "realrecall.generate.style"): "the style-leak check moves to evaluate",
-    ("realrecall.evidence", "realrecall.formats.grades"): "grades move below formats, beside evidence",
     ("realrecall.evaluate.retrievers.custom", "realrecall.evaluate.retrievers.frameworks"): (
         "FunctionRetriever moves out of custom.py, so frameworks.py no longer imports it"
     ),

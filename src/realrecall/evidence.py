@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from realrecall.errors import InputError
-from realrecall.formats.grades import MAX_GRADE, check_grade
+from realrecall.grades import MAX_GRADE, check_grade
 
 if TYPE_CHECKING:
     from realrecall.corpus import Chunk

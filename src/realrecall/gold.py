@@ -32,9 +32,9 @@ from realrecall.errors import InputError
 from realrecall.evidence import Evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.formats import beir, jsonl, trec_qrels
-from realrecall.formats.grades import MAX_GRADE, check_grade, plain_grades
 from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.formats.records import ORIGINS, GoldRecord
+from realrecall.grades import MAX_GRADE, check_grade, plain_grades
 from realrecall.provenance import Provenance
 
 # MAX_GRADE, check_grade and ORIGINS are rules of the file formats; they are re-exported here, beside

@@ -5,11 +5,13 @@
 - ``trec_runs``: TREC run files, a fast path and the exact trec_eval 10 line reader;
 - ``trec_qrels``: TREC qrels (and the one-grade-per-judgment rule BEIR's qrels share);
 - ``beir``: BEIR ``qrels/<split>.tsv`` and ``queries.jsonl``;
-- ``ids``, ``grades``: the id and grade rules every format shares; ``records``: what the readers return;
+- ``ids``: the id rules every format shares (the grade rules are ``realrecall.grades``, which evidence
+  shares too); ``records``: what the readers return;
   ``token_chunks``: the chunked C-level split the fast TREC readers share.
 
 The types and their ``load_*`` dispatchers live in ``realrecall.gold``, ``realrecall.corpus`` and
-``realrecall.runs``, which import this package; it imports only ``errors`` and ``files``, never them.
+``realrecall.runs``, which import this package; it imports only the leaves below it (``errors``,
+``files``, ``grades``, ``evidence``, ``provenance``), never them.
 This module stays light (``realrecall.gold`` needs no numpy): only the run sniffer is here.
 """
 

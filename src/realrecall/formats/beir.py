@@ -11,10 +11,10 @@ from typing import Any
 
 from realrecall.errors import InputError
 from realrecall.files import iter_jsonl, read_text_lines
-from realrecall.formats.grades import text_grade
 from realrecall.formats.ids import text_id
 from realrecall.formats.records import GoldRecord
 from realrecall.formats.trec_qrels import Judgments
+from realrecall.grades import text_grade
 
 __all__ = ["read_gold", "read_queries"]
 

@@ -27,10 +27,10 @@ from typing import Any
 from realrecall.errors import InputError
 from realrecall.evidence import Evidence
 from realrecall.files import iter_jsonl, read_text_lines
-from realrecall.formats.grades import check_grade, plain_grades
 from realrecall.formats.ids import parse_id, text_id
 from realrecall.formats.record_fields import NO_FIELDS, RecordFields
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
+from realrecall.grades import check_grade, plain_grades
 from realrecall.provenance import Provenance
 
 __all__ = ["iter_gold", "read_corpus", "read_corpus_mapping", "read_gold", "read_run"]

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 from realrecall.errors import InputError
 from realrecall.files import read_text_lines
-from realrecall.formats.grades import MAX_GRADE, text_grade
 from realrecall.formats.token_chunks import c_split, token_chunks
+from realrecall.grades import MAX_GRADE, text_grade
 
 if TYPE_CHECKING:
     import pyarrow as pa

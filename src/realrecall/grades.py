@@ -1,4 +1,7 @@
-"""Grades as gold sets and qrels write them: whole numbers, refused with the file and line otherwise."""
+"""Grades as gold sets, qrels and evidence give them: whole numbers, refused with the file and line else.
+
+A leaf below ``formats`` and ``evidence``, which both check grades by these rules.
+"""
 
 from __future__ import annotations
 
