@@ -36,6 +36,7 @@ from realrecall.files import file_sha256
 from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.resolution import DEFAULT_COVERAGE, Resolution, check_gold_from, resolve_gold
+from realrecall.style_leak import style_leak_warning
 
 if TYPE_CHECKING:
     from realrecall.corpus import Corpus
@@ -442,9 +443,7 @@ def _unknown_id_warning(gold: GoldSet, run: Run, corpus: Corpus, source: str) ->
 
 def _style_leak_warnings(gold_sets: Sequence[GoldSet]) -> list[str]:
     """A warning for each real set holding questions that were style examples of a synthetic set
-    evaluated beside it (``generate.style_leak_warning``); the results carry it to calibrate and run."""
-    from realrecall.generate.style import style_leak_warning
-
+    evaluated beside it (``style_leak_warning``); the results carry it to calibrate and run."""
     # C-level passes over the queries (a million qrels queries: 0.01 s, not 0.15).
     styled = [g for g in gold_sets if any(p.style_example_ids for p in filter(None, map(_PROVENANCE, g)))]
     real = [g for g in gold_sets if "real" in map(_ORIGIN, g)]

@@ -25,7 +25,7 @@ _LAZY = {
     "estimate": "realrecall.generate.dry_run",
     "agenerate": "realrecall.generate.run",
     "generate": "realrecall.generate.run",
-    "style_leak_warning": "realrecall.generate.style",
+    "style_leak_warning": "realrecall.style_leak",
     "GenerateProgress": "realrecall.generate.summary",
     "GenerateSummary": "realrecall.generate.summary",
     "StageSummary": "realrecall.generate.summary",
@@ -44,8 +44,8 @@ if _typing.TYPE_CHECKING:
     )
     from realrecall.generate.dry_run import CostEstimate, estimate
     from realrecall.generate.run import agenerate, generate
-    from realrecall.generate.style import style_leak_warning
     from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageSummary
+    from realrecall.style_leak import style_leak_warning
     from realrecall.text_features import lexical_overlap
 
 __getattr__ = _lazy_getattr("realrecall.generate", _LAZY)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from realrecall.errors import InputError
-from realrecall.gold import GoldSet, load_gold
+from realrecall.gold import load_gold
 
-__all__ = ["StyleExamples", "format_style_examples", "load_style_examples", "style_leak_warning"]
+__all__ = ["StyleExamples", "format_style_examples", "load_style_examples"]
 
 
 @dataclass(frozen=True)
@@ -43,24 +43,3 @@ def format_style_examples(examples: StyleExamples) -> str:
     if not examples.questions:
         return "(none given: write as a typical user would)"
     return "\n".join(f'- "{question}"' for question in examples.questions)
-
-
-def style_leak_warning(synthetic_set: GoldSet, real_set: GoldSet) -> str | None:
-    """A warning when ``real_set`` contains questions used as style examples for ``synthetic_set``.
-
-    The ids are read from the synthetic records' ``provenance.style_example_ids``; a real query whose
-    id is listed there helped write the synthetic set. Returns None when there is no overlap.
-    """
-    used: set[str] = set()
-    for query in synthetic_set:
-        if query.provenance is not None:
-            used.update(query.provenance.style_example_ids)
-    leaked = sorted(qid for qid in used if qid in real_set)
-    if not leaked:
-        return None
-    shown = ", ".join(leaked[:5]) + (", ..." if len(leaked) > 5 else "")
-    return (
-        f"{len(leaked)} question(s) of real set {real_set.name!r} were style examples for synthetic set "
-        f"{synthetic_set.name!r} ({shown}); their scores are not independent of the generator, "
-        "leave them out of the real set or generate with other style examples"
-    )
