@@ -536,3 +536,36 @@ def test_a_rewritten_custom_function_is_refused_by_its_source_hash() -> None:
     )
     with pytest.raises(InputError, match=r"options differ: source_sha256 a+ then, b+ now"):
         calibrate(current, calibrate_on=calibration, now=NOW)
+
+
+# --- smaller items of issue 30 ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bound", [1.5, -0.1])
+def test_a_fail_under_bound_outside_zero_one_is_refused(bound: float) -> None:
+    with pytest.raises(InputError, match=r"outside \[0, 1\]"):
+        calibrate(_calibration(), fail_under={"recall@10": bound}, now=NOW)
+
+
+def _three_types() -> dict[str, Any]:
+    return results_document(
+        [("syn", ranks_set("synthetic", 30, 10, prefix="s", type="a")
+          + ranks_set("synthetic", 30, 10, prefix="t", type="b", language="de")
+          + ranks_set("synthetic", 20, 20, prefix="u", type="c")),
+         ("real", ranks_set("real", 20, 20, prefix="r", type="a"))]
+    )  # fmt: skip
+
+
+def test_the_calibrated_interval_does_not_move_with_the_slices_asked_for() -> None:
+    intervals = {
+        tuple(by): calibrate(_three_types(), by=by, now=NOW).calibrated.interval  # type: ignore[union-attr]
+        for by in ([], ["type"], ["type", "language"])
+    }
+    assert len(set(intervals.values())) == 1
+
+
+def test_slices_the_calibration_real_set_measures_are_not_warned_about() -> None:
+    report = calibrate(_current(), calibrate_on=_calibration(), now=NOW)
+    assert not any("the real set has no queries with type=lookup" in w for w in report.warnings)
+    alone = calibrate(_current(), now=NOW)
+    assert any("the real set has no queries with type=lookup" in w for w in alone.warnings)

@@ -26,6 +26,7 @@ from realrecall.errors import GateFailed, InputError
 from realrecall.evaluate.metrics import is_binary
 from realrecall.evaluate.results import (
     EvaluationResult,
+    QueryResult,
     ResultsSource,
     default_slice_fields,
     load_results,
@@ -174,6 +175,8 @@ def calibrate(
         _choose_metric(name, primary)
     fields, unsliced = (tuple(by), ()) if by is not None else default_slice_fields(primary)
     rng = np.random.default_rng(seed)
+    # A stream of its own for the calibrated estimate: how many slices --by asks for must not move it.
+    calibration_rng = np.random.default_rng([seed, 1])
     real, synthetic = primary.of_origin("real"), primary.of_origin("synthetic")
     gaps = measure_gaps(
         real, synthetic, primary.metrics, fields,
@@ -198,14 +201,14 @@ def calibrate(
         if calibration is primary
         else estimate_mean(
             metric_values(calibration_real, chosen), binary=is_binary(chosen), confidence=confidence,
-            n_resamples=n_resamples, rng=rng, method=bootstrap,
+            n_resamples=n_resamples, rng=calibration_rng, method=bootstrap,
         )
     )  # fmt: skip
     calibrated = calibrated_estimate(
         chosen, synthetic, calibration_real, calibration.of_origin("synthetic"),
         by=by_field, same_synthetic=calibration is primary, binary=is_binary(chosen),
         calibrated_on=real_set_date, max_age_days=max_age_days, now=now or datetime.now(UTC),
-        confidence=confidence, n_resamples=n_resamples, rng=rng, weights=stratum_weights,
+        confidence=confidence, n_resamples=n_resamples, rng=calibration_rng, weights=stratum_weights,
         real_overall=real_overall,
     )  # fmt: skip
     if calibrated is not None and carried:
@@ -241,7 +244,10 @@ def calibrate(
         ),
         answers=grid,
         gates=report_gates,
-        warnings=primary.warnings + field_warnings + unsliced + _warnings(gaps, chosen, calibrated, skipped),
+        warnings=primary.warnings
+        + field_warnings
+        + unsliced
+        + _warnings(gaps, chosen, calibrated, skipped, calibration_real),
         sources=tuple(str(s) for s in sources if isinstance(s, str | Path)),
         seed=seed,
         n_resamples=n_resamples,
@@ -263,6 +269,11 @@ def _check_bounds(
     for metric, bound in (fail_under or {}).items():
         if not (_is_number(bound) and math.isfinite(bound)):
             raise InputError(f"--fail-under {metric}={bound!r} is not a finite number", hint="e.g. 0.7")
+        if not 0.0 <= bound <= 1.0:
+            # Every metric is a mean of values in [0, 1]: a bound outside can never fail or never pass.
+            raise InputError(
+                f"--fail-under {metric}={bound!r} is outside [0, 1], where {metric} lies", hint="e.g. 0.7"
+            )
     if answer_k is not None and (isinstance(answer_k, bool) or not isinstance(answer_k, int) or answer_k < 1):
         raise InputError(f"--answer-k must be a positive whole number, got {answer_k!r}", hint="e.g. 10")
 
@@ -628,12 +639,24 @@ def _unknown_fields(
 
 
 def _warnings(
-    gaps: Sequence[SliceGap], metric: str, calibrated: CalibratedEstimate | None, skipped: str | None
+    gaps: Sequence[SliceGap],
+    metric: str,
+    calibrated: CalibratedEstimate | None,
+    skipped: str | None,
+    calibration_real: Sequence[QueryResult] = (),
 ) -> tuple[str, ...]:
     warnings: list[str] = []
     for gap in gaps:
-        # A value the real set lacks is worth a warning; a field the synthetic set lacks is not.
-        if gap.metric == metric and gap.value is not None and gap.n_real == 0 and gap.n_synthetic:
+        # A value the real set lacks is worth a warning; a field the synthetic set lacks is not. Nor is
+        # a value the calibration's real set measures (synthetic-only results calibrated on it).
+        covered = gap.field is not None and any(q.field(gap.field) == gap.value for q in calibration_real)
+        if (
+            gap.metric == metric
+            and gap.value is not None
+            and gap.n_real == 0
+            and gap.n_synthetic
+            and not covered
+        ):
             warnings.append(
                 f"the real set has no queries with {gap.label} (the synthetic set has {gap.n_synthetic}): "
                 "its gap cannot be measured"
