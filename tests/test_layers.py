@@ -51,9 +51,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 # shrinks: an entry whose import is gone fails the test until it is deleted here.
 ALLOWED: dict[tuple[str, str], str] = {
     ("realrecall.generate.languages", "realrecall.curate.language"): "language detection moves to labels/",
-    ("realrecall.evaluate.retrievers.custom", "realrecall.evaluate.retrievers.frameworks"): (
-        "FunctionRetriever moves out of custom.py, so frameworks.py no longer imports it"
-    ),
 }
 
 

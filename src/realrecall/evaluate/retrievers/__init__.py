@@ -23,7 +23,7 @@ _LAZY = {
     "BM25Options": "realrecall.evaluate.retrievers.bm25",
     "BM25Retriever": "realrecall.evaluate.retrievers.bm25",
     "CustomOptions": "realrecall.evaluate.retrievers.custom",
-    "FunctionRetriever": "realrecall.evaluate.retrievers.custom",
+    "FunctionRetriever": "realrecall.evaluate.retrievers.function",
     "load_function": "realrecall.evaluate.retrievers.custom",
     "DenseOptions": "realrecall.evaluate.retrievers.dense",
     "DenseRetriever": "realrecall.evaluate.retrievers.dense",
@@ -48,9 +48,10 @@ _LAZY = {
 if _typing.TYPE_CHECKING:
     from realrecall.evaluate.retrievers.base import Embedder, Retriever, retrieve, top_k_indices
     from realrecall.evaluate.retrievers.bm25 import BM25Options, BM25Retriever
-    from realrecall.evaluate.retrievers.custom import CustomOptions, FunctionRetriever, load_function
+    from realrecall.evaluate.retrievers.custom import CustomOptions, load_function
     from realrecall.evaluate.retrievers.dense import DenseOptions, DenseRetriever
     from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
+    from realrecall.evaluate.retrievers.function import FunctionRetriever
     from realrecall.evaluate.retrievers.hybrid import HybridOptions, HybridRetriever, reciprocal_rank_fusion
     from realrecall.evaluate.retrievers.local_dense import LocalDenseOptions
     from realrecall.evaluate.retrievers.options import (

@@ -25,7 +25,7 @@ from typing import Any
 
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import library_version
-from realrecall.evaluate.retrievers.custom import FunctionRetriever
+from realrecall.evaluate.retrievers.function import FunctionRetriever
 
 __all__ = [
     "EXTRAS",

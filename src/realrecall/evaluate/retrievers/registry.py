@@ -21,7 +21,7 @@ from realrecall.evaluate.retrievers import chroma as chroma_store
 from realrecall.evaluate.retrievers import lancedb as lancedb_store
 from realrecall.evaluate.retrievers import qdrant as qdrant_store
 from realrecall.evaluate.retrievers.base import Retriever
-from realrecall.evaluate.retrievers.custom import SearchFunction
+from realrecall.evaluate.retrievers.function import FunctionRetriever, SearchFunction
 from realrecall.evaluate.retrievers.options import (
     RetrieverSpec,
     RunSettings,
@@ -124,7 +124,7 @@ def build_retriever(
     # A framework's retriever fingerprints itself (its class and the framework's version, not its data).
     own = getattr(retriever, "fingerprint", None)
     fingerprint = own or retriever_fingerprint(spec, built)
-    if own is None and spec is CUSTOM and isinstance(retriever, custom.FunctionRetriever):
+    if own is None and spec is CUSTOM and isinstance(retriever, FunctionRetriever):
         # The function's code, not the path it was named by: a rewrite behind the same name is another
         # retriever, and the same file under another path the same one.
         fingerprint["options"] = {**fingerprint["options"], **custom.code_identity(retriever.function)}

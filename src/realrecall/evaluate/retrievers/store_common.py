@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder, check_k, check_queries
+from realrecall.evaluate.retrievers.function import FunctionRetriever
 from realrecall.evaluate.retrievers.options import RunSettings
 
 if TYPE_CHECKING:
@@ -114,8 +115,6 @@ class StoreRetriever:
         self._fix_hint = fix_hint
 
     def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
-        from realrecall.evaluate.retrievers.custom import FunctionRetriever
-
         check_k(k)
         check_queries(queries)
         vectors = self._embed(queries)
