@@ -47,27 +47,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "_version", "_lazy", "_gc", "_pages"),
 )
 
-# Imports that still run against the layers, each with the change that removes it. The list only
-# shrinks: an entry whose import is gone fails the test until it is deleted here.
-ALLOWED: dict[tuple[str, str], str] = {
-    ("realrecall.generate.languages", "realrecall.curate.language"): "language detection moves to labels/",
-}
-
 
 @dataclass(frozen=True)
 class Import:
-    """``importer`` imports ``target`` at ``line``; ``named`` is the module the statement names (``target``
-    may be a package whose ``__init__`` that import runs too); ``when`` says when the import runs."""
+    """``importer`` imports ``target`` at ``line``; ``when`` says when the import runs."""
 
     importer: str
     target: str
     line: int
     when: str = ""  # "", "inside a function", "on first use of a lazy export"
-    named: str = ""
-
-    @property
-    def pair(self) -> tuple[str, str]:
-        return self.importer, self.named or self.target
 
     def where(self) -> str:
         path = _MODULES[self.importer].relative_to(SOURCE.parent)
@@ -166,7 +154,7 @@ def _graph(imports: Iterable[Import]) -> dict[str, set[Import]]:
             target = ".".join(parts[:depth])
             if target == found.importer or (depth < len(parts) and found.importer.startswith(target + ".")):
                 continue  # a module's own package is already being imported when it runs
-            graph[found.importer].add(Import(found.importer, target, found.line, found.when, found.target))
+            graph[found.importer].add(Import(found.importer, target, found.line, found.when))
     return graph
 
 
@@ -228,10 +216,6 @@ def _upward() -> list[Import]:
     ]
 
 
-def _not_allowed(imports: Iterable[Import]) -> list[Import]:
-    return [found for found in imports if found.pair not in ALLOWED]
-
-
 def test_every_package_and_top_level_module_is_in_exactly_one_layer():
     units = {_unit(module) for module in _MODULES}
     placed = [unit for layer in LAYERS for unit in layer]
@@ -241,7 +225,7 @@ def test_every_package_and_top_level_module_is_in_exactly_one_layer():
 
 
 def test_no_import_cycle_between_modules_even_through_function_level_imports():
-    graph = _graph(_not_allowed(_all_imports()))
+    graph = _graph(_all_imports())
     report = []
     for component in _cycles(graph):
         report.append(" <-> ".join(component))
@@ -251,12 +235,7 @@ def test_no_import_cycle_between_modules_even_through_function_level_imports():
 
 
 def test_no_import_runs_up_the_layers_or_across_one():
-    assert [found.where() for found in _not_allowed(_upward())] == []
-
-
-def test_every_allowed_exception_is_still_needed():
-    made = {found.pair for found in _all_imports()}
-    assert sorted(pair for pair in ALLOWED if pair not in made) == [], "remove these from ALLOWED"
+    assert [found.where() for found in _upward()] == []
 
 
 def test_the_graph_sees_function_level_imports_and_lazy_exports():

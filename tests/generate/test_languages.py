@@ -142,8 +142,8 @@ def test_the_language_model_is_read_once_a_process(monkeypatch):
     # restricted one (answers) and the known codes, all from one read.
     from py3langid.langid import LanguageIdentifier
 
-    from realrecall.curate import language
     from realrecall.generate import languages
+    from realrecall.labels import language
 
     reads = []
     read = LanguageIdentifier.from_model_file.__func__  # type: ignore[attr-defined]

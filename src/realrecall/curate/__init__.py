@@ -29,7 +29,7 @@ _LAZY = {
     "add_judgements": "realrecall.curate.judgements",
     "read_judgements": "realrecall.curate.judgements",
     "record_history": "realrecall.curate.judgements",
-    "LanguageDetector": "realrecall.curate.language",
+    "LanguageDetector": "realrecall.labels.language",
     "PassageMatcher": "realrecall.curate.matching",
     "MigrateResult": "realrecall.curate.migrate",
     "migrate_gold": "realrecall.curate.migrate",
@@ -68,7 +68,6 @@ if _typing.TYPE_CHECKING:
         read_judgements,
         record_history,
     )
-    from realrecall.curate.language import LanguageDetector
     from realrecall.curate.matching import PassageMatcher
     from realrecall.curate.migrate import MigrateResult, migrate_gold
     from realrecall.curate.normalise import (
@@ -89,6 +88,7 @@ if _typing.TYPE_CHECKING:
     from realrecall.curate.tables import Table, read_table
     from realrecall.evaluate.results import read_per_query, records_for
     from realrecall.labels import TypeRule, TypeRules, default_type_rules, load_type_rules
+    from realrecall.labels.language import LanguageDetector
     from realrecall.text_features import shingles
 
 __getattr__ = _lazy_getattr("realrecall.curate", _LAZY)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus, load_corpus
-from realrecall.curate.language import LanguageDetector
 from realrecall.curate.matching import AMBIGUOUS, MATCH_BY, Ambiguous, MatchBy, PassageMatcher
 from realrecall.curate.normalise import normalise_question, stable_query_id
 from realrecall.curate.tables import Table, read_table
@@ -31,6 +30,7 @@ from realrecall.evidence import Evidence, chunk_evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.gold import MAX_GRADE, GoldQuery, write_gold
 from realrecall.labels import TypeRules, load_type_rules
+from realrecall.labels.language import LanguageDetector
 
 __all__ = ["ImportResult", "ImportSpec", "UnmatchedRow", "import_gold"]
 

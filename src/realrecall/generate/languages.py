@@ -1,7 +1,7 @@
 """The language of each question: the chunk's own by default, checked on every answer.
 
 - A chunk's language is its metadata's ``language`` (or ``lang``), else what the project's detector
-  (``realrecall.curate.language``, py3langid) reads in its prose (code and markup left out).
+  (``realrecall.labels.language``, py3langid) reads in its prose (code and markup left out).
 - Without ``--languages`` every question is asked in its chunk's language. ``--languages de,en``
   keeps the chunks written in those languages (the others are skipped, counted in the summary);
   ``--cross-language`` asks questions in the languages drawn from the weights whatever the chunk's
@@ -19,10 +19,10 @@ import functools
 from collections.abc import Iterable, Mapping
 
 from realrecall.corpus import Chunk
-from realrecall.curate.language import LanguageDetector, known_languages
 from realrecall.errors import InputError
 from realrecall.generate.planner import chunk_language
 from realrecall.generate.screening import prose_text
+from realrecall.labels.language import LanguageDetector, known_languages
 
 __all__ = [
     "LANGUAGE_NAMES",

@@ -2,8 +2,10 @@
 
 generate labels the questions it writes, ``gold import`` the real ones it reads, and evaluate,
 calibrate and compare the queries that have no label of their own, all by the same rules
-(``type_rules.toml``), so that the strata of a real and a synthetic set match. A leaf: it imports
-only ``realrecall.errors`` and ``realrecall.files`` of the project.
+(``type_rules.toml``), so that the strata of a real and a synthetic set match. The third label, the
+language, is read by ``language.LanguageDetector`` (py3langid, loaded on first use), which generate
+and ``gold import`` share. A leaf: it imports only ``realrecall.errors`` and ``realrecall.files`` of
+the project.
 """
 
 from __future__ import annotations
