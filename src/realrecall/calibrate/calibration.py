@@ -269,11 +269,6 @@ def _check_bounds(
     for metric, bound in (fail_under or {}).items():
         if not (_is_number(bound) and math.isfinite(bound)):
             raise InputError(f"--fail-under {metric}={bound!r} is not a finite number", hint="e.g. 0.7")
-        if not 0.0 <= bound <= 1.0:
-            # Every metric is a mean of values in [0, 1]: a bound outside can never fail or never pass.
-            raise InputError(
-                f"--fail-under {metric}={bound!r} is outside [0, 1], where {metric} lies", hint="e.g. 0.7"
-            )
     if answer_k is not None and (isinstance(answer_k, bool) or not isinstance(answer_k, int) or answer_k < 1):
         raise InputError(f"--answer-k must be a positive whole number, got {answer_k!r}", hint="e.g. 10")
 
