@@ -15,8 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from realrecall.evaluate import evaluate, results, write_results
-from realrecall.evaluate.results import CodedColumn, PerQueryColumns, results_chunks
+from realrecall.evaluate import evaluate, write_results
+from realrecall.evaluate.results import CodedColumn, PerQueryColumns
+from realrecall.evaluate.results import columns as results
+from realrecall.evaluate.results.columns import results_chunks
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.runs import Run
 

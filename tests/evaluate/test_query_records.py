@@ -92,7 +92,7 @@ def test_queries_with_no_fields_of_their_own_write_the_columns_their_records_giv
 def test_results_json_is_the_same_when_the_columns_are_listed_a_block_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import realrecall.evaluate.results as results
+    import realrecall.evaluate.results.columns as results
 
     result = evaluate(_gold(), run=_run(), k=(1, 3), by=["source"])
     write_results(result, tmp_path / "whole.json")

@@ -55,7 +55,7 @@ def test_per_query_values_are_columns_one_a_line_and_read_back_as_the_records(tm
 
 
 def test_columns_are_the_same_written_a_block_of_values_at_a_time(tmp_path: Path, monkeypatch):
-    import realrecall.evaluate.results as results
+    import realrecall.evaluate.results.columns as results
 
     result = _result()
     write_results(result, tmp_path / "whole.json")

@@ -27,10 +27,9 @@ from realrecall.evaluate.results import (
     QueryRecords,
     QueryResult,
     SliceResult,
-    listed,
-    query_record,
-    record_fields,
 )
+from realrecall.evaluate.results.columns import listed
+from realrecall.evaluate.results.types import query_record, record_fields
 from realrecall.evaluate.slicing import slice_sort_key
 from realrecall.files import file_sha256
 from realrecall.formats.record_fields import NO_FIELDS
