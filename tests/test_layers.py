@@ -238,6 +238,31 @@ def test_no_import_runs_up_the_layers_or_across_one():
     assert [found.where() for found in _upward()] == []
 
 
+def _loaded_with(module: str, eager: Mapping[str, set[Import]]) -> set[str]:
+    """Every module importing ``module`` loads: its packages' ``__init__`` and its module-level imports."""
+    parts = module.split(".")
+    stack = [".".join(parts[:depth]) for depth in range(1, len(parts) + 1)]
+    seen: set[str] = set()
+    while stack:
+        current = stack.pop()
+        if current not in seen:
+            seen.add(current)
+            stack += [found.target for found in eager.get(current, ())]
+    return seen
+
+
+def test_no_import_inside_a_function_of_a_module_already_loaded_with_its_importer():
+    # An import inside a function defers loading a module until the function runs; deferring one that
+    # importing the module loads anyway saves nothing and only hides where the dependency is.
+    eager = _graph(found for found in _all_imports() if not found.when)
+    pointless = [
+        found.where()
+        for found in _all_imports()
+        if found.when == "inside a function" and found.target in _loaded_with(found.importer, eager)
+    ]
+    assert pointless == []
+
+
 def test_the_graph_sees_function_level_imports_and_lazy_exports():
     found = {(i.target, i.when) for i in _all_imports() if i.importer == "realrecall.cli.evaluate"}
     # cli.evaluate imports evaluate's library inside the command (a lazy load for start-up speed).

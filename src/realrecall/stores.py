@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from realrecall.errors import InputError
+from realrecall.errors import InputError, RealrecallError
 
 __all__ = ["STORES", "export_corpus"]
 
@@ -102,8 +102,6 @@ def _checked(
 
 def _reading(records: Iterator[dict[str, Any]], store: str) -> Iterator[dict[str, Any]]:
     """The records, a client failure mid-way (a server gone, a page refused) as one line."""
-    from realrecall.errors import RealrecallError
-
     while True:
         try:
             record = next(records)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from realrecall.calibrate.calibration import CalibrationReport, calibrate
 from realrecall.evaluate import defaults as evaluate_defaults
+from realrecall.resolution import check_gold_from
 
 if TYPE_CHECKING:
     from realrecall.evaluate.retrievers import RunSettings
@@ -36,7 +37,6 @@ def evaluate_and_calibrate(
     ``evidence_coverage``: where gold passages come from, as in ``evaluate`` (``realrecall.resolution``)."""
     # Imported here: the evaluate stage (and its scoring kernel) is only needed in this mode.
     from realrecall.evaluate.from_files import load_inputs
-    from realrecall.resolution import check_gold_from
 
     check_gold_from(gold_from, evidence_coverage)  # before loading: a typo costs no corpus read
 

@@ -20,6 +20,7 @@ from typing import Any
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.results import EvaluationResult
+from realrecall.gold import load_gold
 
 __all__ = ["corpus_changed", "remeasure_real"]
 
@@ -45,7 +46,6 @@ def remeasure_real(
     ``current`` and merges with it (same retriever name and description).
     """
     from realrecall.evaluate.evaluation import evaluate
-    from realrecall.gold import load_gold
     from realrecall.resolution import resolve_gold
 
     real_sets = [g for g in calibration.gold_sets if g.origins.get("real")]

@@ -24,6 +24,7 @@ from realrecall.cli.application import (
 )
 from realrecall.cli.retriever_help import RETRIEVERS, RetrieverHelp
 from realrecall.errors import InputError
+from realrecall.evaluate import defaults as evaluate_defaults
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -260,7 +261,6 @@ def _one_call(
 ) -> CalibrationReport:
     from realrecall.calibrate.one_call import evaluate_and_calibrate
     from realrecall.cli.evaluate import parse_cutoffs
-    from realrecall.evaluate import defaults as evaluate_defaults
     from realrecall.evaluate.retrievers import parse_option_assignments
 
     if synthetic is None or real is None:

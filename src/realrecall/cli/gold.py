@@ -32,7 +32,7 @@ from realrecall.curate import (
 )
 from realrecall.errors import InputError
 from realrecall.files import check_distinct, write_jsonl_atomic
-from realrecall.resolution import QueryResolution
+from realrecall.resolution import QueryResolution, check_gold_from
 
 gold_app = command_group(
     "gold", "Keep a gold set honest: import it, review its misses, add and expand its gold passages."
@@ -432,7 +432,6 @@ def migrate_command(
     """Rewrite a gold set's chunk ids for a new chunking from its evidence; report mapped, split, lost."""
     with user_errors():
         from realrecall.curate import migrate_gold
-        from realrecall.resolution import check_gold_from
 
         check_gold_from(gold_from, coverage)
         check_distinct({"GOLD": gold_file, "--corpus": corpus}, {"--output": output, "--report": report})

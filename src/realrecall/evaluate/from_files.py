@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from realrecall._gc import gc_paused
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults
+from realrecall.resolution import check_gold_from
 
 if TYPE_CHECKING:
     from realrecall.corpus import Corpus
@@ -139,8 +140,6 @@ def evaluate_files(
     evidence_coverage: float = defaults.EVIDENCE_COVERAGE,
 ) -> EvaluationResult:
     """``load_inputs`` then score: ``realrecall evaluate`` as one function call."""
-    from realrecall.resolution import check_gold_from
-
     check_gold_from(gold_from, evidence_coverage)  # before loading: a typo costs no corpus read
     inputs = load_inputs(
         gold,

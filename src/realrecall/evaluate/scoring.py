@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from realrecall._gc import gc_paused
+from realrecall._pages import give_back_memory
 from realrecall.errors import InputError
 from realrecall.evaluate.judged import rank_judgments
 from realrecall.evaluate.metrics import Metric, parse_metric
@@ -141,8 +142,6 @@ def score_queries(
             _score_block(judgments(begin, end), the_run, block, rows[begin:end], threshold, parsed, tokens)
         )
     if the_run._columns is not None:
-        from realrecall._pages import give_back_memory
-
         # The lookups' Arrow buffers, freed into pools that would keep them. Once, after the last
         # block: trimmed after each, every block's pages were new to the kernel again (a million
         # queries: 210,000 page faults and 0.6 s of system time a scoring, against 60,000 and 0.2 s;

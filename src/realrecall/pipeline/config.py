@@ -61,6 +61,7 @@ from typing import Any, NoReturn
 from realrecall.calibrate import defaults as calibrate_defaults
 from realrecall.errors import InputError
 from realrecall.evaluate import defaults as evaluate_defaults
+from realrecall.resolution import check_gold_from
 
 __all__ = ["PipelineConfig", "load_pipeline_config"]
 
@@ -306,8 +307,6 @@ class _Checker:
 
     def resolution(self, evaluate: Mapping[str, Any]) -> tuple[str, float]:
         """``gold_from`` and ``evidence_coverage`` of ``[evaluate]``, checked as evaluate checks them."""
-        from realrecall.resolution import check_gold_from
-
         gold_from = evaluate.get("gold_from", evaluate_defaults.GOLD_FROM)
         coverage = evaluate.get("evidence_coverage", evaluate_defaults.EVIDENCE_COVERAGE)
         try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
+from realrecall.files import check_distinct
 from realrecall.pipeline.config import PipelineConfig
 from realrecall.pipeline.history import (
     GateRecord,
@@ -157,8 +158,6 @@ def run_pipeline(
 
 def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
     """Before any work: no output of the run (the synthetic set included) may be one of its inputs."""
-    from realrecall.files import check_distinct
-
     inputs = {"[corpus] path": config.corpus, "[real] path": config.real}
     named = {f"[output] dir's {path.name}": path for path in outputs}
     check_distinct(

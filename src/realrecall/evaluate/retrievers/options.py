@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import check_timeout
+from realrecall.evaluate.retrievers.base import check_timeout, library_version
 
 if typing.TYPE_CHECKING:
     from realrecall.corpus import Corpus
@@ -312,8 +312,6 @@ def retriever_fingerprint(spec: RetrieverSpec[Options], options: Options) -> dic
     results of another (a gap belongs to the retriever: it even changes sign between retrievers).
     Run settings (cache folder, workers, timeouts) are not in it: they never change a ranking.
     """
-    from realrecall.evaluate.retrievers.base import library_version
-
     values = dataclasses.asdict(options) if dataclasses.is_dataclass(options) else {}  # type: ignore[arg-type]
     return {
         "name": spec.name,
