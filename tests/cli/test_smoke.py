@@ -60,6 +60,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
         "Prediction-powered ndcg@10",
         (),
     ),
+    "plan": (("plan", "results.json", "--target-width", "0.1"), "real questions", ()),
     "agreement": (
         (
             "agreement",

@@ -55,6 +55,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Do two query sets order systems alike (Kendall tau vs the split-half floor), and can each "
         "separate them?",
     ),
+    "plan": (
+        "plan",
+        "How many more real questions to label, and in which strata, to narrow the interval to a width.",
+    ),
     "judge": (
         "judge",
         "Label unjudged passages with an LLM judge, check it against people, and correct its figures (PPI).",

@@ -1,0 +1,191 @@
+"""Labelling-plan study (issue 32): does the width a plan predicts from a 30-question pilot hold?
+
+    .venv/bin/python benchmarks/study_plan.py                       # Cranfield (BM25) and TREC DL 2023
+    .venv/bin/python benchmarks/study_plan.py --corpora cranfield --trials 1000
+
+On data the plan's test does not use (the test uses SciFact), from ``shared/reference-data``: Cranfield
+(225 questions) scored once by BM25, and TREC DL 2023 (82 judged queries; the per-query nDCG@10 of
+its best, median and worst submitted run under NIST labels, strata human / T5 / GPT-4 queries). Each
+query's outcome is the population a pilot is drawn from. Per trial:
+
+1. draw a pilot of 30 questions (with replacement: the population stands for endless traffic);
+2. plan for the target width, unstratified and stratified (strata: Cranfield's question length in
+   words, thirds of the population; DL 2023's query source; traffic weights 0.2 / 0.3 / 0.5, unlike
+   the population's own shares);
+3. label what the plan asks (draw that many more, per stratum), and compute the width actually reached:
+   Wilson for one binary stratum, else ``2 z sqrt(sum W^2 s^2 / n)`` with the final sample's spreads;
+4. count the trial when the reached width is within 20% of the predicted one, and check the plan is
+   never wider than proportional allocation of the same number of questions.
+
+Prints one row per corpus, metric, stratification and target width: the share within 20% (target
+>= 0.90), the same share for a plan from the raw pilot spread (the baseline the smoothing replaces),
+the median number of questions asked, and how often the plan was wider than proportional (must be 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from realrecall.calibrate.plan import plan_strata, predicted_width
+from realrecall.calibrate.statistics import wilson_interval
+from realrecall.corpus import load_corpus
+from realrecall.evaluate import evaluate
+from realrecall.evaluate.retrievers import build_retriever
+from realrecall.gold import load_gold
+from support.reference import find_reference_data
+
+WEIGHTS = {"0": 0.2, "1": 0.3, "2": 0.5}
+METRICS = (("recall@10", True), ("ndcg@10", False))
+
+
+def dl2023_populations(folder: Path) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """nDCG@10 per query of the best, median and worst run, with strata human (0), T5 (1), GPT-4 (2)."""
+    from realrecall.calibrate.query_scores import load_query_scores
+
+    scores = load_query_scores(folder / "all.pass.nist.ndcgeval", "ndcg@10")
+    ids = np.array([int(q) for q in scores.query_ids])
+    strata = np.where(ids < 3_000_000, 0, np.where(ids < 3_100_000, 1, 2))
+    order = np.argsort(scores.means)
+    chosen = [order[-1], order[len(order) // 2], order[0]]
+    return [(scores.systems[i], scores.values[i], strata) for i in chosen]
+
+
+def population(folder: Path) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    corpus = load_corpus(folder / "corpus.jsonl")
+    gold_path = folder if (folder / "qrels").is_dir() else folder / "gold.jsonl"
+    gold = load_gold(gold_path, origin="real")
+    result = evaluate([gold], corpus=corpus, retriever=build_retriever("bm25", corpus), k=(10,))
+    queries = result.queries
+    lengths = np.array([len(q.query.split()) for q in queries])
+    strata = np.digitize(lengths, np.quantile(lengths, [1 / 3, 2 / 3]))
+    outcomes = {metric: np.array([q.metrics[metric] for q in queries]) for metric, _ in METRICS}
+    return outcomes, strata
+
+
+def raw_plan_width(
+    pilot: dict[str, np.ndarray], binary: bool, width: float, weights: dict[str, float]
+) -> tuple[float, dict[str, int]]:
+    """The baseline: Neyman on the raw pilot spreads (no smoothing), continuous, for comparison."""
+    names = list(weights)
+    total = sum(weights.values())
+    w = np.array([weights[n] / total for n in names])
+    s = np.array([float(pilot[n].std(ddof=1)) if pilot[n].size > 1 else 0.0 for n in names])
+    now = np.array([pilot[n].size for n in names], dtype=float)
+    z = 1.959963984540054
+    target = (width / (2 * z)) ** 2
+    score = w * s
+    if score.sum() == 0:
+        return 0.0, {n: 0 for n in names}
+    n_total = score.sum() ** 2 / target
+    counts = np.maximum(now, np.ceil(n_total * score / score.sum()))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        predicted = 2 * z * np.sqrt(np.where(counts > 0, w**2 * s**2 / counts, 0).sum())
+    return float(predicted), {n: int(c - k) for n, c, k in zip(names, counts, now, strict=True)}
+
+
+def trial_row(
+    outcomes: np.ndarray, strata: np.ndarray, metric: str, binary: bool, stratified: bool, width: float,
+    trials: int, rng: np.random.Generator,
+) -> str:  # fmt: skip
+    pops = {str(h): outcomes[strata == h] for h in range(3)} if stratified else {"all": outcomes}
+    weights = WEIGHTS if stratified else {"all": 1.0}
+    within = raw_within = wider = 0
+    asked = []
+    for _ in range(trials):
+        index = rng.choice(outcomes.size, 30)
+        if stratified:
+            pilot = {name: outcomes[index][strata[index] == int(name)] for name in pops}
+        else:
+            pilot = {"all": outcomes[index]}
+        made = plan_strata(pilot, metric=metric, binary=binary, target_width=width, weights=weights)
+        wider += made.predicted_width > made.proportional_width + 1e-12
+        asked.append(made.n_more)
+        within += _within(
+            made.predicted_width,
+            _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary),
+        )
+        raw_width, raw_more = raw_plan_width(pilot, binary, width, weights)
+        if raw_width > 0:
+            raw_within += _within(raw_width, _reached(pilot, pops, raw_more, weights, binary))
+    label = "by stratum" if stratified else "one stratum"
+    return (
+        f"{metric:<10} {label:<12} {width:5.2f}  {within / trials:6.3f}  {raw_within / trials:8.3f}  "
+        f"{int(np.median(asked)):7d}  {wider:5d}"
+    )
+
+
+def _reached(
+    pilot: dict[str, np.ndarray], pops: dict[str, np.ndarray], more: dict[str, int],
+    weights: dict[str, float], binary: bool, rng: np.random.Generator | None = None,
+) -> float:  # fmt: skip
+    rng = rng or _RNG
+    finals = {name: np.concatenate([pilot[name], rng.choice(pops[name], more.get(name, 0))]) for name in pops}
+    if binary and len(finals) == 1:
+        final = finals["all"]
+        return wilson_interval(float(final.sum()), float(final.size)).width
+    total = sum(weights.values())
+    return predicted_width(
+        [finals[n].size for n in pops], [weights[n] / total for n in pops],
+        [float(finals[n].std(ddof=1)) if finals[n].size > 1 else 0.0 for n in pops],
+    )  # fmt: skip
+
+
+def _within(predicted: float, reached: float) -> bool:
+    return predicted > 0 and abs(reached / predicted - 1.0) <= 0.2
+
+
+_RNG = np.random.default_rng(0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--corpora", default="cranfield,trec-dl-2023-real-vs-synthetic")
+    parser.add_argument("--trials", type=int, default=400)
+    parser.add_argument("--widths", default="0.06,0.1,0.15")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    data = find_reference_data()
+    if data is None:
+        sys.exit("shared/reference-data not found beside the checkout")
+    rng = np.random.default_rng(args.seed)
+    widths = [float(w) for w in args.widths.split(",")]
+    print("within: share of trials whose reached width is within 20% of the predicted (target >= 0.90)")
+    for name in args.corpora.split(","):
+        if name.startswith("trec-dl-2023"):
+            for run, values, strata in dl2023_populations(data / name):
+                print(
+                    f"\nTREC DL 2023 run {run}: {values.size} queries, "
+                    f"nDCG@10 {values.mean():.3f} (NIST labels)"
+                )
+                print("metric     strata       width  within  raw-pilot  median+  wider")
+                for stratified in (False, True):
+                    for width in widths:
+                        print(
+                            trial_row(values, strata, "ndcg@10", False, stratified, width, args.trials, rng)
+                        )
+            continue
+        outcomes, strata = population(data / name)
+        print(f"\n{name}: {strata.size} questions; BM25 recall@10 {outcomes['recall@10'].mean():.3f}, "
+              f"nDCG@10 {outcomes['ndcg@10'].mean():.3f}")  # fmt: skip
+        print("metric     strata       width  within  raw-pilot  median+  wider")
+        for metric, binary in METRICS:
+            for stratified in (False, True):
+                for width in widths:
+                    print(
+                        trial_row(
+                            outcomes[metric], strata, metric, binary, stratified, width, args.trials, rng
+                        )
+                    )
+
+
+if __name__ == "__main__":
+    main()

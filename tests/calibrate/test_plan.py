@@ -1,0 +1,156 @@
+"""``realrecall plan``: how many more real questions, and where, for an interval of a given width."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from calibrate.results_builder import per_query, results_document
+from realrecall.calibrate.plan import load_weights, plan, plan_strata, predicted_width
+from realrecall.calibrate.statistics import wilson_interval
+from realrecall.corpus import load_corpus
+from realrecall.errors import InputError
+from realrecall.evaluate import evaluate
+from realrecall.evaluate.retrievers import build_retriever
+from realrecall.gold import load_gold
+from support.cli import run
+
+
+@pytest.fixture(scope="module")
+def scifact_bm25(reference_data: Path) -> dict[str, np.ndarray]:
+    """BM25's per-query recall@10 and nDCG@10 on the 300 SciFact test claims (the population)."""
+    folder = reference_data / "scifact"
+    corpus = load_corpus(folder / "corpus.jsonl")
+    result = evaluate(
+        [load_gold(folder, origin="real")], corpus=corpus, retriever=build_retriever("bm25", corpus), k=(10,)
+    )
+    return {
+        metric: np.array([q.metrics[metric] for q in result.queries]) for metric in ("recall@10", "ndcg@10")
+    }
+
+
+def _share_within(population: np.ndarray, metric: str, binary: bool, width: float, seed: int) -> float:
+    """Of 400 trials, the share where the width reached after labelling what a 30-question pilot's plan
+    asks is within 20% of the width the plan predicted."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(400):
+        pilot = rng.choice(population, 30)
+        made = plan_strata({"all": pilot}, metric=metric, binary=binary, target_width=width)
+        final = np.concatenate([pilot, rng.choice(population, made.n_more)])
+        if binary:
+            reached = wilson_interval(float(final.sum()), float(final.size)).width
+        else:
+            reached = predicted_width([final.size], [1.0], [float(final.std(ddof=1))])
+        hits += abs(reached / made.predicted_width - 1.0) <= 0.2
+    return hits / 400
+
+
+@pytest.mark.slow
+@pytest.mark.reference_data
+@pytest.mark.parametrize("width", [0.06, 0.1])
+def test_scifact_pilot_of_30_predicts_the_recall_width_reached(
+    scifact_bm25: dict[str, np.ndarray], width: float
+) -> None:
+    # A plain pilot estimate of p(1-p) reaches about 0.86 here; the smoothed one 0.94-0.97.
+    assert _share_within(scifact_bm25["recall@10"], "recall@10", True, width, seed=11) >= 0.90
+
+
+@pytest.mark.slow
+@pytest.mark.reference_data
+def test_scifact_pilot_of_30_predicts_the_ndcg_width_reached(scifact_bm25: dict[str, np.ndarray]) -> None:
+    assert _share_within(scifact_bm25["ndcg@10"], "ndcg@10", False, 0.08, seed=12) >= 0.90
+
+
+def test_neyman_allocation_follows_weight_times_spread() -> None:
+    rng = np.random.default_rng(0)
+    pilot = {"a": rng.random(40) * 0.2, "b": rng.random(40), "c": rng.random(40) * 0.5}
+    weights = {"a": 0.5, "b": 0.3, "c": 0.2}
+    made = plan_strata(pilot, metric="ndcg@10", binary=False, target_width=0.01, weights=weights)
+    by_name = {s.value: s for s in made.strata}
+    score = {name: weights[name] * by_name[name].spread for name in weights}
+    total = sum(score.values())
+    for name in weights:  # the pilot's 40 are negligible beside thousands: n_h follows W_h S_h
+        assert by_name[name].n_total / made.n_more == pytest.approx(score[name] / total, rel=0.03)
+    assert made.predicted_width <= 0.01
+    assert made.predicted_width < made.proportional_width
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_plan_is_never_wider_than_proportional_allocation(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    strata = {f"s{i}": rng.random(int(rng.integers(0, 15))) ** rng.uniform(0.3, 3) for i in range(4)}
+    strata["s0"] = rng.random(5)
+    weights = {name: float(rng.uniform(0.05, 1)) for name in strata}
+    binary = bool(seed % 2)
+    if binary:
+        strata = {name: (values > 0.5).astype(float) for name, values in strata.items()}
+    made = plan_strata(
+        strata, metric="m", binary=binary, target_width=float(rng.uniform(0.03, 0.3)), weights=weights
+    )
+    assert made.predicted_width <= made.proportional_width + 1e-12
+    assert made.predicted_width <= made.target_width + 1e-9 or made.n_more == 0
+
+
+def test_a_target_already_met_asks_for_nothing() -> None:
+    made = plan_strata({"all": np.ones(400)}, metric="recall@10", binary=True, target_width=0.1)
+    assert made.n_more == 0
+    assert "no more are needed" in made.text
+
+
+def test_a_weighted_stratum_without_pilot_questions_is_planned_from_the_pooled_spread() -> None:
+    made = plan_strata(
+        {"a": np.array([1.0, 0.0] * 10)}, metric="recall@10", binary=True, target_width=0.2,
+        weights={"a": 0.5, "new": 0.5},
+    )  # fmt: skip
+    new = next(s for s in made.strata if s.value == "new")
+    assert new.n_now == 0
+    assert new.n_more > 0
+    assert new.spread == pytest.approx(next(s for s in made.strata if s.value == "a").spread)
+
+
+def test_plan_from_results_json_through_the_cli(tmp_path: Path, write_results) -> None:
+    kinds = ("lookup", "howto")
+    records = [per_query(f"q{i}", "real", rank=1 if i % 4 else None, type=kinds[i % 2]) for i in range(30)]
+    records += [per_query(f"s{i}", "synthetic", rank=1) for i in range(30)]
+    path = write_results(results_document([("set", records)]))
+    weights = tmp_path / "weights.csv"
+    weights.write_text("lookup,0.7\nhowto,0.3\n")
+    done = run("plan", str(path), "--target-width", "0.1", "--weights", str(weights), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["by"] == "type"
+    assert report["n_now"] == 30  # the real questions only
+    assert report["n_more"] == sum(s["n_more"] for s in report["by_stratum"])
+    assert {s["stratum"] for s in report["by_stratum"]} == {"lookup", "howto"}
+    assert report["predicted_width"] <= 0.1
+    assert report["predicted_width"] <= report["proportional_width"] + 1e-9
+
+
+def test_plan_html_draws_width_against_questions(tmp_path: Path, write_results) -> None:
+    records = [per_query(f"q{i}", "real", rank=1 if i % 3 else None) for i in range(30)]
+    path = write_results(results_document([("set", records)]))
+    done = run("plan", str(path), "--target-width", "0.1", "-f", "html", "-o", str(tmp_path / "p.html"))
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "p.html").read_text()
+    assert "against questions labelled" in html
+    assert html.count("<polyline") == 2
+
+
+def test_results_without_real_questions_are_refused(write_results) -> None:
+    path = write_results(results_document([("set", [per_query("s1", "synthetic", rank=1)])]))
+    with pytest.raises(InputError, match="no real questions"):
+        plan(path, "recall@10", 0.1)
+
+
+def test_a_weights_line_without_a_share_names_its_line(tmp_path: Path) -> None:
+    weights = tmp_path / "w.txt"
+    weights.write_text("lookup,0.4\nhowto\n")
+    with pytest.raises(InputError, match=r"w.txt:2: expected 'value,share'"):
+        load_weights(weights)
+    weights.write_text('{"lookup": -1}')
+    with pytest.raises(InputError, match="not a number >= 0"):
+        load_weights(weights)
