@@ -16,7 +16,8 @@ import pytest
 from generate.fakes import FakeChatClient
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
-from realrecall.generate import GenerateConfig, generate
+from realrecall.generate import GenerateConfig, estimate, generate
+from realrecall.generate.dry_run import token_counter
 from realrecall.generate.pairs import PAIR_TYPES, pair_chunks
 from realrecall.generate.planner import Slot, plan_slots
 from realrecall.generate.sources import question_messages
@@ -117,3 +118,22 @@ def test_multi_chunk_needs_a_model_and_a_share():
         GenerateConfig(backend="extractive", multi_chunk=0.2)
     with pytest.raises(InputError, match="multi_chunk must be a share"):
         GenerateConfig(multi_chunk=1.5)
+
+
+@pytest.mark.parametrize("strategy", ["situation", "direct"])
+def test_the_dry_run_counts_one_pair_prompt_request_for_a_question_over_two_chunks(tmp_path, strategy):
+    corpus = Corpus(tuple(doc_chunks()[:2]), path="memory")
+    config = GenerateConfig(multi_chunk=1.0, strategy=strategy)
+    result = estimate(corpus, tmp_path / "s.jsonl", config)
+    assert (result.pending, result.requests) == (2, 2)  # the pair prompt writes them, in one call each
+    client = FakeChatClient(comparing)
+    generate(corpus, tmp_path / "s.jsonl", config, client=client)
+    assert len(client.requests) == result.requests
+    asked = sum(
+        count_tokens(message["content"]) + 4 for request in client.requests for message in request.messages
+    )
+    assert asked == result.tokens_in  # the messages counted are the ones sent
+
+
+def count_tokens(text: str) -> int:
+    return token_counter("gpt-4o-mini")[0](text)

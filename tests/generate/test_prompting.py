@@ -207,8 +207,9 @@ def test_dry_run_shows_the_cost_of_each_strategy(server, tmp_path):
     assert "strategy direct (this run): 2 requests" in direct.stdout
     assert server.count("chat") == 0
     estimate_ = estimate(make_corpus(2), tmp_path / "x.jsonl", GenerateConfig())
-    situation, direct_estimate = estimate_.strategies
-    assert (situation.strategy, direct_estimate.strategy) == ("situation", "direct")
+    assert estimate_.strategies[0].strategy == "situation"  # the run's own first, then the registry's others
+    by_name = {row.strategy: row for row in estimate_.strategies}
+    situation, direct_estimate = by_name["situation"], by_name["direct"]
     assert situation.requests == 2 * direct_estimate.requests
     assert situation.tokens_out > direct_estimate.tokens_out
 

@@ -10,12 +10,13 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand
 
 from realrecall.cli.application import app, err, is_interactive, note, out, user_errors, warn
 from realrecall.errors import InputError
@@ -28,12 +29,31 @@ if TYPE_CHECKING:
     from realrecall.generate import CostEstimate, GenerateConfig, GenerateProgress, GenerateSummary
     from realrecall.llm import BatchStatus, ChatClient
 
+STRATEGIES = "{strategies}"
+"""Stands for each registered strategy and its summary in the help of ``--strategy``."""
+
+
+class GenerateHelp(TyperCommand):
+    """The generate command, whose ``--strategy`` help lists the strategy registry when help is shown
+    (read at import, the registry would load the generator into every ``realrecall generate``)."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        from realrecall.generate.strategies import STRATEGIES as REGISTRY
+
+        listed = "; ".join(f"{name}: {spec.summary}" for name, spec in REGISTRY.items())
+        for param in self.params:
+            text = getattr(param, "help", None)
+            if isinstance(text, str) and STRATEGIES in text:
+                param.help = text.replace(STRATEGIES, listed)  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)
+
+
 TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
     QUESTION_TYPES
 )
 
 
-@app.command("generate")
+@app.command("generate", cls=GenerateHelp)
 def generate_command(
     corpus: Annotated[Path, typer.Option(help="chunks to write questions for (JSONL, BEIR folder, JSON)")],
     output: Annotated[Path, typer.Option(help="the synthetic gold set (JSONL); rerunning resumes it")],
@@ -48,9 +68,8 @@ def generate_command(
     strategy: Annotated[
         str | None,
         typer.Option(
-            help="situation (default: a first call writes the user's situation from the passage, a "
-            "second writes the query without seeing it) or direct (one call sees the passage; the default "
-            "with --prompt)"
+            help=f"how the llm backend writes a question ({STRATEGIES}); default: situation, or direct "
+            "with --prompt"
         ),
     ] = None,
     forms: Annotated[

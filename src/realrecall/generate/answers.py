@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ANSWER_TOKENS",
     "JUDGE_SCHEMA",
     "MAX_QUESTION_CHARS",
     "QUESTION_SCHEMA",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 MAX_QUESTION_CHARS = 400
+ANSWER_TOKENS = 40
+"""About the tokens of one short answer (a question or a verdict), as the dry run counts them."""
 
 QUESTION_SCHEMA: dict[str, Any] = {
     "type": "object",

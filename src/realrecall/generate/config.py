@@ -14,7 +14,7 @@ from realrecall.generate.forms import check_forms
 from realrecall.generate.languages import check_language_codes
 from realrecall.generate.question_types import QUESTION_TYPES
 from realrecall.generate.screening import SCREEN_MODES
-from realrecall.generate.situation import STRATEGIES
+from realrecall.generate.strategies import DEFAULT, WITH_PROMPT_FILE, find_strategy
 from realrecall.llm.types import LLMConfig
 
 __all__ = ["BACKENDS", "QUESTION_TYPES", "GenerateConfig", "Shard", "parse_shard", "parse_weights"]
@@ -130,8 +130,9 @@ class GenerateConfig:
     multi_chunk: float = 0.0
     """The share of question slots asked over two related chunks (llm backend; see generate.pairs)."""
     strategy: str | None = None
-    """``situation`` or ``direct`` (``generate.situation``); None: situation, or direct when a
-    ``prompt`` file replaces the direct prompt. Only the llm backend has one."""
+    """How the llm backend writes a question: a name of ``generate.strategies.STRATEGIES`` (``situation``,
+    ``direct``...); None: situation, or direct when a ``prompt`` file replaces the direct prompt. Only
+    the llm backend has one."""
     forms: Mapping[str, float] | None = None
     """Query forms with weights (``generate.forms``); None: measured from the style examples, else
     the default mix."""
@@ -189,7 +190,7 @@ class GenerateConfig:
         """How the llm backend writes a question (None for the extractive backend)."""
         if self.backend != "llm":
             return None
-        return self.strategy or ("direct" if self.prompt is not None else "situation")
+        return self.strategy or (WITH_PROMPT_FILE if self.prompt is not None else DEFAULT)
 
     def llm_config(self, base_url: str | None = None) -> LLMConfig:
         """The endpoint settings of the client realrecall makes for this run (request timeout included)."""
@@ -246,13 +247,11 @@ def _check_screen_options(config: GenerateConfig) -> None:
 
 
 def _check_prompting_options(config: GenerateConfig) -> None:
-    if config.strategy is not None and config.strategy not in STRATEGIES:
-        raise InputError(f"unknown strategy {config.strategy!r}", hint=f"choose from {', '.join(STRATEGIES)}")
-    if config.strategy == "situation" and config.prompt is not None:
-        raise InputError(
-            "a prompt file replaces the direct prompt: the situation strategy has two prompts of its own",
-            hint="add --strategy direct (strategy = 'direct'), or leave the prompt file out",
-        )
+    if config.strategy is not None:
+        find_strategy(config.strategy)  # a name is checked with any backend, so a typo is never ignored
+    strategy = config.effective_strategy
+    if strategy is not None:
+        find_strategy(strategy).check(config)
     if config.forms is not None:
         check_forms(config.forms)
 

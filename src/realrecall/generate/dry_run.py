@@ -12,9 +12,11 @@ rejected until the retry budget (``max_attempts``) is spent. With the model scre
 they include its request for each chunk without a cached verdict (``SCREEN_ANSWER_TOKENS`` out), and
 the chunks a cached verdict skips have no questions counted.
 
-For the ``llm`` backend the estimate is made for both strategies (``strategies``): ``direct`` sends one
-request a question; ``situation`` two, the first with the passage and an answer of about
-``SITUATION_TOKENS``, the second with a situation of that size instead of the passage. The top-level
+For the ``llm`` backend the estimate is made for every registered strategy (``strategies``, from
+``generate.strategies``), each counting the requests its ``planned`` says a first attempt sends:
+``direct`` sends one request a question; ``situation`` two, the first with the passage and an answer
+of about ``situation.SITUATION_TOKENS``, the second with a situation of that size instead of the
+passage (a question over two chunks is written by the direct prompt, in one request). The top-level
 figures are those of the run's own strategy.
 """
 
@@ -26,13 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus
+from realrecall.generate.answers import ANSWER_TOKENS
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.planner import Slot
 from realrecall.generate.run import Setup, check_paths, prepare, remembered_sample_rate, still_valid
 from realrecall.generate.screening import cached_screen, screen_messages
-from realrecall.generate.situation import Situation, query_messages, situation_messages
-from realrecall.generate.sources import question_messages
 from realrecall.generate.store import GenerationStore
+from realrecall.generate.strategies import STRATEGIES
+from realrecall.generate.strategy import Strategy
 from realrecall.generate.summary import cost
 from realrecall.generate.templates import builtin_prompt
 from realrecall.tokens import token_counter
@@ -40,18 +43,13 @@ from realrecall.tokens import token_counter
 __all__ = [
     "ANSWER_TOKENS",
     "SCREEN_ANSWER_TOKENS",
-    "SITUATION_TOKENS",
     "CostEstimate",
     "StrategyEstimate",
     "estimate",
     "token_counter",
 ]
 
-ANSWER_TOKENS = 40
 SCREEN_ANSWER_TOKENS = 30  # the model screen's {"askable": ..., "reason": "..."}
-SITUATION_TOKENS = 120  # step 1's answer: who the user is, their situation, the quoted answer
-# A stand-in situation of about SITUATION_TOKENS, to count step 2's prompt before step 1 has run.
-_SITUATION_STAND_IN = Situation("a" + " user" * 8, "I am trying to" + " do something" * 30, "quote " * 20)
 _JUDGE_EXTRA_TOKENS = 250  # the judge prompt's own words, beside the passage and the question
 
 
@@ -79,7 +77,7 @@ class CostEstimate:
     cost: float | None
     token_method: str
     strategies: tuple[StrategyEstimate, ...] = ()
-    """Both strategies' figures (llm backend), the run's own first."""
+    """Every registered strategy's figures (llm backend), the run's own first."""
     screen_requests: int = 0
     """The model screen's requests (``--screen``), counted in ``requests`` and every strategy's."""
 
@@ -102,12 +100,13 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
         tokens = sum(count(slot.chunk.text) + _JUDGE_EXTRA_TOKENS for slot in pending)
         judge = (screen[0] + len(pending), screen[1] + tokens, screen[2] + len(pending) * ANSWER_TOKENS)
     strategies: list[StrategyEstimate] = []
-    if setup.prompt is not None:  # the llm backend: prepare reads a question prompt for no other
-        own = config.effective_strategy or "direct"
-        for name in sorted(("direct", "situation"), key=lambda name: name != own):
-            strategies.append(_strategy_estimate(name, setup, pending, count, judge))
+    if setup.strategy is not None:  # the llm backend
+        own = config.effective_strategy
+        for name in sorted(STRATEGIES, key=lambda name: name != own):
+            strategy = setup.strategy if name == own else STRATEGIES[name].prepare(config)
+            strategies.append(_strategy_estimate(name, strategy, setup, pending, count, judge))
     else:
-        strategies.append(_strategy_estimate("extractive", setup, pending, count, judge))
+        strategies.append(_strategy_estimate("extractive", None, setup, pending, count, judge))
     chosen = strategies[0]
     return CostEstimate(
         slots=len(setup.slots),
@@ -118,7 +117,7 @@ def estimate(corpus: Corpus, output_path: str | Path, config: GenerateConfig) ->
         tokens_out=chosen.tokens_out,
         cost=chosen.cost,
         token_method=method,
-        strategies=tuple(strategies) if setup.prompt is not None else (),
+        strategies=tuple(strategies) if setup.strategy is not None else (),
         screen_requests=screen[0],
     )
 
@@ -139,39 +138,22 @@ def _screen_estimate(
 
 def _strategy_estimate(
     name: str,
+    strategy: Strategy | None,
     setup: Setup,
     pending: list[Slot],
     count: Callable[[str], int],
     judge: tuple[int, int, int],
 ) -> StrategyEstimate:
-    """The requests and tokens of ``pending`` under strategy ``name`` (``extractive``: no model)."""
-
-    def tokens(messages: tuple[dict[str, str], ...]) -> int:
-        return sum(count(message["content"]) + 4 for message in messages)
-
+    """The requests and tokens of ``pending`` under ``strategy`` (None: the extractive backend, no model)."""
     config = setup.config
     requests, tokens_in, tokens_out = judge
-    prompt = setup.prompt
-    situation_prompt, query_prompt = setup.situation_prompts or (
-        builtin_prompt("situation"),
-        builtin_prompt("situation_query"),
-    )
-    # The extractive backend (no prompt) sends no question request.
-    for slot in pending if prompt is not None else ():
-        form = (
-            ""
-            if setup.forms is None
-            else setup.forms.choose(config.seed, slot.chunk.id, slot.index).instruction
-        )
-        if name == "situation":
-            tokens_in += tokens(situation_messages(situation_prompt, slot))
-            tokens_in += tokens(
-                query_messages(query_prompt, slot, _SITUATION_STAND_IN, form, setup.style_text)
-            )
-            requests, tokens_out = requests + 2, tokens_out + SITUATION_TOKENS + ANSWER_TOKENS
-        elif prompt is not None:
-            tokens_in += tokens(question_messages(prompt, slot, setup.style_text, form_instruction=form))
-            requests, tokens_out = requests + 1, tokens_out + ANSWER_TOKENS
+    forms = setup.forms
+    for slot in pending:
+        form = "" if forms is None else forms.choose(config.seed, slot.chunk.id, slot.index).instruction
+        for planned in () if strategy is None else strategy.planned(slot, form, setup.style_text):
+            requests += 1
+            tokens_in += sum(count(message["content"]) + 4 for message in planned.messages)
+            tokens_out += planned.answer_tokens
     return StrategyEstimate(
         name, requests, tokens_in, tokens_out, cost(tokens_in, tokens_out, config.price_in, config.price_out)
     )

@@ -41,15 +41,10 @@ from realrecall.generate.planner import (
     select_chunks,
 )
 from realrecall.generate.screening import model_screen, screen_chunks
-from realrecall.generate.situation import SituationCandidate, SituationQuestions, strategy_prompt_ref
-from realrecall.generate.sources import (
-    AnswerabilityJudge,
-    Candidate,
-    LLMQuestions,
-    QuestionSource,
-    judge_description,
-)
+from realrecall.generate.sources import AnswerabilityJudge, Candidate, QuestionSource, judge_description
 from realrecall.generate.store import GenerationStore, sidecar_paths
+from realrecall.generate.strategies import find_strategy
+from realrecall.generate.strategy import SourceContext, Strategy
 from realrecall.generate.style import StyleExamples, format_style_examples, load_style_examples
 from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageCounter
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, load_prompt
@@ -71,7 +66,8 @@ class Setup:
     config: GenerateConfig
     slots: tuple[Slot, ...]
     chunks: int
-    prompt: PromptTemplate | None
+    strategy: Strategy | None
+    """How the llm backend writes questions, its prompts read (None: the extractive backend)."""
     feedback_prompt: PromptTemplate
     judge_prompt: PromptTemplate | None
     style: StyleExamples
@@ -85,12 +81,8 @@ class Setup:
     """The share of the chunks the sample keeps (None: no sample); see ``generate.planner``."""
     forms: FormPlan | None = None
     """Each slot's query form and length (llm backend; ``generate.forms``)."""
-    situation_prompts: tuple[PromptTemplate, PromptTemplate] | None = None
-    """The situation and query prompts of the situation strategy (``generate.situation``)."""
     screened: Mapping[str, str] = field(default_factory=dict)
     """Chunk id -> why it was skipped (``generate.screening.REASONS``, or the model screen's reason)."""
-    pair_prompt: PromptTemplate | None = None
-    """The prompt of questions over two chunks (llm backend with ``multi_chunk``)."""
     relations: Mapping[str, str] = field(default_factory=dict)
     """Chunk id -> how its partner is related (``same_document``, ``similar``; ``generate.pairs``)."""
 
@@ -122,11 +114,9 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
 
     ``remembered_rate``: the sample rate of an earlier run over the output (``remembered_sample_rate``).
     """
-    llm = config.backend == "llm"
-    # The question prompt is there exactly when the backend is llm (``_Run`` and ``estimate`` rely on it).
-    prompt = None
-    if llm:
-        prompt = load_prompt(config.prompt) if config.prompt else builtin_prompt("question_generation")
+    strategy = None
+    if config.effective_strategy is not None:  # the llm backend, and only it, has a strategy
+        strategy = find_strategy(config.effective_strategy).prepare(config)
     feedback_prompt = builtin_prompt("regeneration_feedback")
     judge_prompt = None
     if config.judge:
@@ -134,21 +124,13 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
             load_prompt(config.judge_prompt) if config.judge_prompt else builtin_prompt("answerability_judge")
         )
     style = StyleExamples()
-    if config.style_examples is not None and llm:
+    if config.style_examples is not None and strategy is not None:
         style = load_style_examples(config.style_examples, config.n_style_examples, seed=config.seed)
-    if prompt is not None:
-        generator: dict[str, Any] = {
-            "backend": "llm",
-            "model": config.model,
-            "prompt_sha256": prompt.sha256,
-            "feedback_sha256": feedback_prompt.sha256,
-            "temperature": config.temperature,
-            "max_tokens": config.max_tokens,
-            "style_example_ids": list(style.ids),
-        }
-    else:
-        generator = {"backend": "extractive", "version": 1}
-    forms, situation_prompts = _prompting(config, prompt is not None, generator)
+    forms = None
+    generator: dict[str, Any] = {"backend": "extractive", "version": 1}
+    if strategy is not None:
+        forms = plan_forms(config.forms, config.style_examples, load_type_rules(config.type_rules))
+        generator = _llm_generator(config, strategy, feedback_prompt, style, forms)
     rate = sample_rate(config, len(corpus), remembered_rate)
     chunks = select_chunks(corpus, config, rate)
     if not chunks:
@@ -167,11 +149,8 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
             path=corpus.path,
             hint="--no-screen turns the rules off; --languages names the languages to keep",
         )
-    pair_prompt = None
     pairing = None
-    if prompt is not None and config.multi_chunk:
-        pair_prompt = builtin_prompt("question_generation_pair")
-        generator["pair_prompt_sha256"] = pair_prompt.sha256  # only then: the other keys stay as they were
+    if strategy is not None and config.multi_chunk:
         pairing = pair_chunks(list(corpus), chunks)
     return Setup(
         config=config,
@@ -185,7 +164,7 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
             )
         ),
         chunks=len(chunks),
-        prompt=prompt,
+        strategy=strategy,
         feedback_prompt=feedback_prompt,
         judge_prompt=judge_prompt,
         style=style,
@@ -195,9 +174,7 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
         rules=load_type_rules(config.type_rules),
         sample_rate=rate,
         forms=forms,
-        situation_prompts=situation_prompts,
         screened=screened,
-        pair_prompt=pair_prompt,
         relations={} if pairing is None else pairing.relations,
     )
 
@@ -417,23 +394,26 @@ def _check_name_lengths(output: Path, paths: Iterable[Path]) -> None:
             )
 
 
-def _prompting(
-    config: GenerateConfig, llm: bool, generator: dict[str, Any]
-) -> tuple[FormPlan | None, tuple[PromptTemplate, PromptTemplate] | None]:
-    """The form plan and the situation strategy's prompts (llm backend only), written into
-    ``generator``: the strategy, the forms and both prompt hashes are part of every slot's key."""
-    if not llm:
-        return None, None
-    forms = plan_forms(config.forms, config.style_examples, load_type_rules(config.type_rules))
-    generator.update(forms.describe())
-    generator["strategy"] = config.effective_strategy
-    if config.effective_strategy != "situation":
-        return forms, None
-    prompts = (builtin_prompt("situation"), builtin_prompt("situation_query"))
-    # ``prompt_sha256`` names both prompts at once, as ``provenance.prompt`` does.
-    generator["prompt_sha256"] = strategy_prompt_ref(*prompts).sha256
-    generator["situation_sha256"], generator["query_sha256"] = (prompt.sha256 for prompt in prompts)
-    return forms, prompts
+def _llm_generator(
+    config: GenerateConfig,
+    strategy: Strategy,
+    feedback: PromptTemplate,
+    style: StyleExamples,
+    forms: FormPlan,
+) -> dict[str, Any]:
+    """What writes an llm run's questions (part of every slot's key): the model and its parameters,
+    the feedback prompt, the style examples, the forms, the strategy and its prompts."""
+    return {
+        "backend": "llm",
+        "model": config.model,
+        "feedback_sha256": feedback.sha256,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+        "style_example_ids": list(style.ids),
+        **forms.describe(),
+        "strategy": config.effective_strategy,
+        **strategy.describe(),
+    }
 
 
 async def _answer_in_batches(setup: Setup, store: GenerationStore, options: BatchOptions) -> BatchTotals:
@@ -444,8 +424,8 @@ async def _answer_in_batches(setup: Setup, store: GenerationStore, options: Batc
 
     attempts = setup.config.max_attempts
     rounds = attempts * (attempts + 1 if setup.config.judge else 1) + 1
-    if setup.situation_prompts is not None:
-        rounds *= 2  # two calls per attempt: the situation, then the query
+    if setup.strategy is not None:
+        rounds *= setup.strategy.calls  # one batch per request of an attempt (situation first: two)
     return await answer_in_batches(store, options, collect, max_rounds=rounds)
 
 
@@ -463,7 +443,7 @@ def still_valid(record: dict[str, Any], setup: Setup) -> bool:
         return False
     # A question kept before answers' languages were checked, in another language than asked for.
     language, query = record.get("language"), record.get("query")
-    checked = setup.prompt is not None and isinstance(language, str) and isinstance(query, str)
+    checked = setup.strategy is not None and isinstance(language, str) and isinstance(query, str)
     if checked and wrong_language(str(query), str(language), setup.config.languages):
         return False
     if setup.judge_prompt is not None:
@@ -509,33 +489,18 @@ class _Run:
         self.generation = StageCounter("generation")
         self.judging = StageCounter("judge")
         self.screening: StageCounter | None = None  # the model screen's figures (--screen)
-        self.source: QuestionSource
-        if setup.prompt is not None:  # the llm backend (prepare reads a prompt for no other)
-            self.source = LLMQuestions(
-                client,
-                setup.prompt,
-                self.config,
-                setup.style_text,
-                store,
-                self.generation,
+        self.source: QuestionSource = ExtractiveQuestions(self.config)
+        if setup.strategy is not None and setup.forms is not None:  # the llm backend (it has both)
+            context = SourceContext(
+                client=client,
+                config=self.config,
+                store=store,
+                counter=self.generation,
+                style_examples=setup.style_text,
                 feedback=setup.feedback_prompt,
-                pair_template=setup.pair_prompt,
                 forms=setup.forms,
             )
-            if setup.situation_prompts is not None and setup.forms is not None:
-                self.source = SituationQuestions(
-                    client,
-                    *setup.situation_prompts,
-                    self.config,
-                    setup.style_text,
-                    store,
-                    self.generation,
-                    setup.feedback_prompt,
-                    setup.forms,
-                    direct=self.source,
-                )
-        else:
-            self.source = ExtractiveQuestions(self.config)
+            self.source = setup.strategy.source(context)
         self.judge: AnswerabilityJudge | None = None
         if setup.judge_prompt is not None:  # judge on (prepare reads the judge prompt for nothing else)
             if client is None:
@@ -628,7 +593,12 @@ class _Run:
             self.generation.failures[reason] += 1
             return reason
         question = candidate.question
-        if self.setup.prompt is not None and wrong_language(question, slot.language, self.config.languages):
+        strategy = self.setup.strategy
+        own = None if strategy is None else strategy.examine(slot, candidate)
+        if own is not None:
+            self.filtered[own] += 1
+            return own
+        if strategy is not None and wrong_language(question, slot.language, self.config.languages):
             self.filtered["wrong_language"] += 1
             return "wrong_language"
         overlap = lexical_overlap(question, _searchable(slot), slot.language)
@@ -671,12 +641,12 @@ class _Run:
         spent: list[int],
     ) -> None:
         config = self.config
-        prompt = self.setup.prompt
+        prompt, strategy_keys = self.strategy_provenance(candidate)
         provenance = Provenance(
             generator=f"realrecall {__version__}",
             backend=config.backend,
             model=candidate.model,
-            prompt=self.prompt_ref(candidate, prompt),
+            prompt=prompt,
             temperature=config.temperature if config.backend == "llm" else None,
             seed=config.seed,
             request_seed=candidate.request_seed,
@@ -693,7 +663,7 @@ class _Run:
             # Identifiers (a setting, an error code) the prompt allows are counted apart from ``overlap``.
             extra={
                 "identifier_overlap": round(identifier_overlap(question, slot.chunk.searchable_text()), 4),
-                **self.strategy_record(candidate),
+                **strategy_keys,
             },
         )
         # The type and form come from the rules that label real questions, so that strata match; the
@@ -731,26 +701,13 @@ class _Run:
             self.store.add_record(slot.key, record)
         self.added += 1
 
-    def prompt_ref(self, candidate: Candidate, prompt: PromptTemplate | None) -> PromptRef | None:
-        """``provenance.prompt``: the direct prompt, or one hash of both situation-first prompts."""
-        if isinstance(candidate, SituationCandidate) and self.setup.situation_prompts is not None:
-            return strategy_prompt_ref(*self.setup.situation_prompts)
-        return None if prompt is None else PromptRef(name=prompt.name, sha256=prompt.sha256)
-
-    def strategy_record(self, candidate: Candidate) -> dict[str, Any]:
-        """The provenance keys of the strategy: its name, both prompts and the situation written."""
-        if not isinstance(candidate, SituationCandidate) or self.setup.situation_prompts is None:
-            strategy = self.config.effective_strategy
-            return {} if strategy is None else {"strategy": "direct"}
-        situation, query = self.setup.situation_prompts
-        return {
-            "strategy": "situation",
-            "prompts": {
-                "situation": {"name": situation.name, "sha256": situation.sha256},
-                "query": {"name": query.name, "sha256": query.sha256},
-            },
-            "situation": None if candidate.situation is None else candidate.situation.to_dict(),
-        }
+    def strategy_provenance(self, candidate: Candidate) -> tuple[PromptRef | None, dict[str, Any]]:
+        """``provenance.prompt`` and the strategy's keys (its name first); none for the extractive backend."""
+        strategy, name = self.setup.strategy, self.config.effective_strategy
+        if strategy is None or name is None:
+            return None, {}
+        prompt, keys = strategy.provenance(candidate)
+        return prompt, {"strategy": name, **keys}
 
     def sampled(self, slot: Slot) -> dict[str, Any]:
         """A sampled chunk's inclusion probability and sample stratum, so figures can be weighted by 1/p."""

@@ -27,16 +27,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from realrecall.generate.answers import _json_object, parse_question
+from realrecall.errors import InputError
+from realrecall.generate.answers import ANSWER_TOKENS, _json_object, parse_question
 from realrecall.generate.asking import RequestCollector, ask, derive_seed
+from realrecall.generate.direct import DirectStrategy, LLMQuestions
 from realrecall.generate.languages import LANGUAGE_NAMES
 from realrecall.generate.question_types import QUESTION_TYPES
-from realrecall.generate.sources import DEFAULT_PERSONA, Candidate, LLMQuestions, question_request
-from realrecall.generate.templates import PromptTemplate, delimit_data, render
+from realrecall.generate.sources import DEFAULT_PERSONA, Candidate, question_request
+from realrecall.generate.strategy import PlannedRequest, SourceContext, StrategySpec
+from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, render
 from realrecall.llm.types import ChatClient, ChatRequest, Usage
 from realrecall.provenance import PromptRef
 from realrecall.text_features import content_stems, stems
@@ -52,22 +54,18 @@ __all__ = [
     "ANSWER_SUPPORT",
     "NEW_SITUATION",
     "SITUATION_SCHEMA",
-    "STRATEGIES",
+    "SITUATION_TOKENS",
+    "STRATEGY",
     "Situation",
     "SituationCandidate",
     "SituationQuestions",
+    "SituationStrategy",
     "answer_in_passage",
     "parse_situation",
     "query_messages",
     "situation_messages",
     "strategy_prompt_ref",
 ]
-
-STRATEGIES: Mapping[str, str] = {
-    "situation": "a first call sees the passage and writes the user's situation; a second writes the "
-    "query from the situation alone, without the passage",
-    "direct": "one call sees the passage and writes the query (asked not to copy it)",
-}
 
 SITUATION_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -81,6 +79,8 @@ SITUATION_SCHEMA: dict[str, Any] = {
 }
 
 ANSWER_SUPPORT = 0.8
+SITUATION_TOKENS = 120
+"""About the tokens of step 1's answer (the user, their situation, the quoted answer): for the dry run."""
 MAX_SITUATION_CHARS = 1200
 # Rejections after which the next attempt needs a new situation, not just a new query from it.
 NEW_SITUATION = frozenset({"near_duplicate", "unanswerable"})
@@ -290,3 +290,97 @@ class SituationQuestions:
             reason = failure if failure == "answer_not_in_passage" else f"situation_{failure}"
             return SituationCandidate(None, reason, attempt, usage, model, request.seed, text, None, number)
         return situation, usage
+
+
+# A stand-in situation of about SITUATION_TOKENS, to count step 2's prompt before step 1 has run.
+_SITUATION_STAND_IN = Situation("a" + " user" * 8, "I am trying to" + " do something" * 30, "quote " * 20)
+
+
+@dataclass(frozen=True)
+class SituationStrategy:
+    """The situation strategy prepared for a run: both prompts, and the direct strategy for what it
+    does not write itself (questions over two chunks)."""
+
+    situation_prompt: PromptTemplate
+    query_prompt: PromptTemplate
+    direct: DirectStrategy
+    name: str = "situation"
+    calls: int = 2  # the situation, then the query
+
+    @classmethod
+    def from_config(cls, config: GenerateConfig) -> SituationStrategy:
+        return cls(
+            builtin_prompt("situation"), builtin_prompt("situation_query"), DirectStrategy.from_config(config)
+        )
+
+    @property
+    def prompt_ref(self) -> PromptRef:
+        return strategy_prompt_ref(self.situation_prompt, self.query_prompt)
+
+    def describe(self) -> dict[str, Any]:
+        # ``prompt_sha256`` names both prompts at once, as ``provenance.prompt`` does.
+        return {
+            **self.direct.describe(),
+            "prompt_sha256": self.prompt_ref.sha256,
+            "situation_sha256": self.situation_prompt.sha256,
+            "query_sha256": self.query_prompt.sha256,
+        }
+
+    def source(self, context: SourceContext) -> SituationQuestions:
+        return SituationQuestions(
+            context.client,
+            self.situation_prompt,
+            self.query_prompt,
+            context.config,
+            context.style_examples,
+            context.store,
+            context.counter,
+            context.feedback,
+            context.forms,
+            direct=self.direct.source(context),
+        )
+
+    def examine(self, slot: Slot, candidate: Candidate) -> str | None:
+        return None  # the situation's own check (answer_in_passage) runs before its query is asked
+
+    def provenance(self, candidate: Candidate) -> tuple[PromptRef, dict[str, Any]]:
+        """Both prompts and the situation written; a question the direct strategy wrote for this one
+        (over two chunks) records the direct strategy."""
+        if not isinstance(candidate, SituationCandidate):
+            return self.direct.provenance(candidate)
+        situation, query = self.situation_prompt, self.query_prompt
+        return self.prompt_ref, {
+            "strategy": self.name,
+            "prompts": {
+                "situation": {"name": situation.name, "sha256": situation.sha256},
+                "query": {"name": query.name, "sha256": query.sha256},
+            },
+            "situation": None if candidate.situation is None else candidate.situation.to_dict(),
+        }
+
+    def planned(self, slot: Slot, form_instruction: str, style_examples: str) -> tuple[PlannedRequest, ...]:
+        if slot.partner is not None:
+            return self.direct.planned(slot, form_instruction, style_examples)
+        step2 = query_messages(self.query_prompt, slot, _SITUATION_STAND_IN, form_instruction, style_examples)
+        return (
+            PlannedRequest(situation_messages(self.situation_prompt, slot), SITUATION_TOKENS),
+            PlannedRequest(step2, ANSWER_TOKENS),
+        )
+
+
+def check_config(config: GenerateConfig) -> None:
+    """A prompt file replaces the direct prompt, which this strategy does not use."""
+    if config.prompt is not None:
+        raise InputError(
+            "a prompt file replaces the direct prompt: the situation strategy has two prompts of its own",
+            hint="add --strategy direct (strategy = 'direct'), or leave the prompt file out",
+        )
+
+
+STRATEGY = StrategySpec(
+    name="situation",
+    summary="a first call sees the passage and writes the user's situation; a second writes the "
+    "query from the situation alone, without the passage",
+    prepare=SituationStrategy.from_config,
+    check=check_config,
+)

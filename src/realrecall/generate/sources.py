@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from realrecall.generate.answers import JUDGE_SCHEMA, QUESTION_SCHEMA, Verdict, parse_question, parse_verdict
+from realrecall.generate.answers import JUDGE_SCHEMA, QUESTION_SCHEMA, Verdict, parse_verdict
 from realrecall.generate.asking import RequestCollector, ask, derive_seed
 from realrecall.generate.languages import LANGUAGE_NAMES
 from realrecall.generate.question_types import PAIR_TYPES, QUESTION_TYPES
@@ -23,7 +23,6 @@ from realrecall.llm.types import ChatClient, ChatRequest, Usage
 
 if TYPE_CHECKING:
     from realrecall.generate.config import GenerateConfig
-    from realrecall.generate.forms import FormPlan
     from realrecall.generate.planner import Slot
     from realrecall.generate.store import GenerationStore
     from realrecall.generate.summary import StageCounter
@@ -32,7 +31,6 @@ __all__ = [
     "PROBLEMS",
     "AnswerabilityJudge",
     "Candidate",
-    "LLMQuestions",
     "QuestionSource",
     "judge_description",
     "problem_text",
@@ -74,8 +72,11 @@ PROBLEMS: Mapping[str, str] = {
 DEFAULT_PROBLEM = 'it is not a JSON object {"question": "..."} holding one question'
 
 
-def problem_text(reason: str) -> str:
-    """What the regeneration feedback tells the model about a rejection."""
+def problem_text(reason: str, problems: Mapping[str, str] | None = None) -> str:
+    """What the regeneration feedback tells the model about a rejection; ``problems``: a strategy's
+    own reasons (those its ``examine`` gives), in the feedback's words."""
+    if problems is not None and reason in problems:
+        return problems[reason]
     if reason.startswith("judge_"):
         return "it could not be checked against the passage; write another question the passage answers"
     return PROBLEMS.get(reason, DEFAULT_PROBLEM)
@@ -94,15 +95,18 @@ def question_request(
     slot: Slot,
     attempt: int,
     rejected: tuple[Candidate, str] | None,
+    *,
+    problems: Mapping[str, str] | None = None,
 ) -> ChatRequest:
     """The request for a slot's question from ``messages``, whichever strategy wrote them.
 
-    A regeneration shows the model its rejected answer and why (``feedback``), so it does not repeat it.
+    A regeneration shows the model its rejected answer and why (``feedback``; ``problems``: the
+    strategy's own reasons, see ``problem_text``), so it does not repeat it.
     """
     if rejected is not None:
         previous, reason = rejected
         answer = {"role": "assistant", "content": previous.text[:2000] or "(no answer)"}
-        messages = (*messages, answer, *render(feedback, {"problem": problem_text(reason)}))
+        messages = (*messages, answer, *render(feedback, {"problem": problem_text(reason, problems)}))
     return ChatRequest(
         messages=messages,
         model=config.model,
@@ -141,46 +145,6 @@ def question_messages(
         values["passage_b"] = delimit_data(partner.text, "passage")
         values["title_b"] = " ".join(partner.title.split()) or "(none)"
     return render(template, {name: values.get(name, "") for name in template.variables})
-
-
-@dataclass
-class LLMQuestions:
-    """Questions written by a chat model with the question-generation prompt."""
-
-    client: ChatClient | RequestCollector | None
-    template: PromptTemplate
-    config: GenerateConfig
-    style_examples: str
-    store: GenerationStore
-    counter: StageCounter
-    feedback: PromptTemplate
-    pair_template: PromptTemplate | None = None
-    """The prompt of questions over two chunks (``slot.partner``)."""
-    forms: FormPlan | None = None
-    """Each slot's query form and length (``generate.forms``); None: none asked for."""
-
-    def request(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None = None) -> ChatRequest:
-        template = self.template if slot.partner is None or self.pair_template is None else self.pair_template
-        form = None if self.forms is None else self.forms.choose(self.config.seed, slot.chunk.id, slot.index)
-        instruction = "" if form is None else form.instruction
-        messages = question_messages(template, slot, self.style_examples, form_instruction=instruction)
-        return question_request(self.config, messages, self.feedback, slot, attempt, rejected)
-
-    async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
-        request = self.request(slot, attempt, rejected)
-        text, failure, usage, model = await ask(
-            self.client,
-            self.store,
-            self.counter,
-            request,
-            key=hashlib.sha256(f"{slot.key}\x1fgenerate\x1f{attempt}".encode()).hexdigest(),
-            slot_key=slot.key,
-            stage="generate",
-        )
-        question = None
-        if failure is None:
-            question, failure = parse_question(text)
-        return Candidate(question, failure, attempt, usage, model, request.seed, text)
 
 
 def slot_text(slot: Slot) -> str:
