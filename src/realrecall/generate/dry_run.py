@@ -31,8 +31,9 @@ from realrecall.corpus import Corpus
 from realrecall.generate.answers import ANSWER_TOKENS
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.planner import Slot
-from realrecall.generate.run import Setup, check_paths, prepare, remembered_sample_rate, still_valid
 from realrecall.generate.screening import cached_screen, screen_messages
+from realrecall.generate.settle import still_valid
+from realrecall.generate.setup import Setup, check_paths, prepare, remembered_sample_rate
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.strategies import STRATEGIES
 from realrecall.generate.strategy import Strategy
