@@ -30,8 +30,8 @@ from typing import Any
 from realrecall.corpus import Corpus
 from realrecall.generate.answers import ANSWER_TOKENS
 from realrecall.generate.config import GenerateConfig
+from realrecall.generate.model_screen import cached_screen, screen_messages
 from realrecall.generate.planner import Slot
-from realrecall.generate.screening import cached_screen, screen_messages
 from realrecall.generate.settle import still_valid
 from realrecall.generate.setup import Setup, check_paths, prepare, remembered_sample_rate
 from realrecall.generate.store import GenerationStore

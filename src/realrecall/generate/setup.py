@@ -22,9 +22,10 @@ from realrecall.files import check_distinct, output_error
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.forms import FormPlan, plan_forms
 from realrecall.generate.languages import detect_chunk_language
+from realrecall.generate.model_screen import model_screen
 from realrecall.generate.pairs import pair_chunks
 from realrecall.generate.planner import Slot, inclusion_probabilities, plan_slots, sample_rate, select_chunks
-from realrecall.generate.screening import model_screen, screen_chunks
+from realrecall.generate.screening import screen_chunks
 from realrecall.generate.store import GenerationStore, sidecar_paths
 from realrecall.generate.strategies import find_strategy
 from realrecall.generate.strategy import Strategy
