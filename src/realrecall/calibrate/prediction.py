@@ -106,8 +106,7 @@ def choose_model(measured: Sequence[StratumLogits]) -> ModelChoice | None:
     chosen = _one_standard_error_choice(validated, folds, measured, both) if validated else POOLED_REAL
     fitted = _fit(chosen, measured)
     if fitted is None:  # validated on folds of k - 1 strata, so it fits all k; kept for the type checker
-        chosen, fitted = POOLED_REAL, _fit(POOLED_REAL, measured)
-    assert fitted is not None
+        chosen, fitted = POOLED_REAL, _fit_pooled_real(measured)
     return fitted_choice(chosen, fitted, errors, len(both) if validated else 0)
 
 
@@ -134,13 +133,16 @@ class _Fitted:
     predict: Callable[[float, float], Prediction]
 
 
+def _fit_pooled_real(strata: Sequence[StratumLogits]) -> _Fitted:
+    """The pooled real figure of ``strata`` (at least one)."""
+    pool = paule_mandel(np.array([s.real for s in strata]), np.array([s.real_variance for s in strata]))
+    return _Fitted(pool, 1, lambda _x, _v: Prediction(pool.mu, pool.prediction_scale, pool.df))
+
+
 def _fit(model: str, strata: Sequence[StratumLogits]) -> _Fitted | None:
     """``model`` fitted on ``strata``; None when they are too few for it."""
     if model == POOLED_REAL:
-        if not strata:
-            return None
-        pool = paule_mandel(np.array([s.real for s in strata]), np.array([s.real_variance for s in strata]))
-        return _Fitted(pool, 1, lambda _x, _v: Prediction(pool.mu, pool.prediction_scale, pool.df))
+        return _fit_pooled_real(strata) if strata else None
     both = [s for s in strata if s.has_synthetic]
     if model == SYNTHETIC_GAP:
         if not both:

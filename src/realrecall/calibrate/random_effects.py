@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from realrecall.errors import InputError
+
 __all__ = [
     "ASSUMED_SPREAD",
     "SPREAD_FLOOR",
@@ -177,7 +179,10 @@ def meta_regression(effects: np.ndarray, variances: np.ndarray, covariate: np.nd
     design = np.column_stack([np.ones(y.size), np.asarray(covariate, dtype=np.float64)])
     k = int(y.size)
     if k < 3:
-        raise ValueError("a meta-regression with a slope needs three strata or more")
+        raise InputError(
+            f"a meta-regression with a slope needs three strata or more, got {k}",
+            hint="pool the strata instead (paule_mandel) or measure more strata",
+        )
     tau2 = _paule_mandel_tau2(y, v, design)
     w = 1.0 / (v + tau2)
     beta, inverse = _weighted_fit(y, w, design)
