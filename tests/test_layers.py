@@ -133,7 +133,7 @@ def _imports_of(importer: str) -> Iterator[Import]:
 
     source = _MODULES[importer].read_text(encoding="utf-8")
     yield from dict.fromkeys(visit(ast.parse(source), ""))  # one per target and line, in order
-    if "realrecall._lazy" in source:  # a lazy export is imported on first use, as a function would
+    if importer in _PACKAGES and "_lazy_exports(__name__" in source:  # imported on first use
         exports = _LAZY[importer].items()
         lazy = "on first use of a lazy export"
         found = {Import(importer, _resolve(m, n), line, lazy) for n, (m, line) in exports}

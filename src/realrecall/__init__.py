@@ -8,71 +8,32 @@ name means.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
-from realrecall._lazy import lazy_getattr as _lazy_getattr
-from realrecall._version import __version__
+from realrecall._lazy import lazy_exports as _lazy_exports
 
-_LAZY = {
-    "Chunk": "realrecall.corpus",
-    "Corpus": "realrecall.corpus",
-    "load_corpus": "realrecall.corpus",
-    "GoldQuery": "realrecall.gold",
-    "GoldSet": "realrecall.gold",
-    "load_gold": "realrecall.gold",
-    "Run": "realrecall.runs",
-    "load_run": "realrecall.runs",
-    "score": "realrecall.evaluate.scoring",
-    "score_queries": "realrecall.evaluate.scoring",
-    "build_retriever": "realrecall.evaluate.retrievers",
-    "GenerateConfig": "realrecall.generate",
-    "run_pipeline": "realrecall.pipeline.run",
-    "load_pipeline_config": "realrecall.pipeline.config",
-    "RealrecallError": "realrecall.errors",
-    "InputError": "realrecall.errors",
-}
+if _typing.TYPE_CHECKING:
+    from realrecall import calibrate as calibrate
+    from realrecall import curate as curate
+    from realrecall import evaluate as evaluate
+    from realrecall import generate as generate
+    from realrecall import llm as llm
+    from realrecall._version import __version__ as __version__
+    from realrecall.corpus import Chunk as Chunk
+    from realrecall.corpus import Corpus as Corpus
+    from realrecall.corpus import load_corpus as load_corpus
+    from realrecall.errors import InputError as InputError
+    from realrecall.errors import RealrecallError as RealrecallError
+    from realrecall.evaluate.retrievers import build_retriever as build_retriever
+    from realrecall.evaluate.scoring import score as score
+    from realrecall.evaluate.scoring import score_queries as score_queries
+    from realrecall.generate import GenerateConfig as GenerateConfig
+    from realrecall.gold import GoldQuery as GoldQuery
+    from realrecall.gold import GoldSet as GoldSet
+    from realrecall.gold import load_gold as load_gold
+    from realrecall.pipeline.config import load_pipeline_config as load_pipeline_config
+    from realrecall.pipeline.run import run_pipeline as run_pipeline
+    from realrecall.runs import Run as Run
+    from realrecall.runs import load_run as load_run
 
-__all__ = [
-    "Chunk",
-    "Corpus",
-    "GenerateConfig",
-    "GoldQuery",
-    "GoldSet",
-    "InputError",
-    "RealrecallError",
-    "Run",
-    "__version__",
-    "build_retriever",
-    "load_corpus",
-    "load_gold",
-    "load_pipeline_config",
-    "load_run",
-    "run_pipeline",
-    "score",
-    "score_queries",
-]
-
-if TYPE_CHECKING:
-    from realrecall.corpus import Chunk, Corpus, load_corpus
-    from realrecall.errors import InputError, RealrecallError
-    from realrecall.evaluate.retrievers import build_retriever
-    from realrecall.evaluate.scoring import score, score_queries
-    from realrecall.generate import GenerateConfig
-    from realrecall.gold import GoldQuery, GoldSet, load_gold
-    from realrecall.pipeline.config import load_pipeline_config
-    from realrecall.pipeline.run import run_pipeline
-    from realrecall.runs import Run, load_run
-
-
-# Subpackages are reachable as attributes without an explicit import (``realrecall.evaluate.evaluate(...)``).
-__getattr__ = _lazy_getattr(
-    "realrecall",
-    {
-        **_LAZY,
-        **{name: f"realrecall.{name}" for name in ("calibrate", "evaluate", "curate", "generate", "llm")},
-    },
-)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)

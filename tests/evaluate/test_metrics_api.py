@@ -30,6 +30,3 @@ def test_importing_realrecall_does_not_import_numpy() -> None:
 
     assert result.stdout.strip() == "False"
 
-
-def test_all_lists_exactly_the_lazy_public_names() -> None:
-    assert sorted(realrecall.__all__) == sorted(["__version__", *realrecall._LAZY])

@@ -8,130 +8,50 @@ from __future__ import annotations
 
 import typing as _typing
 
-from realrecall._lazy import lazy_getattr as _lazy_getattr
+from realrecall._lazy import lazy_exports as _lazy_exports
 
 # Exported lazily: a command that needs one name would otherwise load the whole lifecycle (import,
 # review, expand, duplicates) at start-up.
-_LAZY = {
-    "DuplicatePair": "realrecall.curate.duplicates",
-    "NearDuplicates": "realrecall.curate.duplicates",
-    "find_near_duplicates": "realrecall.curate.duplicates",
-    "ExpandResult": "realrecall.curate.expand",
-    "expand_gold": "realrecall.curate.expand",
-    "ImportResult": "realrecall.curate.importer",
-    "ImportSpec": "realrecall.curate.importer",
-    "UnmatchedRow": "realrecall.curate.importer",
-    "import_gold": "realrecall.curate.importer",
-    "AddResult": "realrecall.curate.judgements",
-    "Judgement": "realrecall.curate.judgements",
-    "JudgementLog": "realrecall.curate.judgements",
-    "Judgements": "realrecall.curate.judgements",
-    "add_judgements": "realrecall.curate.judgements",
-    "read_judgements": "realrecall.curate.judgements",
-    "record_history": "realrecall.curate.judgements",
-    "LanguageDetector": "realrecall.labels.language",
-    "PassageMatcher": "realrecall.curate.matching",
-    "MigrateResult": "realrecall.curate.migrate",
-    "migrate_gold": "realrecall.curate.migrate",
-    "normalise_question": "realrecall.curate.normalise",
-    "normalise_title": "realrecall.curate.normalise",
-    "normalise_url": "realrecall.curate.normalise",
-    "stable_query_id": "realrecall.curate.normalise",
-    "Miss": "realrecall.curate.review",
-    "Passage": "realrecall.curate.review",
-    "Retrieved": "realrecall.curate.review",
-    "ReviewList": "realrecall.curate.review",
-    "find_misses": "realrecall.curate.review",
-    "pending": "realrecall.curate.review",
-    "write_judgement_template": "realrecall.curate.review",
-    "Table": "realrecall.curate.tables",
-    "read_table": "realrecall.curate.tables",
-    "TypeRule": "realrecall.labels",
-    "TypeRules": "realrecall.labels",
-    "default_type_rules": "realrecall.labels",
-    "load_type_rules": "realrecall.labels",
-    "read_per_query": "realrecall.evaluate.results",
-    "records_for": "realrecall.evaluate.results",
-    "shingles": "realrecall.text_features",
-}
-
 if _typing.TYPE_CHECKING:
-    from realrecall.curate.duplicates import DuplicatePair, NearDuplicates, find_near_duplicates
-    from realrecall.curate.expand import ExpandResult, expand_gold
-    from realrecall.curate.importer import ImportResult, ImportSpec, UnmatchedRow, import_gold
-    from realrecall.curate.judgements import (
-        AddResult,
-        Judgement,
-        JudgementLog,
-        Judgements,
-        add_judgements,
-        read_judgements,
-        record_history,
-    )
-    from realrecall.curate.matching import PassageMatcher
-    from realrecall.curate.migrate import MigrateResult, migrate_gold
-    from realrecall.curate.normalise import (
-        normalise_question,
-        normalise_title,
-        normalise_url,
-        stable_query_id,
-    )
-    from realrecall.curate.review import (
-        Miss,
-        Passage,
-        Retrieved,
-        ReviewList,
-        find_misses,
-        pending,
-        write_judgement_template,
-    )
-    from realrecall.curate.tables import Table, read_table
-    from realrecall.evaluate.results import read_per_query, records_for
-    from realrecall.labels import TypeRule, TypeRules, default_type_rules, load_type_rules
-    from realrecall.labels.language import LanguageDetector
-    from realrecall.text_features import shingles
+    from realrecall.curate.duplicates import DuplicatePair as DuplicatePair
+    from realrecall.curate.duplicates import NearDuplicates as NearDuplicates
+    from realrecall.curate.duplicates import find_near_duplicates as find_near_duplicates
+    from realrecall.curate.expand import ExpandResult as ExpandResult
+    from realrecall.curate.expand import expand_gold as expand_gold
+    from realrecall.curate.importer import ImportResult as ImportResult
+    from realrecall.curate.importer import ImportSpec as ImportSpec
+    from realrecall.curate.importer import UnmatchedRow as UnmatchedRow
+    from realrecall.curate.importer import import_gold as import_gold
+    from realrecall.curate.judgements import AddResult as AddResult
+    from realrecall.curate.judgements import Judgement as Judgement
+    from realrecall.curate.judgements import JudgementLog as JudgementLog
+    from realrecall.curate.judgements import Judgements as Judgements
+    from realrecall.curate.judgements import add_judgements as add_judgements
+    from realrecall.curate.judgements import read_judgements as read_judgements
+    from realrecall.curate.judgements import record_history as record_history
+    from realrecall.curate.matching import PassageMatcher as PassageMatcher
+    from realrecall.curate.migrate import MigrateResult as MigrateResult
+    from realrecall.curate.migrate import migrate_gold as migrate_gold
+    from realrecall.curate.normalise import normalise_question as normalise_question
+    from realrecall.curate.normalise import normalise_title as normalise_title
+    from realrecall.curate.normalise import normalise_url as normalise_url
+    from realrecall.curate.normalise import stable_query_id as stable_query_id
+    from realrecall.curate.review import Miss as Miss
+    from realrecall.curate.review import Passage as Passage
+    from realrecall.curate.review import Retrieved as Retrieved
+    from realrecall.curate.review import ReviewList as ReviewList
+    from realrecall.curate.review import find_misses as find_misses
+    from realrecall.curate.review import pending as pending
+    from realrecall.curate.review import write_judgement_template as write_judgement_template
+    from realrecall.curate.tables import Table as Table
+    from realrecall.curate.tables import read_table as read_table
+    from realrecall.evaluate.results import read_per_query as read_per_query
+    from realrecall.evaluate.results import records_for as records_for
+    from realrecall.labels import TypeRule as TypeRule
+    from realrecall.labels import TypeRules as TypeRules
+    from realrecall.labels import default_type_rules as default_type_rules
+    from realrecall.labels import load_type_rules as load_type_rules
+    from realrecall.labels.language import LanguageDetector as LanguageDetector
+    from realrecall.text_features import shingles as shingles
 
-__getattr__ = _lazy_getattr("realrecall.curate", _LAZY)
-
-__all__ = [
-    "AddResult",
-    "DuplicatePair",
-    "ExpandResult",
-    "ImportResult",
-    "ImportSpec",
-    "Judgement",
-    "JudgementLog",
-    "Judgements",
-    "LanguageDetector",
-    "MigrateResult",
-    "Miss",
-    "NearDuplicates",
-    "Passage",
-    "PassageMatcher",
-    "Retrieved",
-    "ReviewList",
-    "Table",
-    "TypeRule",
-    "TypeRules",
-    "UnmatchedRow",
-    "add_judgements",
-    "default_type_rules",
-    "expand_gold",
-    "find_misses",
-    "find_near_duplicates",
-    "import_gold",
-    "load_type_rules",
-    "migrate_gold",
-    "normalise_question",
-    "normalise_title",
-    "normalise_url",
-    "pending",
-    "read_judgements",
-    "read_per_query",
-    "read_table",
-    "record_history",
-    "records_for",
-    "shingles",
-    "stable_query_id",
-    "write_judgement_template",
-]
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)

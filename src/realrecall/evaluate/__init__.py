@@ -8,64 +8,23 @@ from __future__ import annotations
 
 import typing as _typing
 
-from realrecall._lazy import lazy_getattr as _lazy_getattr
+from realrecall._lazy import lazy_exports as _lazy_exports
 
 # Scoring loads numpy: exported lazily, so the CLI's start-up and ``evaluate.defaults`` stay cheap.
-_LAZY = {
-    "DEFAULT_K": "realrecall.evaluate.evaluation",
-    "default_metrics": "realrecall.evaluate.evaluation",
-    "evaluate": "realrecall.evaluate.evaluation",
-    "EvaluationInputs": "realrecall.evaluate.from_files",
-    "evaluate_files": "realrecall.evaluate.from_files",
-    "load_inputs": "realrecall.evaluate.from_files",
-    **{
-        name: "realrecall.evaluate.results"
-        for name in (
-            "EvaluationResult",
-            "GoldSetResult",
-            "QueryResult",
-            "SliceResult",
-            "load_results",
-            "read_per_query",
-            "write_per_query",
-            "write_results",
-        )
-    },
-}
-
 if _typing.TYPE_CHECKING:
-    from realrecall.evaluate.evaluation import DEFAULT_K, default_metrics, evaluate
-    from realrecall.evaluate.from_files import EvaluationInputs, evaluate_files, load_inputs
-    from realrecall.evaluate.results import (
-        EvaluationResult,
-        GoldSetResult,
-        QueryResult,
-        SliceResult,
-        load_results,
-        read_per_query,
-        write_per_query,
-        write_results,
-    )
+    from realrecall.evaluate.evaluation import DEFAULT_K as DEFAULT_K
+    from realrecall.evaluate.evaluation import default_metrics as default_metrics
+    from realrecall.evaluate.evaluation import evaluate as evaluate
+    from realrecall.evaluate.from_files import EvaluationInputs as EvaluationInputs
+    from realrecall.evaluate.from_files import evaluate_files as evaluate_files
+    from realrecall.evaluate.from_files import load_inputs as load_inputs
+    from realrecall.evaluate.results import EvaluationResult as EvaluationResult
+    from realrecall.evaluate.results import GoldSetResult as GoldSetResult
+    from realrecall.evaluate.results import QueryResult as QueryResult
+    from realrecall.evaluate.results import SliceResult as SliceResult
+    from realrecall.evaluate.results import load_results as load_results
+    from realrecall.evaluate.results import read_per_query as read_per_query
+    from realrecall.evaluate.results import write_per_query as write_per_query
+    from realrecall.evaluate.results import write_results as write_results
 
-__getattr__ = _lazy_getattr("realrecall.evaluate", _LAZY)
-
-__all__ = [
-    "DEFAULT_K",
-    "EvaluationInputs",
-    "EvaluationResult",
-    "GoldSetResult",
-    "QueryResult",
-    "SliceResult",
-    "default_metrics",
-    "evaluate",
-    "evaluate_files",
-    "load_inputs",
-    "load_results",
-    "read_per_query",
-    "write_per_query",
-    "write_results",
-]
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)

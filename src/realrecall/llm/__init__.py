@@ -11,66 +11,29 @@ from __future__ import annotations
 
 import typing as _typing
 
-from realrecall._lazy import lazy_getattr as _lazy_getattr
-from realrecall.errors import LLMCallError, LLMError
-from realrecall.llm.types import (
-    BatchCounts,
-    BatchItemError,
-    BatchStatus,
-    ChatClient,
-    ChatRequest,
-    ChatResult,
-    LLMConfig,
-    LLMStats,
-    ResponseFormat,
-    Usage,
-)
+from realrecall._lazy import lazy_exports as _lazy_exports
 
 # The clients import openai and tenacity (about a second): loaded on first use, so that code which
 # only needs the plain types (the generator, the CLI's other commands) starts fast.
-_LAZY = {
-    "OpenAIChatClient": "realrecall.llm.client",
-    "OpenAIEmbedder": "realrecall.llm.embeddings",
-    "download_batch_results": "realrecall.llm.batch",
-    "get_batch": "realrecall.llm.batch",
-    "poll_batch": "realrecall.llm.batch",
-    "submit_batch": "realrecall.llm.batch",
-    "write_batch_input": "realrecall.llm.batch",
-}
-
 if _typing.TYPE_CHECKING:
-    from realrecall.llm.batch import (
-        download_batch_results,
-        get_batch,
-        poll_batch,
-        submit_batch,
-        write_batch_input,
-    )
-    from realrecall.llm.client import OpenAIChatClient
-    from realrecall.llm.embeddings import OpenAIEmbedder
+    from realrecall.errors import LLMCallError as LLMCallError
+    from realrecall.errors import LLMError as LLMError
+    from realrecall.llm.batch import download_batch_results as download_batch_results
+    from realrecall.llm.batch import get_batch as get_batch
+    from realrecall.llm.batch import poll_batch as poll_batch
+    from realrecall.llm.batch import submit_batch as submit_batch
+    from realrecall.llm.batch import write_batch_input as write_batch_input
+    from realrecall.llm.client import OpenAIChatClient as OpenAIChatClient
+    from realrecall.llm.embeddings import OpenAIEmbedder as OpenAIEmbedder
+    from realrecall.llm.types import BatchCounts as BatchCounts
+    from realrecall.llm.types import BatchItemError as BatchItemError
+    from realrecall.llm.types import BatchStatus as BatchStatus
+    from realrecall.llm.types import ChatClient as ChatClient
+    from realrecall.llm.types import ChatRequest as ChatRequest
+    from realrecall.llm.types import ChatResult as ChatResult
+    from realrecall.llm.types import LLMConfig as LLMConfig
+    from realrecall.llm.types import LLMStats as LLMStats
+    from realrecall.llm.types import ResponseFormat as ResponseFormat
+    from realrecall.llm.types import Usage as Usage
 
-
-__getattr__ = _lazy_getattr("realrecall.llm", _LAZY)
-
-
-__all__ = [
-    "BatchCounts",
-    "BatchItemError",
-    "BatchStatus",
-    "ChatClient",
-    "ChatRequest",
-    "ChatResult",
-    "LLMCallError",
-    "LLMConfig",
-    "LLMError",
-    "LLMStats",
-    "OpenAIChatClient",
-    "OpenAIEmbedder",
-    "ResponseFormat",
-    "Usage",
-    "download_batch_results",
-    "get_batch",
-    "poll_batch",
-    "submit_batch",
-    "write_batch_input",
-]
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)

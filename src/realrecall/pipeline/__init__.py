@@ -10,56 +10,22 @@ Names are imported lazily, so ``realrecall history`` does not load the generator
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import typing as _typing
 
-from realrecall._lazy import lazy_getattr as _lazy_getattr
+from realrecall._lazy import lazy_exports as _lazy_exports
 
-_LAZY = {
-    "PipelineResult": "realrecall.pipeline.run",
-    "run_pipeline": "realrecall.pipeline.run",
-    "PipelineConfig": "realrecall.pipeline.config",
-    "load_pipeline_config": "realrecall.pipeline.config",
-    "HistoryRow": "realrecall.pipeline.history",
-    "HistoryTrend": "realrecall.pipeline.history",
-    "TrendRow": "realrecall.pipeline.history",
-    "append_history": "realrecall.pipeline.history",
-    "history_trend": "realrecall.pipeline.history",
-    "load_history": "realrecall.pipeline.history",
-    "check_demo_folder": "realrecall.pipeline.demo",
-    "run_demo": "realrecall.pipeline.demo",
-}
+if _typing.TYPE_CHECKING:
+    from realrecall.pipeline.config import PipelineConfig as PipelineConfig
+    from realrecall.pipeline.config import load_pipeline_config as load_pipeline_config
+    from realrecall.pipeline.demo import check_demo_folder as check_demo_folder
+    from realrecall.pipeline.demo import run_demo as run_demo
+    from realrecall.pipeline.history import HistoryRow as HistoryRow
+    from realrecall.pipeline.history import HistoryTrend as HistoryTrend
+    from realrecall.pipeline.history import TrendRow as TrendRow
+    from realrecall.pipeline.history import append_history as append_history
+    from realrecall.pipeline.history import history_trend as history_trend
+    from realrecall.pipeline.history import load_history as load_history
+    from realrecall.pipeline.run import PipelineResult as PipelineResult
+    from realrecall.pipeline.run import run_pipeline as run_pipeline
 
-__all__ = [
-    "HistoryRow",
-    "HistoryTrend",
-    "PipelineConfig",
-    "PipelineResult",
-    "TrendRow",
-    "append_history",
-    "check_demo_folder",
-    "history_trend",
-    "load_history",
-    "load_pipeline_config",
-    "run_demo",
-    "run_pipeline",
-]
-
-if TYPE_CHECKING:
-    from realrecall.pipeline.config import PipelineConfig, load_pipeline_config
-    from realrecall.pipeline.demo import check_demo_folder, run_demo
-    from realrecall.pipeline.history import (
-        HistoryRow,
-        HistoryTrend,
-        TrendRow,
-        append_history,
-        history_trend,
-        load_history,
-    )
-    from realrecall.pipeline.run import PipelineResult, run_pipeline
-
-
-__getattr__ = _lazy_getattr("realrecall.pipeline", _LAZY)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)

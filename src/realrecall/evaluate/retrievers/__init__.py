@@ -11,93 +11,37 @@ from __future__ import annotations
 
 import typing as _typing
 
-from realrecall._lazy import lazy_getattr as _lazy_getattr
+from realrecall._lazy import lazy_exports as _lazy_exports
 
 # Exported lazily: the CLI reads a run's options (``options``) without loading every retriever module
 # (bm25, the stores, the embedding cache: about 20 ms of each evaluate process that scores a run).
-_LAZY = {
-    "Embedder": "realrecall.evaluate.retrievers.base",
-    "Retriever": "realrecall.evaluate.retrievers.base",
-    "retrieve": "realrecall.evaluate.retrievers.base",
-    "top_k_indices": "realrecall.evaluate.retrievers.base",
-    "BM25Options": "realrecall.evaluate.retrievers.bm25",
-    "BM25Retriever": "realrecall.evaluate.retrievers.bm25",
-    "CustomOptions": "realrecall.evaluate.retrievers.custom",
-    "FunctionRetriever": "realrecall.evaluate.retrievers.function",
-    "load_function": "realrecall.evaluate.retrievers.custom",
-    "DenseOptions": "realrecall.evaluate.retrievers.dense",
-    "DenseRetriever": "realrecall.evaluate.retrievers.dense",
-    "CachedEmbedder": "realrecall.evaluate.retrievers.embedding_cache",
-    "HybridOptions": "realrecall.evaluate.retrievers.hybrid",
-    "HybridRetriever": "realrecall.evaluate.retrievers.hybrid",
-    "reciprocal_rank_fusion": "realrecall.evaluate.retrievers.hybrid",
-    "LocalDenseOptions": "realrecall.evaluate.retrievers.local_dense",
-    "RetrieverSpec": "realrecall.evaluate.retrievers.options",
-    "RunSettings": "realrecall.evaluate.retrievers.options",
-    "default_cache_dir": "realrecall.evaluate.retrievers.options",
-    "make_options": "realrecall.evaluate.retrievers.options",
-    "parse_option_assignments": "realrecall.evaluate.retrievers.options",
-    "RETRIEVERS": "realrecall.evaluate.retrievers.registry",
-    "build_retriever": "realrecall.evaluate.retrievers.registry",
-    "choices": "realrecall.evaluate.retrievers.registry",
-    "find_spec": "realrecall.evaluate.retrievers.registry",
-    "register": "realrecall.evaluate.retrievers.registry",
-    "unregister": "realrecall.evaluate.retrievers.registry",
-}
-
 if _typing.TYPE_CHECKING:
-    from realrecall.evaluate.retrievers.base import Embedder, Retriever, retrieve, top_k_indices
-    from realrecall.evaluate.retrievers.bm25 import BM25Options, BM25Retriever
-    from realrecall.evaluate.retrievers.custom import CustomOptions, load_function
-    from realrecall.evaluate.retrievers.dense import DenseOptions, DenseRetriever
-    from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
-    from realrecall.evaluate.retrievers.function import FunctionRetriever
-    from realrecall.evaluate.retrievers.hybrid import HybridOptions, HybridRetriever, reciprocal_rank_fusion
-    from realrecall.evaluate.retrievers.local_dense import LocalDenseOptions
-    from realrecall.evaluate.retrievers.options import (
-        RetrieverSpec,
-        RunSettings,
-        default_cache_dir,
-        make_options,
-        parse_option_assignments,
-    )
-    from realrecall.evaluate.retrievers.registry import (
-        RETRIEVERS,
-        build_retriever,
-        choices,
-        find_spec,
-        register,
-        unregister,
-    )
+    from realrecall.evaluate.retrievers.base import Embedder as Embedder
+    from realrecall.evaluate.retrievers.base import Retriever as Retriever
+    from realrecall.evaluate.retrievers.base import retrieve as retrieve
+    from realrecall.evaluate.retrievers.base import top_k_indices as top_k_indices
+    from realrecall.evaluate.retrievers.bm25 import BM25Options as BM25Options
+    from realrecall.evaluate.retrievers.bm25 import BM25Retriever as BM25Retriever
+    from realrecall.evaluate.retrievers.custom import CustomOptions as CustomOptions
+    from realrecall.evaluate.retrievers.custom import load_function as load_function
+    from realrecall.evaluate.retrievers.dense import DenseOptions as DenseOptions
+    from realrecall.evaluate.retrievers.dense import DenseRetriever as DenseRetriever
+    from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder as CachedEmbedder
+    from realrecall.evaluate.retrievers.function import FunctionRetriever as FunctionRetriever
+    from realrecall.evaluate.retrievers.hybrid import HybridOptions as HybridOptions
+    from realrecall.evaluate.retrievers.hybrid import HybridRetriever as HybridRetriever
+    from realrecall.evaluate.retrievers.hybrid import reciprocal_rank_fusion as reciprocal_rank_fusion
+    from realrecall.evaluate.retrievers.local_dense import LocalDenseOptions as LocalDenseOptions
+    from realrecall.evaluate.retrievers.options import RetrieverSpec as RetrieverSpec
+    from realrecall.evaluate.retrievers.options import RunSettings as RunSettings
+    from realrecall.evaluate.retrievers.options import default_cache_dir as default_cache_dir
+    from realrecall.evaluate.retrievers.options import make_options as make_options
+    from realrecall.evaluate.retrievers.options import parse_option_assignments as parse_option_assignments
+    from realrecall.evaluate.retrievers.registry import RETRIEVERS as RETRIEVERS
+    from realrecall.evaluate.retrievers.registry import build_retriever as build_retriever
+    from realrecall.evaluate.retrievers.registry import choices as choices
+    from realrecall.evaluate.retrievers.registry import find_spec as find_spec
+    from realrecall.evaluate.retrievers.registry import register as register
+    from realrecall.evaluate.retrievers.registry import unregister as unregister
 
-__getattr__ = _lazy_getattr("realrecall.evaluate.retrievers", _LAZY)
-
-__all__ = [
-    "RETRIEVERS",
-    "BM25Options",
-    "BM25Retriever",
-    "CachedEmbedder",
-    "CustomOptions",
-    "DenseOptions",
-    "DenseRetriever",
-    "Embedder",
-    "FunctionRetriever",
-    "HybridOptions",
-    "HybridRetriever",
-    "LocalDenseOptions",
-    "Retriever",
-    "RetrieverSpec",
-    "RunSettings",
-    "build_retriever",
-    "choices",
-    "default_cache_dir",
-    "find_spec",
-    "load_function",
-    "make_options",
-    "parse_option_assignments",
-    "reciprocal_rank_fusion",
-    "register",
-    "retrieve",
-    "top_k_indices",
-    "unregister",
-]
+__all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)
