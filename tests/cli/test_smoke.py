@@ -60,6 +60,17 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
         "Prediction-powered ndcg@10",
         (),
     ),
+    "drift": (
+        (
+            "drift",
+            str(importlib.resources.files("realrecall") / "data" / "real_questions.jsonl"),
+            "pipeline_synth.jsonl",
+            "--permutations",
+            "50",
+        ),
+        "drift",
+        (),
+    ),
     "plan": (("plan", "results.json", "--target-width", "0.1"), "real questions", ()),
     "agreement": (
         (

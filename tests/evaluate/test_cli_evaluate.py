@@ -108,7 +108,7 @@ _HEAVY = (
     "typer.rich_utils", "markdown_it", "pygments",
 )  # fmt: skip
 _COMMANDS = ("evaluate", "generate", "calibrate", "compare", "gold", "corpus", "run", "demo", "history",
-             "log", "realism", "agreement", "judge", "plan")  # fmt: skip
+             "log", "realism", "agreement", "judge", "plan", "drift")  # fmt: skip
 _PROBE = """
 import contextlib, io, json, sys
 heavy = {heavy!r}

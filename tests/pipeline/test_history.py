@@ -23,7 +23,7 @@ KEYS = [
 ]  # fmt: skip
 FIGURE_KEYS = [
     "metric", "real", "real_ci", "synthetic", "gap", "calibrated", "calibrated_on", "calibrated_stale",
-    "n_real", "n_synthetic",
+    "n_real", "n_synthetic", "drifted", "drift_auc",
 ]  # fmt: skip
 
 

@@ -59,6 +59,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "plan",
         "How many more real questions to label, and in which strata, to narrow the interval to a width.",
     ),
+    "drift": (
+        "drift",
+        "Has recent traffic drifted from the real set (topic and style)? A calibrated permutation test.",
+    ),
     "judge": (
         "judge",
         "Label unjudged passages with an LLM judge, check it against people, and correct its figures (PPI).",

@@ -33,6 +33,10 @@ fail_under = { "recall@10" = 0.6 }
 max_gap = 0.2
 gate_on = "point"                # or "bound": gates check the interval's unfavourable bound
 
+[drift]                          # optional: is recent traffic still like the real set? (needs [real])
+traffic = "traffic.txt"          # recent user queries, one a line or JSONL
+alpha = 0.05                     # the alarm's significance level; a drift marks calibrated figures stale
+
 [output]
 dir = "realrecall-runs"          # results.json, per_query.jsonl and the reports of the last run
 history = "history.jsonl"        # one line appended per run
@@ -87,6 +91,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
         "gate_on": str,
         "confidence": float | int,
     },
+    "drift": {"traffic": str, "alpha": float},
     "output": {"dir": str, "history": str},
 }
 _REQUIRED = {"corpus": ("path",), "generate": ("output",)}
@@ -121,6 +126,8 @@ class PipelineConfig:
     confidence: float = calibrate_defaults.CONFIDENCE
     output_dir: Path = Path("realrecall-runs")
     history: Path = Path("history.jsonl")
+    traffic: Path | None = None
+    drift_alpha: float = 0.05
 
 
 def load_pipeline_config(path: str | Path) -> PipelineConfig:
@@ -200,6 +207,14 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         )
     options = dict(generate.get("options", {}))
     check.generate_options(options, backend, generate.get("model"))
+    drift = section["drift"]
+    if drift and "traffic" not in drift:
+        check.fail("drift", None, "[drift] traffic is required", hint='e.g. traffic = "traffic.txt"')
+    if "traffic" in drift and "path" not in section["real"]:
+        check.fail("drift", "traffic", "[drift] needs the real set to compare with", hint="set [real] path")
+    drift_alpha = drift.get("alpha", 0.05)
+    if not 0.0 < drift_alpha < 1.0:
+        check.fail("drift", "alpha", f"[drift] alpha must be between 0 and 1, got {drift_alpha}")
     return PipelineConfig(
         path=p,
         corpus=resolve(section["corpus"]["path"]),
@@ -226,6 +241,8 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         confidence=float(confidence),
         output_dir=resolve(section["output"].get("dir", "realrecall-runs")),
         history=resolve(section["output"].get("history", "history.jsonl")),
+        traffic=resolve(drift["traffic"]) if "traffic" in drift else None,
+        drift_alpha=float(drift_alpha),
     )
 
 

@@ -93,6 +93,9 @@ class HistoryFigures:
     calibrated_stale: bool | None = None
     n_real: int | None = None
     n_synthetic: int | None = None
+    drifted: bool | None = None
+    """Recent traffic tested as drifted from the real set (None: no traffic given)."""
+    drift_auc: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,6 +109,8 @@ class HistoryFigures:
             "calibrated_stale": self.calibrated_stale,
             "n_real": self.n_real,
             "n_synthetic": self.n_synthetic,
+            "drifted": self.drifted,
+            "drift_auc": self.drift_auc,
         }
 
     @classmethod
@@ -122,6 +127,8 @@ class HistoryFigures:
             calibrated_stale=fields.flag("calibrated_stale"),
             n_real=fields.count("n_real"),
             n_synthetic=fields.count("n_synthetic"),
+            drifted=fields.flag("drifted"),
+            drift_auc=fields.number("drift_auc"),
         )
 
 

@@ -12,7 +12,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from realrecall.pipeline.history import (
 
 if TYPE_CHECKING:
     from realrecall.calibrate import CalibrationReport, Interval
+    from realrecall.calibrate.drift import DriftReport
     from realrecall.generate import GenerateSummary
     from realrecall.llm import ChatClient
 
@@ -103,6 +104,8 @@ def run_pipeline(
     if corpus is None:  # load_inputs loads the corpus whenever it builds a retriever
         raise InputError("the pipeline needs a corpus", path=config.path, hint="set [corpus] path")
     generate_config = _generate_config(config)
+    # Before generation too: a traffic file that cannot be read must not wait for it.
+    drift = _drift(config, say)
 
     say("generating synthetic questions (only new or changed chunks are sent)")
     if client is None and generate_config.backend == "llm":
@@ -137,8 +140,21 @@ def run_pipeline(
         gate_on=config.gate_on,
         now=now,
     )
+    if drift is not None and drift.drifted:
+        # Figures calibrated on a real set that traffic has left behind describe yesterday's users.
+        report = replace(
+            report, warnings=(*report.warnings, f"{drift.verdict} Calibrated figures are stale.")
+        )
     history = load_history(config.history)
     row = _history_row(config, result.to_dict(), report, generation, now, history[-1] if history else None)
+    if drift is not None:
+        figures = replace(
+            row.figures,
+            drifted=drift.drifted,
+            drift_auc=drift.auc,
+            calibrated_stale=True if drift.drifted else row.figures.calibrated_stale,
+        )
+        row = replace(row, figures=figures)
     for fmt, path in report_paths.items():
         text = render_html(report, history=[*history, row]) if fmt == "html" else render(report, fmt)
         write_report(text, path)
@@ -156,9 +172,20 @@ def run_pipeline(
     return done
 
 
+def _drift(config: PipelineConfig, say: Callable[[str], None]) -> DriftReport | None:
+    """The drift test of ``[drift] traffic`` against the real set; None when no traffic is given."""
+    if config.traffic is None or config.real is None:
+        return None
+    from realrecall.calibrate.drift import detect_drift  # numpy and scipy, loaded when asked
+    from realrecall.calibrate.realism import load_questions
+
+    say("testing recent traffic for drift from the real set")
+    return detect_drift(load_questions(config.real), load_questions(config.traffic), alpha=config.drift_alpha)
+
+
 def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
     """Before any work: no output of the run (the synthetic set included) may be one of its inputs."""
-    inputs = {"[corpus] path": config.corpus, "[real] path": config.real}
+    inputs = {"[corpus] path": config.corpus, "[real] path": config.real, "[drift] traffic": config.traffic}
     named = {f"[output] dir's {path.name}": path for path in outputs}
     check_distinct(
         inputs, {"[generate] output": config.synthetic, "[output] history": config.history, **named}

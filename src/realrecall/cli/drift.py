@@ -1,0 +1,57 @@
+"""``realrecall drift``: has recent traffic moved away from the real set, in topic or in style?"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from realrecall.cli.application import app, check_format, emit_report, user_errors
+
+_FORMATS = ("table", "json")
+
+
+@app.command()
+def drift(
+    real: Annotated[
+        Path, typer.Argument(help="The real set: a gold set, JSONL, id<TAB>text TSV or one a line.")
+    ],
+    traffic: Annotated[
+        Path, typer.Argument(help="Recent user queries, one a line or JSONL (query/question/text).")
+    ],
+    alpha: Annotated[float, typer.Option(help="Significance level of the alarm.")] = 0.05,
+    permutations: Annotated[int, typer.Option(help="Label shuffles of the permutation test.")] = 200,
+    folds: Annotated[int, typer.Option(help="Cross-validation folds.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the folds and the shuffles.")] = 0,
+    top: Annotated[int, typer.Option(help="Queries and terms shown.")] = 10,
+    output_format: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+) -> None:
+    """Has recent traffic drifted from the real set (topic and style)? A calibrated permutation test."""
+    with user_errors():
+        from realrecall.files import check_distinct
+
+        check_distinct({"REAL": real, "TRAFFIC": traffic}, {"--output": output})
+        chosen = check_format(output_format, _FORMATS)
+        from realrecall.calibrate.drift import detect_drift
+        from realrecall.calibrate.realism import load_questions
+
+        report = detect_drift(
+            load_questions(real), load_questions(traffic), alpha=alpha, folds=folds,
+            n_permutations=permutations, seed=seed, top=top,
+        )  # fmt: skip
+        if chosen == "json":
+            text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        else:
+            lines = [report.verdict, "", "Traffic least like the real set:"]
+            lines += [f"  {score:+.3f}  {query}" for query, score in report.queries]
+            lines += ["", "Terms that differ most (z > 0: more frequent in traffic):"]
+            lines += [
+                f"  {term.z:+6.2f}  {term.token}  "
+                f"(real {term.real_share:.1%}, traffic {term.traffic_share:.1%})"
+                for term in report.terms
+            ]
+            text = "\n".join(lines) + "\n"
+        emit_report(text, output, headline=report.verdict)
