@@ -4,6 +4,11 @@ Readers accept what real files contain: a UTF-8 byte-order mark, CRLF line ends,
 Writers never leave a half-written file: whole outputs go to a temporary file in the same folder
 that is renamed over the target; logs that grow (generation records, history) are appended one
 record at a time and fsynced, so a process killed at any moment loses at most the record in flight.
+
+An output that is not a regular file is written in place, never renamed over: ``-`` (and
+``/dev/stdout``, ``/dev/stderr``) is the standard stream, ``/dev/fd/N`` the open descriptor N, and a
+character device (``/dev/null``) or a FIFO that exists is opened and written. A block device or a
+socket is refused: no output of realrecall belongs there.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ import glob
 import hashlib
 import json
 import os
+import re
 import stat
+import sys
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
@@ -25,19 +32,27 @@ from typing import IO, Any
 from realrecall.errors import InputError, OutputError, RepeatedKey
 
 __all__ = [
+    "STDOUT",
     "AppendLog",
     "atomic_write_chunks",
     "atomic_write_text",
     "check_distinct",
+    "check_file_output",
     "check_output_path",
     "file_sha256",
+    "is_standard_output",
     "iter_jsonl",
     "output_error",
     "parse_jsonl_line",
     "read_text_lines",
     "remove_stale_temps",
     "write_jsonl_atomic",
+    "written_in_place",
 ]
+
+
+STDOUT = "-"
+"""The output name of the standard output (``-o -``)."""
 
 
 def read_text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
@@ -161,12 +176,19 @@ def output_error(exc: OSError, path: str | Path) -> OutputError:
 
 
 def check_output_path(path: str | Path) -> None:
-    """Refuse, before any work, an output path that names a folder or sits under a file."""
+    """Refuse, before any work, an output path that names a folder, a block device or a socket, or
+    sits under a file."""
     target = Path(path)
+    if _stream_descriptor(target) is not None:
+        return
     try:
         # os.stat, not Path.is_dir: is_dir swallows most errors but not ENAMETOOLONG.
-        if stat.S_ISDIR(os.stat(target).st_mode):
+        mode = os.stat(target).st_mode
+        if stat.S_ISDIR(mode):
             raise OutputError("is a folder, not a file", path=target, hint="name a file inside it")
+        if stat.S_ISBLK(mode) or stat.S_ISSOCK(mode):
+            kind = "a block device" if stat.S_ISBLK(mode) else "a socket"
+            raise OutputError(f"is {kind}, not a file", path=target, hint="write the output to a file")
     except FileNotFoundError:
         pass
     except OSError as exc:
@@ -200,7 +222,11 @@ def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str
             continue
         target = Path(out_path)
         check_output_path(target)
-        identity, real = _identity(target), os.path.realpath(target)
+        if _is_sink(target):
+            continue  # /dev/null and its kind keep nothing: several outputs (and inputs) may name it
+        descriptor = _stream_descriptor(target)
+        identity = _identity(target) if descriptor is None else None
+        real = os.path.realpath(target) if descriptor is None else f"<descriptor {descriptor}>"
         for in_label, in_path, in_identity, in_real in seen:
             if real == in_real or (identity is not None and identity == in_identity):
                 raise OutputError(
@@ -214,6 +240,90 @@ def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str
                     hint="give each output its own file",
                 )
         written.append((out_label, target, identity, real))
+
+
+def _is_sink(path: Path) -> bool:
+    """A character device: what is written there is not kept, so no input can be lost to it."""
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+_DESCRIPTOR_PATH = re.compile(r"/(?:dev/fd|proc/self/fd)/(\d+)")
+
+
+def _stream_descriptor(path: Path) -> int | None:
+    """The descriptor an output name stands for (``-`` and ``/dev/stdout`` 1, ``/dev/fd/3`` 3), else None.
+
+    These are written through the descriptor the process already holds, as a shell's ``>`` or ``>>``
+    opened it: reopening ``/dev/stdout`` would truncate a log the job's output is appended to.
+    """
+    text = str(path)
+    if text in (STDOUT, "/dev/stdout"):
+        return 1
+    if text == "/dev/stderr":
+        return 2
+    match = _DESCRIPTOR_PATH.fullmatch(text)
+    return int(match.group(1)) if match else None
+
+
+def check_file_output(path: str | Path, *, label: str, why: str) -> None:
+    """Refuse an output written in place (``-``, a device, a FIFO) where a regular file is needed:
+    an output the command reads back (``why`` says so), e.g. generate's, which a rerun resumes."""
+    target = Path(path)
+    if written_in_place(target):
+        raise OutputError(
+            f"{label} {path} is not a regular file (a stream, device or FIFO); {why}",
+            hint="write it to a file",
+        )
+
+
+def is_standard_output(path: str | Path | None) -> bool:
+    """Whether an output name is the standard output (``-``, ``/dev/stdout``, ``/dev/fd/1``)."""
+    return path is not None and _stream_descriptor(Path(path)) == 1
+
+
+def written_in_place(path: str | Path) -> bool:
+    """Whether an output is written in place (see the module docstring): a stream name, or an existing
+    character device or FIFO. Such an output keeps nothing to be read back, replaced or named by format."""
+    path = Path(path)
+    if _stream_descriptor(path) is not None:
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def _open_in_place(target: Path) -> tuple[IO[str], bool]:
+    """A text handle writing ``target`` in place (see the module docstring), and whether it is the
+    caller's to close (sys.stdout and sys.stderr are not)."""
+    descriptor = _stream_descriptor(target)
+    if descriptor == 1:  # sys.stdout, not the raw descriptor: what the CLI printed first stays first
+        return sys.stdout, False
+    if descriptor == 2:
+        return sys.stderr, False
+    fd = os.dup(descriptor) if descriptor is not None else os.open(target, os.O_WRONLY | os.O_APPEND)
+    return os.fdopen(fd, "w", encoding="utf-8", newline="\n"), True
+
+
+@contextlib.contextmanager
+def _in_place_handle(target: Path) -> Iterator[IO[str]]:
+    try:
+        handle, owned = _open_in_place(target)
+    except OSError as exc:
+        raise output_error(exc, target) from exc
+    try:
+        yield handle
+        handle.flush()
+    except OSError as exc:
+        raise output_error(exc, target) from exc
+    finally:
+        if owned:
+            with contextlib.suppress(OSError):
+                handle.close()
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -277,6 +387,11 @@ def remove_stale_temps(target: str | Path) -> int:
 def _atomic_handle(path: str | Path) -> Iterator[IO[str]]:
     target = Path(path)
     check_output_path(target)
+    if written_in_place(target):
+        # Renaming a file over /dev/null (as root) or a FIFO would replace it for every program.
+        with _in_place_handle(target) as handle:
+            yield handle
+        return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         remove_stale_temps(target)
@@ -336,6 +451,8 @@ class AppendLog:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._handle: IO[str] | None = None
+        self._in_place = False  # a stream, device or FIFO: nothing to repair or fsync, not ours to close
+        self._owned = True
 
     def __enter__(self) -> AppendLog:
         self.open()
@@ -346,6 +463,13 @@ class AppendLog:
 
     def open(self) -> None:
         check_output_path(self.path)
+        self._in_place = written_in_place(self.path)
+        if self._in_place:
+            try:
+                self._handle, self._owned = _open_in_place(self.path)
+            except OSError as exc:
+                raise output_error(exc, self.path) from exc
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             _truncate_partial_last_line(self.path)
@@ -360,7 +484,8 @@ class AppendLog:
         try:
             self._handle.write(line)
             self._handle.flush()
-            os.fsync(self._handle.fileno())
+            if not self._in_place:
+                os.fsync(self._handle.fileno())
         except OSError as exc:
             # A record that did not fit is cut back off, so the log stays whole lines only.
             self._discard_partial()
@@ -368,15 +493,17 @@ class AppendLog:
 
     def _discard_partial(self) -> None:
         handle, self._handle = self._handle, None
-        if handle is not None:
+        if handle is not None and self._owned:
             with contextlib.suppress(OSError):
                 handle.close()
-        with contextlib.suppress(OSError):
-            _truncate_partial_last_line(self.path)
+        if not self._in_place:
+            with contextlib.suppress(OSError):
+                _truncate_partial_last_line(self.path)
 
     def close(self) -> None:
         if self._handle is not None:
-            self._handle.close()
+            if self._owned:
+                self._handle.close()
             self._handle = None
 
 

@@ -8,7 +8,8 @@ untouched, no partial output, no stray temp file).
 
 ``files`` maps a workspace name to its new content: ``str``/``bytes`` (written as given), ``None``
 (deleted), ``FOLDER`` (replaced by an empty folder), ``SYMLINK_TO(name)``/``HARDLINK_TO(name)``,
-``COPY_OF(name)``, or a function of the file's old bytes (to break one line of a valid file).
+``COPY_OF(name)``, ``NULL_DEVICE`` (a copy of /dev/null, ``mknod NAME c 1 3``: root only), or a
+function of the file's old bytes (to break one line of a valid file).
 
 ``ACCEPTED`` holds valid-but-odd inputs that must work (exit 0) and print their brackets as
 written; ``WARNED`` holds inputs that may be refused (one-line error) or accepted with a warning,
@@ -37,6 +38,14 @@ class _Folder:
 FOLDER: Final = _Folder()
 
 
+class _NullDevice:
+    def __repr__(self) -> str:
+        return "NULL_DEVICE"
+
+
+NULL_DEVICE: Final = _NullDevice()
+
+
 @dataclass(frozen=True)
 class SYMLINK_TO:  # capitals: reads as a marker in the table
     target: str
@@ -52,7 +61,9 @@ class COPY_OF:
     source: str
 
 
-Edit = str | bytes | None | _Folder | SYMLINK_TO | HARDLINK_TO | COPY_OF | Callable[[bytes], bytes]
+Edit = (
+    str | bytes | None | _Folder | _NullDevice | SYMLINK_TO | HARDLINK_TO | COPY_OF | Callable[[bytes], bytes]
+)
 
 
 @dataclass(frozen=True)
@@ -589,6 +600,10 @@ OUTPUTS: list[Case] = [
          {"pipeline.toml": config_edit('history = "history.jsonl"', 'history = "gold.jsonl"')}),
     Case("output-pipeline-dir-is-file", RUN, ("corpus.jsonl",),
          {"pipeline.toml": config_edit('dir = "runs"', 'dir = "corpus.jsonl"')}),
+    Case("output-generate-to-a-null-device", replace_arg(GEN, "gen.jsonl", "NODE"), ("NODE", "not a regular file"),
+         {"NODE": NULL_DEVICE}),
+    Case("output-generate-to-dash", replace_arg(GEN, "gen.jsonl", "-"), ("not a regular file",)),
+    Case("output-evaluate-two-outputs-on-stdout", with_(EVAL, "-o", "-", "--per-query", "/dev/stdout"), ("/dev/stdout",)),
 ]  # fmt: skip
 
 MARKUP: list[Case] = [
@@ -647,6 +662,13 @@ ACCEPTED: list[Accepted] = [
              files={"gold.jsonl": lambda old: BOM + old.replace(b"\n", b"\r\n\r\n")}),
     Accepted("expand-in-place", replace_arg(EXPAND, "expanded.jsonl", "gold.jsonl"), rewrites=("gold.jsonl",)),
     Accepted("add-in-place", ("gold", "add", "gold.jsonl", "q0", OTHER, "--corpus", "corpus.jsonl"), rewrites=("gold.jsonl",)),
+    # A device is written in place, never renamed over (the snapshot sees a file replacing it).
+    Accepted("evaluate-outputs-to-a-null-device", with_(EVAL, "-o", "NODE", "--per-query", "NODE"),
+             files={"NODE": NULL_DEVICE}),
+    Accepted("calibrate-output-to-a-null-device", with_(CAL, "-f", "json", "-o", "NODE"), files={"NODE": NULL_DEVICE}),
+    Accepted("expand-output-to-a-null-device", replace_arg(EXPAND, "expanded.jsonl", "NODE"), files={"NODE": NULL_DEVICE}),
+    Accepted("calibrate-json-to-dash", with_(CAL, "-f", "json", "-o", "-"), json_stdout=True),
+    Accepted("evaluate-results-to-dash", with_(EVAL, "-o", "-"), json_stdout=True),
 ]  # fmt: skip
 
 WARNED: list[Warned] = [

@@ -52,7 +52,8 @@ def finish_process(process: subprocess.Popen[str], timeout: float = 120) -> Outc
 
 
 def snapshot(folder: Path) -> Snapshot:
-    """Every entry under ``folder``: kind, content hash and mode of files, targets of symlinks.
+    """Every entry under ``folder``: kind, content hash and mode of files, targets of symlinks, the
+    numbers of devices.
 
     Two snapshots are equal only if no file was created, removed, changed or re-moded, so comparing
     the one before a failing command with the one after checks both "inputs unchanged" and "no
@@ -67,6 +68,8 @@ def snapshot(folder: Path) -> Snapshot:
             info = path.lstat()
             if stat.S_ISLNK(info.st_mode):
                 entries[relative] = ("symlink", os.readlink(path))
+            elif stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode):  # never read: a FIFO blocks
+                entries[relative] = ("device" if stat.S_ISCHR(info.st_mode) else "fifo", info.st_rdev)
             elif stat.S_ISDIR(info.st_mode):
                 entries[relative] = ("dir", stat.S_IMODE(info.st_mode))
             else:

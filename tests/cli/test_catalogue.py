@@ -28,6 +28,7 @@ from cli.catalogue_cases import (
     GEN_LLM,
     HARDLINK_TO,
     KNOWN_FAILURES,
+    NULL_DEVICE,
     REAL_PROCESS,
     SYMLINK_TO,
     WARNED,
@@ -45,6 +46,7 @@ from cli.harness import (
     snapshot,
     start_process,
 )
+from support.devices import null_device
 
 CASE_BY_NAME = {case.name: case for case in CASES}
 
@@ -73,6 +75,9 @@ def apply(folder: Path, files: Mapping[str, Edit]) -> None:
         elif edit is FOLDER:
             _remove(path)
             path.mkdir()
+        elif edit is NULL_DEVICE:
+            _remove(path)
+            null_device(path)
         elif isinstance(edit, SYMLINK_TO):
             _remove(path)
             path.symlink_to(edit.target)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
+import io
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import uuid
@@ -18,12 +21,14 @@ from realrecall.files import (
     AppendLog,
     atomic_write_text,
     check_distinct,
+    check_file_output,
     check_output_path,
     iter_jsonl,
     output_error,
     remove_stale_temps,
     write_jsonl_atomic,
 )
+from support.devices import FifoReader, is_null_device, null_device
 
 
 def test_atomic_write_leaves_old_file_when_writing_fails(tmp_path):
@@ -217,3 +222,93 @@ def test_disk_full_append_log_keeps_whole_records(small_disk):
 def test_an_output_name_too_long_is_one_error(tmp_path):
     with pytest.raises(OutputError, match="the file name is too long"):
         check_output_path(tmp_path / ("x" * 300))
+
+
+# --- outputs that are not regular files are written in place, never replaced ------------------------
+
+
+def test_a_character_device_output_is_written_in_place_not_replaced(tmp_path):
+    node = null_device(tmp_path / "NODE")
+    atomic_write_text(node, "report")
+    write_jsonl_atomic(node, [{"n": 1}])
+    with AppendLog(node) as log:
+        log.append({"n": 2})
+    assert is_null_device(node)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["NODE"]  # no temp file left beside it
+
+
+def test_a_symlink_to_a_character_device_is_written_through(tmp_path):
+    node = null_device(tmp_path / "NODE")
+    (tmp_path / "link").symlink_to(node)
+    atomic_write_text(tmp_path / "link", "report")
+    assert (tmp_path / "link").is_symlink()
+    assert is_null_device(node)
+
+
+def test_a_fifo_output_is_written_in_place(tmp_path):
+    reader = FifoReader(tmp_path / "fifo")
+    write_jsonl_atomic(reader.path, [{"n": 1}, {"n": 2}])
+    assert reader.text() == '{"n": 1}\n{"n": 2}\n'
+    assert stat.S_ISFIFO(reader.path.lstat().st_mode)
+
+
+def test_an_append_log_on_a_fifo_streams_its_records(tmp_path):
+    reader = FifoReader(tmp_path / "fifo")
+    with AppendLog(reader.path) as log:
+        log.append({"n": 1})
+        log.append({"n": 2})
+    assert reader.text() == '{"n": 1}\n{"n": 2}\n'
+
+
+@pytest.mark.parametrize("name", ["-", "/dev/stdout"])
+def test_the_standard_output_is_written_and_no_file_made(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        atomic_write_text(name, "report\n")
+        with AppendLog(name) as log:
+            log.append({"n": 1})
+    assert stdout.getvalue() == 'report\n{"n": 1}\n'
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_descriptor_path_writes_to_that_descriptor(tmp_path):
+    read_end, write_end = os.pipe()
+    try:
+        atomic_write_text(f"/dev/fd/{write_end}", "through the pipe")
+        os.close(write_end)  # the write went through a copy of the descriptor, closed after it
+        write_end = -1
+        assert os.read(read_end, 100) == b"through the pipe"
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
+
+
+def test_a_block_device_output_is_refused_before_anything_is_written(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mknod of a block device needs root")
+    node = tmp_path / "disk"
+    os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(7, 250))  # a loop device no one attached
+    with pytest.raises(OutputError, match="is a block device, not a file; write the output to a file"):
+        atomic_write_text(node, "report")
+    assert stat.S_ISBLK(node.lstat().st_mode)
+
+
+def test_outputs_may_share_a_null_device_but_not_one_stream(tmp_path):
+    node = null_device(tmp_path / "NODE")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("{}\n")
+    check_distinct({"--gold": gold}, {"--output": node, "--per-query": node})
+    check_distinct({}, {"--output": "/dev/null", "--per-query": "/dev/null"})
+    with pytest.raises(OutputError, match="--per-query /dev/stdout is the same file as --output -"):
+        check_distinct({}, {"--output": "-", "--per-query": "/dev/stdout"})
+
+
+def test_an_output_read_back_must_be_a_regular_file(tmp_path):
+    node = null_device(tmp_path / "NODE")
+    refused = r"is not a regular file .*; it is read back; write it to a file"
+    for path in (node, "-"):
+        with pytest.raises(OutputError, match=refused):
+            check_file_output(path, label="the output", why="it is read back")
+    check_file_output(tmp_path / "new.jsonl", label="the output", why="it is read back")

@@ -8,11 +8,12 @@ consoles have markup and emoji codes off, and styling is applied with ``rich.tex
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 import traceback
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import typer
 from rich.console import Console
@@ -34,6 +35,8 @@ out = Console(highlight=False, markup=False, emoji=False, width=None if sys.stdo
 err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 _DEBUG_KEY = "realrecall.debug"
+
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 
 class _OneLineErrors(TyperGroup):
@@ -149,6 +152,34 @@ def warn(message: str) -> None:
 def note(message: str, style: str = "dim") -> None:
     """A progress or status line on stderr, the message printed as plain text."""
     err.print(Text(message, style=style))
+
+
+def output_options(*names: str) -> Callable[[Command], Command]:
+    """Mark a command's output options: while one of them is the standard output (``-o -``), what the
+    command prints for people (tables, headlines, summaries) goes to stderr, so stdout holds that
+    output alone.
+
+        @app.command()
+        @output_options("output", "per_query")
+        def evaluate(...): ...
+    """
+
+    def decorate(command: Command) -> Command:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            from realrecall.files import is_standard_output
+
+            if not any(is_standard_output(kwargs.get(name)) for name in names):
+                return command(*args, **kwargs)
+            out.file = sys.stderr
+            try:
+                return command(*args, **kwargs)
+            finally:
+                out.file = None  # type: ignore[assignment]  # rich: None is sys.stdout at print time
+
+        return cast("Command", run)
+
+    return decorate
 
 
 def write_stdout(text: str) -> None:

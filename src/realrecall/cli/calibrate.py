@@ -17,6 +17,7 @@ from realrecall.cli.application import (
     note,
     numbered,
     out,
+    output_options,
     split_list,
     user_errors,
     warn,
@@ -65,6 +66,7 @@ _SUFFIX_FORMATS = {
 
 
 @app.command(cls=RetrieverHelp)
+@output_options("output")
 def calibrate(
     results: Annotated[
         list[Path] | None,
@@ -204,6 +206,7 @@ def calibrate(
 
 
 @app.command()
+@output_options("output")
 def compare(
     results_a: Annotated[Path, typer.Argument(help="results.json of system a (the baseline).")],
     results_b: Annotated[

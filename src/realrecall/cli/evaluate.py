@@ -18,6 +18,7 @@ from realrecall.cli.application import (
     note,
     numbered,
     out,
+    output_options,
     split_list,
     user_errors,
     warn,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 
 @app.command(cls=RetrieverHelp)
+@output_options("output", "per_query")
 def evaluate(
     gold: Annotated[
         list[Path],

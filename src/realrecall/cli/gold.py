@@ -11,7 +11,15 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from realrecall.cli.application import command_group, err, out, split_list, user_errors, warn
+from realrecall.cli.application import (
+    command_group,
+    err,
+    out,
+    output_options,
+    split_list,
+    user_errors,
+    warn,
+)
 from realrecall.corpus import load_corpus
 from realrecall.curate import (
     ImportSpec,
@@ -67,6 +75,7 @@ def _snippet(passage: Passage, width: int) -> str:
 
 
 @gold_app.command("import")
+@output_options("output", "unmatched")
 def import_command(
     source: Annotated[
         Path, typer.Argument(help="CSV, TSV, JSONL or Parquet file with questions and passages.")
@@ -178,6 +187,7 @@ def _summary(review: ReviewList) -> str:
 
 
 @gold_app.command("review")
+@output_options("judgements")
 def review_command(
     results: Annotated[Path, typer.Argument(help="results.json written by evaluate.")],
     per_query: Annotated[Path, typer.Option("--per-query", help="Per-query JSONL written by evaluate.")],
@@ -297,6 +307,7 @@ def _closing(counts: dict[str, int], path: Path) -> None:
 
 
 @gold_app.command("add")
+@output_options("output")
 def add_command(
     gold_file: Annotated[Path, typer.Argument(help="Gold set (JSONL) to add to.")],
     query_id: Annotated[str | None, typer.Argument(help="Query id.")] = None,
@@ -336,6 +347,7 @@ def add_command(
 
 
 @gold_app.command("dupes")
+@output_options("output")
 def dupes_command(
     corpus: Annotated[Path, typer.Option("--corpus", help="Corpus file (JSONL, BEIR folder or JSON).")],
     threshold: Annotated[float, typer.Option("--threshold", help="Jaccard similarity of shingles.")] = 0.8,
@@ -364,6 +376,7 @@ def dupes_command(
 
 
 @gold_app.command("expand")
+@output_options("output")
 def expand_command(
     gold_file: Annotated[Path, typer.Argument(help="Gold set to expand.")],
     corpus: Annotated[Path, typer.Option("--corpus", help="Corpus file (JSONL, BEIR folder or JSON).")],
@@ -409,6 +422,7 @@ def expand_command(
 
 
 @gold_app.command("migrate")
+@output_options("output", "report")
 def migrate_command(
     gold_file: Annotated[Path, typer.Argument(help="Gold set whose queries carry evidence.")],
     corpus: Annotated[Path, typer.Option("--corpus", help="The new chunking (JSONL, BEIR folder or JSON).")],

@@ -18,6 +18,7 @@ from realrecall.curate.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.curate.judgements import Judgement, record_history
 from realrecall.errors import InputError
 from realrecall.evaluate.results import EvaluationResult, read_per_query, records_for
+from realrecall.files import written_in_place
 from realrecall.gold import GoldQuery, GoldSet, load_gold, write_gold
 
 __all__ = ["ExpandResult", "expand_gold"]
@@ -62,7 +63,7 @@ def expand_gold(
     --per-query``), or the evaluation result itself. Records of several gold sets are narrowed to
     those of ``gold_set`` (default: the gold set's name, its file stem).
     """
-    if Path(output).suffix != ".jsonl":
+    if Path(output).suffix != ".jsonl" and not written_in_place(output):
         raise InputError(
             "the expanded gold set is written as JSON Lines", path=output, hint="name it *.jsonl"
         )

@@ -27,7 +27,7 @@ from realrecall.curate.tables import Table, read_table
 from realrecall.curate.type_rules import label_query
 from realrecall.errors import InputError
 from realrecall.evidence import Evidence, chunk_evidence
-from realrecall.files import write_jsonl_atomic
+from realrecall.files import write_jsonl_atomic, written_in_place
 from realrecall.gold import MAX_GRADE, GoldQuery, write_gold
 from realrecall.labels import TypeRules, load_type_rules
 from realrecall.labels.language import LanguageDetector
@@ -120,7 +120,7 @@ def import_gold(
 
     Raises InputError, writing nothing, for a missing column or when no row matches at all.
     """
-    if output is not None and Path(output).suffix != ".jsonl":
+    if output is not None and Path(output).suffix != ".jsonl" and not written_in_place(output):
         raise InputError("the gold set is written as JSON Lines", path=output, hint="name it *.jsonl")
     table = read_table(source)
     _check_columns(table, spec)

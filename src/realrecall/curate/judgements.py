@@ -24,7 +24,7 @@ from typing import Any
 from realrecall.corpus import Chunk, Corpus, load_corpus, parse_id
 from realrecall.errors import InputError
 from realrecall.evidence import chunk_evidence
-from realrecall.files import AppendLog, iter_jsonl
+from realrecall.files import AppendLog, iter_jsonl, written_in_place
 from realrecall.gold import GoldQuery, GoldSet, check_grade, load_gold, write_gold
 
 __all__ = [
@@ -180,7 +180,7 @@ def add_judgements(
     """
     gold = load_gold(gold_path)
     target = Path(output) if output is not None else Path(gold_path)
-    if target.suffix != ".jsonl":
+    if target.suffix != ".jsonl" and not written_in_place(target):
         raise InputError(
             "can only write a JSON Lines gold set",
             path=target,

@@ -17,7 +17,7 @@ from realrecall.corpus import Corpus, load_corpus
 from realrecall.curate.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.errors import InputError, OutputError
 from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results, read_per_query
-from realrecall.files import file_sha256, iter_jsonl, write_jsonl_atomic
+from realrecall.files import file_sha256, iter_jsonl, write_jsonl_atomic, written_in_place
 from realrecall.gold import GoldSet, load_gold
 
 __all__ = [
@@ -176,8 +176,8 @@ def write_judgement_template(path: str | Path, review: ReviewList, *, by: str | 
 
 
 def _check_replaceable_template(path: Path) -> None:
-    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
-        return
+    if not path.exists() or written_in_place(path) or (path.is_file() and path.stat().st_size == 0):
+        return  # nothing there to lose
     hint = "apply them first (gold add GOLD_FILE --judgements FILE), or write the template elsewhere"
     try:
         judged = sum(

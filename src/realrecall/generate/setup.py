@@ -18,7 +18,7 @@ from typing import Any
 
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError, OutputError
-from realrecall.files import check_distinct, output_error
+from realrecall.files import check_distinct, check_file_output, output_error
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.forms import FormPlan, plan_forms
 from realrecall.generate.languages import detect_chunk_language
@@ -234,7 +234,12 @@ def check_paths(corpus: Corpus, output_path: str | Path, config: GenerateConfig)
         check_distinct({"the output": output}, {"the cache": sidecars["cache"]})
     except OSError as exc:  # a path that cannot even be looked at (a name too long, ...)
         raise output_error(exc, exc.filename or output) from exc
+    for label in ("the output", "the cache"):
+        check_file_output(outputs[label] or output, label=label, why=_READ_BACK)
     _check_name_lengths(output, sidecars.values())
+
+
+_READ_BACK = "generate reads its output and cache back to resume, and keeps files beside them"
 
 
 # An atomic rewrite of NAME writes ".NAME.<8 random characters>.tmp" beside it first.
