@@ -207,15 +207,20 @@ def check_output_path(path: str | Path) -> None:
 
 
 def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str, str | Path | None]) -> None:
-    """Refuse an output that is one of the inputs (same path, a symlink to it, or a hard link).
+    """Refuse an output that is one of the inputs (same path, a symlink to it, or a hard link), or that
+    lies inside a folder an input names (a vector store's folder, a BEIR folder): by path, through a
+    symlink, or as a hard link to a file in it.
 
     ``inputs`` and ``outputs`` map the option that named a path (``--gold``) to the path. Called by
     every command before any work, so an input is never overwritten by the command's own output.
     """
     seen: list[tuple[str, Path, tuple[int, int] | None, str]] = []
+    folders: list[tuple[str, Path, str]] = []
     for label, path in inputs.items():
         if path is not None:
             seen.append((label, Path(path), _identity(Path(path)), os.path.realpath(path)))
+            if os.path.isdir(path):
+                folders.append((label, Path(path), os.path.realpath(path)))
     written: list[tuple[str, Path, tuple[int, int] | None, str]] = []
     for out_label, out_path in outputs.items():
         if out_path is None:
@@ -233,6 +238,8 @@ def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str
                     f"{out_label} {out_path} is the same file as {in_label} {in_path}",
                     hint="write the output to another file; the input is left as it is",
                 )
+        if descriptor is None:
+            _check_outside_folders(out_label, target, real, folders)
         for other_label, other_path, other_identity, other_real in written:
             if real == other_real or (identity is not None and identity == other_identity):
                 raise OutputError(
@@ -240,6 +247,42 @@ def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str
                     hint="give each output its own file",
                 )
         written.append((out_label, target, identity, real))
+
+
+def _check_outside_folders(label: str, target: Path, real: str, folders: list[tuple[str, Path, str]]) -> None:
+    """Refuse an output inside one of the input ``folders`` (their path, label and real path)."""
+    for in_label, in_path, in_real in folders:
+        if real != in_real and os.path.commonpath([real, in_real]) == in_real:
+            raise OutputError(
+                f"{label} {target} is inside {in_label} {in_path}",
+                hint="write the output outside that folder; what it holds is left as it is",
+            )
+    try:
+        info = os.stat(target)
+    except OSError:
+        return
+    if info.st_nlink < 2:  # no other name: it cannot be a file of an input folder
+        return
+    for in_label, in_path, _ in folders:
+        linked = _file_with_identity(in_path, (info.st_dev, info.st_ino))
+        if linked is not None:
+            raise OutputError(
+                f"{label} {target} is a hard link to {linked}, inside {in_label} {in_path}",
+                hint="write the output to another file; what the folder holds is left as it is",
+            )
+
+
+def _file_with_identity(folder: Path, identity: tuple[int, int]) -> Path | None:
+    """A file under ``folder`` with this (device, inode), if any (symlinks are not followed)."""
+    for root, _, names in os.walk(folder):
+        for name in names:
+            try:
+                info = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) == identity:
+                return Path(root, name)
+    return None
 
 
 def _is_sink(path: Path) -> bool:

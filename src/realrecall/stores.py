@@ -55,7 +55,9 @@ def export_corpus(
     built = make_options(module.RETRIEVER, options)
     if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
         raise InputError(f"page size must be a positive integer, got {page_size!r}")
-    check_distinct(_store_paths(built), {"--output": output})
+    # Every file of a local store's folder is an input: an output among them would break the store.
+    store_paths = {f"--option {key}": path for key, path in module.RETRIEVER.input_paths(built).items()}
+    check_distinct(store_paths, {"--output": output})
     export = module.export_chunks(built, page_size=page_size)
     return write_jsonl_atomic(output, _checked(export.records, export.total, store, progress))
 
@@ -65,16 +67,6 @@ def store_module(store: str) -> ModuleType:
     if store not in STORES:
         raise InputError(f"unknown store {store!r}; choose from {', '.join(STORES)}")
     return importlib.import_module(STORES[store])
-
-
-def _store_paths(options: object) -> dict[str, str | Path | None]:
-    """The local paths among the options (a store folder must never be the output)."""
-    paths: dict[str, str | Path | None] = {}
-    for key in ("path", "uri"):
-        value = getattr(options, key, None)
-        if isinstance(value, Path) or (isinstance(value, str) and "://" not in value):
-            paths[f"--option {key}"] = value
-    return paths
 
 
 def _checked(

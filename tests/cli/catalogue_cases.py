@@ -136,6 +136,16 @@ REVIEW = ("gold", "review", "results.json", "--per-query", "per_query.jsonl", "-
 ADD = ("gold", "add", "gold.jsonl", "q0", OTHER, "--corpus", "corpus.jsonl", "-o", "added.jsonl")
 ADD_J = ("gold", "add", "gold.jsonl", "--judgements", "judgements.jsonl", "-o", "added.jsonl")
 DUPES = ("gold", "dupes", "--corpus", "corpus.jsonl")
+EXPORT_CHROMA = (
+    "corpus",
+    "export",
+    "--from",
+    "chroma",
+    "--option",
+    "path=store",
+    "--option",
+    "collection=docs",
+)
 EXPAND = ("gold", "expand", "gold.jsonl", "--corpus", "corpus.jsonl", "-o", "expanded.jsonl")
 
 BASELINES: dict[str, tuple[str, ...]] = {
@@ -245,6 +255,13 @@ def _rename_queries(document: dict[str, Any]) -> None:
 
 def _first_set(document: dict[str, object]) -> dict[str, object]:
     return document["gold_sets"][0]  # type: ignore[index,no-any-return]
+
+
+SEARCH_PY = "def search(query, k):\n    return []\n"  # a custom retriever's file
+STORE: Mapping[str, Edit] = {
+    "store": FOLDER,
+    "store/chroma.sqlite3": b"SQLite format 3\x00",
+}  # a store's folder
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -600,6 +617,55 @@ OUTPUTS: list[Case] = [
          {"pipeline.toml": config_edit('history = "history.jsonl"', 'history = "gold.jsonl"')}),
     Case("output-pipeline-dir-is-file", RUN, ("corpus.jsonl",),
          {"pipeline.toml": config_edit('dir = "runs"', 'dir = "corpus.jsonl"')}),
+    # A custom retriever's own code is an input (issue 28): evaluate, one-call calibrate, run.
+    Case("output-evaluate-over-retriever-file", with_(EVAL, "--retriever", "my_search.py:search", "-o", "my_search.py"),
+         ("my_search.py", "--retriever"), {"my_search.py": SEARCH_PY}),
+    Case("output-evaluate-per-query-over-retriever-file",
+         with_(EVAL, "--retriever", "my_search.py:search", "--per-query", "my_search.py"), ("my_search.py",),
+         {"my_search.py": SEARCH_PY}),
+    Case("output-evaluate-symlink-to-retriever-file", with_(EVAL, "--retriever", "my_search.py:search", "-o", "out.json"),
+         ("out.json", "my_search.py"), {"my_search.py": SEARCH_PY, "out.json": SYMLINK_TO("my_search.py")}),
+    Case("output-calibrate-one-call-over-retriever-file",
+         with_(CAL_ONE, "--retriever", "my_search.py:search", "-f", "json", "-o", "my_search.py"),
+         ("my_search.py", "--retriever"), {"my_search.py": SEARCH_PY}),
+    Case("output-pipeline-history-over-retriever-file", RUN, ("my_search.py", "[evaluate] retriever"),
+         {"my_search.py": SEARCH_PY,
+          "pipeline.toml": lambda old: _config(_config(old, "[evaluate]\n", '[evaluate]\nretriever = "my_search.py:search"\n'),
+                                               'history = "history.jsonl"', 'history = "my_search.py"')}),
+    Case("output-pipeline-report-dir-holds-retriever-file", RUN, ("results.json", "[evaluate] retriever"),
+         {"runs/results.json": SEARCH_PY,
+          "pipeline.toml": config_edit("[evaluate]\n", '[evaluate]\nretriever = "runs/results.json:search"\n')}),
+    # Every input of run is checked against every output before any work (issue 28).
+    Case("output-pipeline-history-over-config", RUN, ("pipeline.toml", "the config file"),
+         {"pipeline.toml": config_edit('history = "history.jsonl"', 'history = "pipeline.toml"')}),
+    Case("output-pipeline-synthetic-over-style-examples", RUN, ("style.jsonl", "style_examples"),
+         {"style.jsonl": COPY_OF("gold.jsonl"),
+          "pipeline.toml": lambda old: _config(_config(old, 'output = "pipeline_synth.jsonl"', 'output = "style.jsonl"'),
+                                               'backend = "extractive"', 'backend = "extractive"\noptions = { style_examples = "style.jsonl" }')}),
+    Case("output-pipeline-cache-over-corpus", RUN, ("corpus.jsonl", "cache"),
+         {"pipeline.toml": config_edit('backend = "extractive"', 'backend = "extractive"\noptions = { cache_path = "corpus.jsonl" }')}),
+    Case("output-pipeline-history-inside-store-folder", RUN, ("store/history.jsonl", "[evaluate.retriever] path"),
+         {"store": FOLDER, "store/chroma.sqlite3": b"SQLite format 3\x00",
+          "pipeline.toml": lambda old: _config(_config(old, "[evaluate]\n", '[evaluate.retriever]\nname = "chroma"\npath = "store"\ncollection = "docs"\n\n[evaluate]\n'),
+                                               'history = "history.jsonl"', 'history = "store/history.jsonl"')}),
+    # An output inside a vector store's folder (issue 28): by path, through a symlink, as a hard link.
+    Case("output-evaluate-inside-chroma-folder",
+         with_(EVAL, "--retriever", "chroma", "--retriever-option", "path=store", "--retriever-option", "collection=docs",
+               "-o", "store/chroma.sqlite3"), ("store/chroma.sqlite3", "--retriever-option path"), STORE),
+    Case("output-export-over-chroma-database", (*EXPORT_CHROMA, "-o", "store/chroma.sqlite3"),
+         ("store/chroma.sqlite3", "--option path"), STORE),
+    Case("output-export-new-file-in-chroma-folder", (*EXPORT_CHROMA, "-o", "store/chunks.jsonl"),
+         ("store/chunks.jsonl", "--option path"), STORE),
+    Case("output-export-symlink-into-chroma-folder", (*EXPORT_CHROMA, "-o", "chunks.jsonl"), ("chunks.jsonl", "--option path"),
+         {**STORE, "chunks.jsonl": SYMLINK_TO("store/chroma.sqlite3")}),
+    Case("output-export-hard-link-into-chroma-folder", (*EXPORT_CHROMA, "-o", "chunks.jsonl"),
+         ("chunks.jsonl", "hard link", "store/chroma.sqlite3"), {**STORE, "chunks.jsonl": HARDLINK_TO("store/chroma.sqlite3")}),
+    Case("output-export-over-qdrant-meta",
+         ("corpus", "export", "--from", "qdrant", "--option", "path=store", "--option", "collection=docs", "-o", "store/meta.json"),
+         ("store/meta.json", "--option path"), {"store": FOLDER, "store/meta.json": '{"collections": {}}'}),
+    Case("output-export-inside-lancedb-folder",
+         ("corpus", "export", "--from", "lancedb", "--option", "uri=store", "--option", "table=docs", "-o", "store/docs.lance"),
+         ("store/docs.lance", "--option uri"), {"store": FOLDER}),
     Case("output-generate-to-a-null-device", replace_arg(GEN, "gen.jsonl", "NODE"), ("NODE", "not a regular file"),
          {"NODE": NULL_DEVICE}),
     Case("output-generate-to-dash", replace_arg(GEN, "gen.jsonl", "-"), ("not a regular file",)),

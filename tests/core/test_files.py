@@ -312,3 +312,53 @@ def test_an_output_read_back_must_be_a_regular_file(tmp_path):
         with pytest.raises(OutputError, match=refused):
             check_file_output(path, label="the output", why="it is read back")
     check_file_output(tmp_path / "new.jsonl", label="the output", why="it is read back")
+
+
+# --- an output inside a folder an input names (a vector store's) is refused -----------------------------
+
+
+@pytest.fixture
+def store_folder(tmp_path):
+    """A folder input holding a database file and a subfolder, as a local vector store does."""
+    folder = tmp_path / "store"
+    (folder / "segment").mkdir(parents=True)
+    (folder / "store.sqlite3").write_bytes(b"SQLite format 3\x00")
+    (folder / "segment" / "data.bin").write_bytes(b"\x01\x02")
+    return folder
+
+
+@pytest.mark.parametrize("inside", ["store.sqlite3", "segment/data.bin", "new.jsonl", "segment/../x.json"])
+def test_an_output_inside_an_input_folder_is_refused(tmp_path, store_folder, inside):
+    with pytest.raises(OutputError) as raised:
+        check_distinct({"--option path": store_folder}, {"--output": store_folder / inside})
+    assert str(raised.value) == (
+        f"--output {store_folder / inside} is inside --option path {store_folder}; "
+        "write the output outside that folder; what it holds is left as it is"
+    )
+
+
+def test_an_output_reaching_into_an_input_folder_through_a_symlink_is_refused(tmp_path, store_folder):
+    (tmp_path / "to-db").symlink_to(store_folder / "store.sqlite3")
+    (tmp_path / "to-store").symlink_to(store_folder)
+    (tmp_path / "store-link").symlink_to(store_folder)
+    for output in (tmp_path / "to-db", tmp_path / "to-store" / "segment" / "data.bin"):
+        with pytest.raises(OutputError, match="is inside --option path"):
+            check_distinct({"--option path": store_folder}, {"--output": output})
+    with pytest.raises(OutputError, match="is inside --option path"):  # the input named through a link
+        check_distinct({"--option path": tmp_path / "store-link"}, {"--output": store_folder / "x.jsonl"})
+
+
+def test_an_output_hard_linked_to_a_file_of_an_input_folder_is_refused(tmp_path, store_folder):
+    os.link(store_folder / "segment" / "data.bin", tmp_path / "export.jsonl")
+    with pytest.raises(OutputError) as raised:
+        check_distinct({"--option path": store_folder}, {"--output": tmp_path / "export.jsonl"})
+    assert str(raised.value).startswith(
+        f"--output {tmp_path / 'export.jsonl'} is a hard link to {store_folder / 'segment' / 'data.bin'}, "
+        f"inside --option path {store_folder}"
+    )
+
+
+def test_an_output_beside_an_input_folder_is_accepted(tmp_path, store_folder):
+    (tmp_path / "storey.jsonl").write_text("{}\n")  # a name that starts like the folder's
+    check_distinct({"--option path": store_folder}, {"--output": tmp_path / "storey.jsonl"})
+    check_distinct({"--option path": store_folder}, {"--output": tmp_path / "store.jsonl"})

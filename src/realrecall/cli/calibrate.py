@@ -147,11 +147,15 @@ def calibrate(
 ) -> None:
     """Quote the real figure: real vs synthetic with intervals, the gap per slice, diagnostics, gates."""
     with user_errors():
+        from realrecall.cli.evaluate import retriever_input_paths
         from realrecall.files import check_distinct
 
+        one_call = synthetic is not None or real is not None
         check_distinct(
             {**numbered("results", results or []), "--calibrate-on": calibrate_on, "--answers": answers,
-             "--synthetic": synthetic, "--real": real, "--corpus": corpus, "--run": run},
+             "--synthetic": synthetic, "--real": real, "--corpus": corpus, "--run": run,
+             **(retriever_input_paths(retriever, retriever_option or [])
+                if one_call and run is None else {})},
             {"--output": output},
         )  # fmt: skip
         chosen_format = _format(output_format, output)
@@ -164,7 +168,7 @@ def calibrate(
             origins=_parse_origins(origin or []), seed=seed,
             n_resamples=n_resamples, bootstrap=bootstrap,
         )  # fmt: skip
-        if synthetic is not None or real is not None:
+        if one_call:
             if results:
                 raise InputError("give results files or --synthetic/--real, not both")
             if mlflow or mlflow_uri:

@@ -94,8 +94,8 @@ def evaluate(
         from realrecall.files import check_distinct
 
         check_distinct(
-            {**numbered("--gold", gold),
-             "--corpus": corpus, "--run": run},
+            {**numbered("--gold", gold), "--corpus": corpus, "--run": run,
+             **({} if run is not None else retriever_input_paths(retriever, retriever_option or []))},
             {"--output": output, "--per-query": per_query},
         )  # fmt: skip
         result = _evaluate(
@@ -161,6 +161,16 @@ def _evaluate(
             retriever_defaults={"embed_model": embed_model, "dense_component": hybrid_dense},
             progress=progress, gold_from=gold_from, evidence_coverage=evidence_coverage,
         )  # fmt: skip
+
+
+def retriever_input_paths(retriever: str | None, assignments: list[str]) -> dict[str, Path]:
+    """The files and folders the retriever reads (its store folder, the user's code), labelled by the
+    option that names each, for the check that no output lands on them."""
+    from realrecall.evaluate.retrievers import parse_option_assignments, retriever_inputs
+
+    found = retriever_inputs(retriever or defaults.RETRIEVER, parse_option_assignments(assignments))
+    return {("--retriever" if key == "function" else f"--retriever-option {key}"): path
+            for key, path in found.items()}  # fmt: skip
 
 
 def parse_cutoffs(text: str) -> list[int]:

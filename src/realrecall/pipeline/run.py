@@ -184,12 +184,38 @@ def _drift(config: PipelineConfig, say: Callable[[str], None]) -> DriftReport | 
 
 
 def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
-    """Before any work: no output of the run (the synthetic set included) may be one of its inputs."""
-    inputs = {"[corpus] path": config.corpus, "[real] path": config.real, "[drift] traffic": config.traffic}
-    named = {f"[output] dir's {path.name}": path for path in outputs}
-    check_distinct(
-        inputs, {"[generate] output": config.synthetic, "[output] history": config.history, **named}
+    """Before any work: no output of the run (the synthetic set and the files kept beside it included)
+    may be one of its inputs (the config file, the corpus, the real set, generate's prompts and style
+    examples, the retriever's store folder or code) or lie inside an input folder, or be another output.
+    """
+    from realrecall.evaluate.retrievers import retriever_inputs
+    from realrecall.generate.store import sidecar_paths
+
+    generate = _generate_config(config)
+    retriever = retriever_inputs(
+        config.retriever, config.retriever_options, defaults={"embed_model": config.embed_model}
     )
+    inputs = {
+        "the config file": config.path,
+        "[corpus] path": config.corpus,
+        "[real] path": config.real,
+        "[drift] traffic": config.traffic,
+        **{
+            f"[generate] options {key}": getattr(generate, key)
+            for key in ("prompt", "style_examples", "judge_prompt", "type_rules")
+        },
+        **{
+            ("[evaluate] retriever" if key == "function" else f"[evaluate.retriever] {key}"): path
+            for key, path in retriever.items()
+        },
+    }
+    sidecars = sidecar_paths(config.synthetic, generate.cache_path)
+    generated = {
+        "[generate] output": config.synthetic,
+        **{f"[generate] output's {name}": sidecars[name] for name in ("cache", "failures", "summary")},
+    }
+    named = {f"[output] dir's {path.name}": path for path in outputs}
+    check_distinct(inputs, {**generated, "[output] history": config.history, **named})
     check_distinct({"[generate] output": config.synthetic}, {"[output] history": config.history, **named})
 
 

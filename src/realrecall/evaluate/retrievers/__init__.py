@@ -42,6 +42,7 @@ if _typing.TYPE_CHECKING:
     from realrecall.evaluate.retrievers.registry import choices as choices
     from realrecall.evaluate.retrievers.registry import find_spec as find_spec
     from realrecall.evaluate.retrievers.registry import register as register
+    from realrecall.evaluate.retrievers.registry import retriever_inputs as retriever_inputs
     from realrecall.evaluate.retrievers.registry import unregister as unregister
 
 __all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)

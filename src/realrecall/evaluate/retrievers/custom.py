@@ -84,12 +84,44 @@ def build_custom(corpus: Corpus, options: CustomOptions, settings: RunSettings) 
     )
 
 
+def source_file(target: str | object | None) -> Path | None:
+    """The file a custom retriever's code is read from (None when it cannot be told).
+
+    ``path/to/file.py:name`` is that file; ``module:name`` the module's file, found without running
+    the module (a dotted name imports its parent packages); a Python function its own source file.
+    """
+    if target is None:
+        return None
+    if not isinstance(target, str):
+        try:
+            found = inspect.getsourcefile(target)  # type: ignore[arg-type]
+        except TypeError:  # a builtin, or an object that is not a function (a framework's)
+            return None
+        return Path(found) if found else None
+    module, _, _ = target.rpartition(":")
+    if not module:
+        return None
+    if _is_path(module):
+        return Path(module).expanduser()
+    try:
+        spec = importlib.util.find_spec(module)
+    except (Exception, SystemExit):  # a parent package failing at import: reported when it is imported
+        return None
+    origin = getattr(spec, "origin", None)
+    return Path(origin) if origin and Path(origin).is_file() else None
+
+
+def _source_files(options: CustomOptions) -> dict[str, Path | None]:
+    return {"function": source_file(options.function)}
+
+
 # Not a name in the registry's table: any name with a colon, or a callable, is built by this entry.
 RETRIEVER = RetrieverSpec(
     name="module:function",
     options=CustomOptions,
     build=build_custom,
     summary="your own function f(query, k) returning ranked ids, imported from a module or a file",
+    inputs=_source_files,
 )
 
 

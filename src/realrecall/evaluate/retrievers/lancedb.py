@@ -178,10 +178,16 @@ def _open_table(options: LanceDBOptions) -> Any:
         ) from exc
 
 
+def _local_folder(options: LanceDBOptions) -> dict[str, Path | None]:
+    """The database folder, when ``uri`` is one (not a remote URI)."""
+    return {"uri": None if "://" in options.uri else Path(options.uri).expanduser()}
+
+
 RETRIEVER = RetrieverSpec(
     name="lancedb",
     options=LanceDBOptions,
     build=build_lancedb,
     summary="a LanceDB table (embedded), queried by its own or an endpoint's embeddings",
     libraries=("lancedb",),
+    inputs=_local_folder,
 )

@@ -95,6 +95,8 @@ class RetrieverSpec(Generic[Options]):
     ``summary`` is one line for ``--help`` and the docs. ``libraries``: the distributions whose
     versions can change a ranking; with the name and the options they make the retriever's
     fingerprint, which calibrate compares before carrying a gap from one results file to another.
+    ``inputs(options)``: the files and folders the retriever reads that are not ``Path`` options
+    (those count already), by option name, e.g. a local store given as text; see ``input_paths``.
     """
 
     name: str
@@ -102,6 +104,20 @@ class RetrieverSpec(Generic[Options]):
     build: Callable[[Corpus, Options, RunSettings], Retriever]
     summary: str
     libraries: tuple[str, ...] = ()
+    inputs: Callable[[Options], Mapping[str, Path | None]] | None = None
+
+    def input_paths(self, options: Options) -> dict[str, Path]:
+        """Every file and folder the retriever reads, by option name: each ``Path`` option given, and
+        what ``inputs`` adds. Commands check their outputs against these before any work, so an
+        output never lands on a store's files or the user's own retriever code."""
+        paths = {
+            item.name: value
+            for item in dataclasses.fields(self.options)  # type: ignore[arg-type]
+            if isinstance(value := getattr(options, item.name), Path)
+        }
+        if self.inputs is not None:
+            paths.update({key: value for key, value in self.inputs(options).items() if value is not None})
+        return paths
 
     def option_names(self) -> list[str]:
         return [item.name for item in dataclasses.fields(self.options)]  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -38,6 +39,7 @@ __all__ = [
     "find_spec",
     "options_help",
     "register",
+    "retriever_inputs",
     "unregister",
 ]
 
@@ -130,6 +132,28 @@ def build_retriever(
         fingerprint["options"] = {**fingerprint["options"], **custom.code_identity(retriever.function)}
     retriever.fingerprint = fingerprint  # type: ignore[attr-defined]
     return retriever
+
+
+def retriever_inputs(
+    name: str | SearchFunction | object,
+    options: Mapping[str, object] | object | None = None,
+    *,
+    defaults: Mapping[str, object] | None = None,
+) -> dict[str, Path]:
+    """The files and folders the retriever ``name`` reads, by option name (``function`` for the source
+    file of a ``module:function``): a local store's folder, a model folder, the user's own code.
+
+    Takes what ``build_retriever`` takes and reads nothing but the options (a bad one is the same
+    one-line error), so every command can check its outputs against these before any work.
+    """
+    if not isinstance(name, str):
+        given = make_options(CUSTOM, cast("Mapping[str, object] | custom.CustomOptions | None", options))
+        return CUSTOM.input_paths(dataclasses.replace(given, function=cast(Any, name)))
+    spec = find_spec(name)
+    built = make_options(spec, options, defaults=defaults)
+    if spec is CUSTOM:
+        built = _with_function(built, name.strip())
+    return spec.input_paths(built)
 
 
 def choices() -> str:
