@@ -185,8 +185,9 @@ def _drift(config: PipelineConfig, say: Callable[[str], None]) -> DriftReport | 
 
 def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
     """Before any work: no output of the run (the synthetic set and the files kept beside it included)
-    may be one of its inputs (the config file, the corpus, the real set, generate's prompts and style
-    examples, the retriever's store folder or code) or lie inside an input folder, or be another output.
+    may be one of its inputs (the config file, the corpus, the real set, the drift traffic, generate's
+    prompts and style examples, the retriever's store folder or code) or lie inside an input folder,
+    or be another output.
     """
     from realrecall.evaluate.retrievers import retriever_inputs
     from realrecall.generate.store import sidecar_paths
