@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
@@ -11,6 +12,7 @@ from statsmodels.stats.proportion import proportion_confint
 from calibrate.results_builder import per_query, ranks_set, results_document
 from realrecall.calibrate import calibrate
 from realrecall.errors import GateFailed, InputError
+from realrecall.labels import default_type_rules
 
 NOW = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
 
@@ -95,11 +97,29 @@ def test_single_query_slice_has_a_figure_and_a_note() -> None:
 
 def test_slice_with_missing_value_is_its_own_slice() -> None:
     document = results_document(
-        [("r", [per_query("a", "real", rank=1, type=None), per_query("b", "real", rank=1, type="x")])]
+        [("r", [per_query("a", "real", rank=1, product=None), per_query("b", "real", rank=1, product="x")])]
     )
     report = calibrate(document, now=NOW)
-    values = [g.value for g in report.slices() if g.field == "type"]
+    values = [g.value for g in report.slices() if g.field == "product"]
     assert values == ["x", None]
+
+
+def test_a_query_without_a_type_or_form_is_sliced_by_the_ones_the_rules_give_its_text() -> None:
+    # evaluate writes a query's own labels only; the rules' are read when a slice or stratum asks.
+    rules = default_type_rules()
+    texts = {"a": "why does sync fail?", "b": "sync settings", "c": "export notes"}
+    document = results_document(
+        [("r", [per_query(qid, "real", rank=1, query=text) for qid, text in texts.items()]
+               + [per_query("d", "real", rank=1, type="mine", form="chat", query="why does sync fail?")])]
+    )  # fmt: skip
+    report = calibrate(document, now=NOW)
+    slices = {(g.field, g.value): g.n_real for g in report.slices() if g.field in ("type", "form")}
+    expected: Counter[tuple[str, str]] = Counter({("type", "mine"): 1, ("form", "chat"): 1})
+    expected.update(("type", rules.classify(text)[0]) for text in texts.values())
+    expected.update(("form", rules.classify_form(text)[0]) for text in texts.values())
+    assert slices == expected
+    assert report.calibrated is not None
+    assert report.calibrated.by == "type"
 
 
 def test_calibrated_estimate_of_well_covered_strata_equals_the_real_mean() -> None:
@@ -211,7 +231,7 @@ def test_an_unknown_calibrate_by_field_is_warned_not_silently_one_stratum() -> N
     assert report.calibrated.by is None
     assert (
         "--calibrate-by 'tpye': no query in the results has this field, so the calibrated estimate uses one "
-        "stratum (fields: type, language)"
+        "stratum (fields: type, language, form)"
     ) in report.warnings
     assert not any("calibrate-by" in w for w in calibrate(hand_document(), now=NOW).warnings)
 

@@ -24,7 +24,7 @@ def test_public_names_are_all_exported_and_resolve() -> None:
 def test_extra_per_query_fields_become_slice_fields_and_top_does_not() -> None:
     record = per_query("q1", "real", rank=1, type="howto", product="sync", top=["p1", "p2"])
     results = load_results(results_document([("r", [record])]))
-    assert results.slice_fields() == ("type", "language", "product")
+    assert results.slice_fields() == ("type", "language", "form", "product")  # a form: the rules'
 
 
 def test_origin_comes_from_the_gold_set_when_the_record_has_none() -> None:

@@ -177,8 +177,9 @@ def test_a_query_without_type_or_form_gets_them_from_the_rules_and_its_own_label
     )
     result = evaluate([bare], run=RUN, metrics=["recall@1"], by=("type", "form"))
     first, second = result.gold_sets[0].queries
-    assert (first.type, first.field("form")) == ("troubleshooting", "question")
-    assert (second.type, second.field("form")) == ("mine", "chat")
+    assert (first.field("type"), first.field("form")) == ("troubleshooting", "question")
+    assert (second.field("type"), second.field("form")) == ("mine", "chat")
+    assert (first.type, first.fields) == (None, {})  # the record's own labels: the rules' are not written
     assert "type_rule" not in first.fields  # no rule names: each would be one more slice of the report
     slices = {(s.field, s.value): s.n for s in result.gold_sets[0].slices}
     assert slices == {
@@ -206,7 +207,7 @@ def test_queries_of_one_text_are_labelled_alike_and_their_own_labels_still_win(o
     gold = GoldSet(tuple(GoldQuery(f"q{i}", "", {"p1": 1}, **(own if i == 1 else {})) for i in range(3)))
     run = Run.from_scores({"q0": {"p1": 1.0}})
     result = evaluate([gold], run=run, metrics=["recall@1"], by=("type", "form"))
-    assert [(query.type, query.field("form")) for query in result.gold_sets[0].queries] == expected
+    assert [(query.field("type"), query.field("form")) for query in result.gold_sets[0].queries] == expected
 
 
 def test_slicing_by_a_field_no_query_has_is_warned_naming_the_fields_present():

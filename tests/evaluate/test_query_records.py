@@ -71,8 +71,8 @@ def test_results_json_is_written_from_the_columns_without_ranking_the_run(
 def test_queries_with_no_fields_of_their_own_write_the_columns_their_records_give(
     tmp_path: Path, by: tuple[str, ...]
 ) -> None:
-    # TREC and BEIR qrels queries: no metadata, no provenance; their one field is the rules' form
-    # (results.json shares one record per form among them).
+    # TREC and BEIR qrels queries: no metadata, no provenance, so no field (results.json shares one
+    # empty record among them); their form is the rules', read when asked for, not written.
     texts = ["", "how do I reset my password?", "password reset", "", "error 42 on login", "why?"]
     numbers = (12, 3, 7, 0, 25, 1)
     queries = (GoldQuery(f"q{i}", text, {f"p{i % 5}": 1}) for i, text in zip(numbers, texts, strict=True))
@@ -86,7 +86,8 @@ def test_queries_with_no_fields_of_their_own_write_the_columns_their_records_giv
     assert written == (tmp_path / "materialised.json").read_text()
     fields = json.loads(written)["gold_sets"][0]["per_query"]["fields"]
     assert fields == [{k: v for k, v in q.fields.items() if k not in RESERVED_FIELDS} for q in queries]
-    assert {field["form"] for field in fields} >= {"keywords", "question"}  # the rules' forms differ
+    assert fields == [{}] * len(texts)
+    assert {q.field("form") for q in queries} >= {"keywords", "question"}  # the rules' forms differ
 
 
 def test_results_json_is_the_same_when_the_columns_are_listed_a_block_at_a_time(
@@ -138,8 +139,9 @@ def test_labels_are_columns_beside_the_gold_set_not_a_labelled_copy(monkeypatch:
     result = evaluate(gold, run=_run(), k=(1,), by=["type", "form"])
     labelled = [type_rules.label_query(query, record_rule=False) for query in gold]
     queries = result.gold_sets[0].queries
-    assert [q.type for q in queries] == [q.type for q in labelled]
-    assert [q.fields for q in queries] == [dict(q.metadata) for q in labelled]
+    assert [q.field("type") for q in queries] == [q.type for q in labelled]
+    assert [q.field("form") for q in queries] == [q.metadata["form"] for q in labelled]
+    assert [q.fields for q in queries] == [dict(q.metadata) for q in gold]  # only the records' own
     slices = {(s.field, s.value): s.n for s in result.gold_sets[0].slices}
     forms = [q.metadata["form"] for q in labelled]
     assert sum(n for (name, _), n in slices.items() if name == "form") == 3

@@ -284,7 +284,7 @@ def _miss(
         retrieved=retrieved,
         first_relevant_rank=_first_relevant_rank(record, relevant),
         gold_set=record.gold_set,
-        type=record.type,
+        type=record.label("type"),
         language=record.language,
         origin=record.origin,
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import cached_property, partial
 from itertools import chain, compress, repeat
-from operator import attrgetter, is_not, methodcaller
+from operator import attrgetter, is_, is_not, methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -34,6 +34,7 @@ from realrecall.evaluate.slicing import slice_sort_key
 from realrecall.files import file_sha256
 from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.gold import GoldQuery, GoldSet
+from realrecall.labels import default_labeller
 from realrecall.resolution import DEFAULT_COVERAGE, Resolution, check_gold_from, resolve_gold
 from realrecall.style_leak import style_leak_warning
 
@@ -116,7 +117,6 @@ def evaluate(
     warnings.extend(_style_leak_warnings(gold_sets))
     for gold in gold_sets:
         gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, evidence_coverage)
-        labels = _Labels.of(gold)
         _give_back_memory(gold)
         warnings.extend(resolution_warnings)
         gold_run = _run_for(gold, run, retriever, depth, progress)
@@ -130,9 +130,7 @@ def evaluate(
             warnings.extend(
                 _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
             )
-        result = _gold_set_result(
-            gold, labels, gold_run, scores, metric_names, by, recorded_depth, missing_passages
-        )
+        result = _gold_set_result(gold, gold_run, scores, metric_names, by, recorded_depth, missing_passages)
         del scores
         _give_back_memory(gold)
         context = _context_at(gold, gold_run, tokens, metric_names, k)
@@ -475,66 +473,55 @@ def _present_fields(query: GoldQuery) -> list[str]:
     return core + extra + (["provenance"] if query.provenance is not None else [])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Labels:
-    """Each query's type and form, as slices and results give them: its own, else the rules'.
+    """Each query's type and form as slices give them: its own, else the rules' (``realrecall.labels``).
 
     Strata match only if every query has a type and a form: a set without them (BEIR, TREC, an older
-    synthetic set) gets them from the rules real and synthetic questions are typed by (a record's own
-    labels win). Kept as two columns beside the gold set rather than a labelled copy of every query.
+    synthetic set) gets them from the rules real and synthetic questions are typed by. Each column is
+    labelled the first time a slice asks for it (a million distinct questions take 9 s), never for a
+    run sliced by neither, and only the queries without a label of their own are labelled.
     """
 
-    types: tuple[str | None, ...]
-    forms: tuple[str | None, ...]
-    """The rules' form of each query without one of its own; None for a query that has one."""
+    gold: GoldSet
 
-    @classmethod
-    def of(cls, gold: GoldSet) -> _Labels:
-        from realrecall.labels import default_type_rules
+    @cached_property
+    def types(self) -> list[str | None]:
+        return _own_or_rules(list(map(_TYPE, self.gold)), self.gold, default_labeller().types)
 
-        rules = default_type_rules()
-        # Many queries share a text (TREC and BEIR qrels have none, synthetic sets repeat templates):
-        # a distinct text is classified once; the caches stop growing when texts are all different.
-        type_of: dict[str, str] = {}
-        form_of: dict[str, str] = {}
-        types: list[str | None] = []
-        forms: list[str | None] = []
-        for query in gold:
-            text, query_type = query.query, query.type
-            if query_type is None:
-                query_type = type_of.get(text)
-                if query_type is None:
-                    query_type = rules.classify(text)[0]
-                    if len(type_of) < _LABEL_CACHE:
-                        type_of[text] = query_type
-            form = None
-            metadata = query.metadata  # NO_FIELDS (qrels queries') is not asked: its get is Python code
-            if metadata is NO_FIELDS or metadata.get("form") is None:
-                form = form_of.get(text)
-                if form is None:
-                    form = rules.classify_form(text)[0]
-                    if len(form_of) < _LABEL_CACHE:
-                        form_of[text] = form
-            types.append(query_type)
-            forms.append(form)
-        return cls(tuple(types), tuple(forms))
+    @cached_property
+    def forms(self) -> list[str | None]:
+        return _own_or_rules(list(map(_own_form, self.gold)), self.gold, default_labeller().forms)
 
     def field(self, query: GoldQuery, position: int, name: str) -> Any:
-        """``query.field(name)`` of the labelled query at ``position``."""
+        """``query.field(name)``, with the rules' type and form for a query without its own."""
         if name == "type":
             return self.types[position]
-        if name == "form" and self.forms[position] is not None:
+        if name == "form":
             return self.forms[position]
         return query.field(name)
 
 
-_LABEL_CACHE = 1 << 16
+def _own_or_rules(
+    own: list[Any], gold: GoldSet, label: Callable[[Sequence[str]], Sequence[str]]
+) -> list[Any]:
+    """``own``, each None replaced by the rules' label of its query's text (labelled in one column)."""
+    missing = list(map(_IS_NONE, own))
+    if not any(missing):
+        return own
+    labelled = iter(label(list(compress(map(_QUERY, gold), missing))))
+    return [value if value is not None else next(labelled) for value in own]
+
+
+def _own_form(query: GoldQuery) -> Any:
+    """The form a query's record gives; NO_FIELDS (every qrels query's) is not asked: its get is Python."""
+    metadata = query.metadata
+    return None if metadata is NO_FIELDS else metadata.get("form")
 
 
 @gc_paused
 def _gold_set_result(
     gold: GoldSet,
-    labels: _Labels,
     run: Run,
     scores: QueryScores,
     metrics: Sequence[str],
@@ -544,6 +531,7 @@ def _gold_set_result(
 ) -> GoldSetResult:
     overall = SliceResult(None, None, len(gold), {m: scores.mean(m) for m in metrics})
     slices = []
+    labels = _Labels(gold)  # each column labelled only if a slice asks for it
     for field in by:
         for value, members in sorted(_groups(gold, labels, field).items(), key=slice_sort_key):
             slices.append(
@@ -551,7 +539,6 @@ def _gold_set_result(
             )
     queries = _EvaluatedQueries(
         gold=gold,
-        labels=labels,
         by=tuple(by),
         metrics=tuple(metrics),
         values=tuple(scores.in_gold_order(scores.values[m]) for m in metrics),
@@ -588,7 +575,6 @@ class _EvaluatedQueries(QueryRecords):
     """
 
     gold: GoldSet
-    labels: _Labels
     by: tuple[str, ...]
     metrics: tuple[str, ...]
     values: tuple[np.ndarray, ...]
@@ -609,22 +595,17 @@ class _EvaluatedQueries(QueryRecords):
 
     def _rows(
         self, *, with_top: bool
-    ) -> Iterator[
-        tuple[GoldQuery, str | None, dict[str, Any], int, tuple[str, ...] | None, dict[str, float]]
-    ]:
+    ) -> Iterator[tuple[GoldQuery, dict[str, Any], int, tuple[str, ...] | None, dict[str, float]]]:
         tops: Iterable[tuple[str, ...] | None] = self._tops() if with_top else repeat(None, len(self))
         rows = zip(
             self.gold,
-            self.labels.types,
-            self.labels.forms,
             listed(self.first_relevant_rank),
             tops,
             zip(*map(listed, self.values), strict=True),
             strict=True,
         )
-        for query, query_type, form, rank, top, values in rows:
-            fields = _fields(query, self.by, form)
-            yield query, query_type, fields, rank, top, dict(zip(self.metrics, values, strict=True))
+        for query, rank, top, values in rows:
+            yield query, _fields(query, self.by), rank, top, dict(zip(self.metrics, values, strict=True))
 
     def columns(self) -> PerQueryColumns:
         gold = self.gold
@@ -633,7 +614,7 @@ class _EvaluatedQueries(QueryRecords):
             "query": map(_QUERY, gold),
             "gold": _relevant_id_lists(gold),
             "origin": map(_ORIGIN, gold),
-            "type": iter(self.labels.types),
+            "type": map(_TYPE, gold),
             "language": map(_LANGUAGE, gold),
             "fields": self._field_column(),
             "first_relevant_rank": CodedColumn.of_numbers(self.first_relevant_rank, zero_is_null=True)
@@ -646,20 +627,17 @@ class _EvaluatedQueries(QueryRecords):
         return PerQueryColumns(core, metrics)
 
     def _field_column(self) -> Iterable[dict[str, Any]]:
-        gold, by, forms = self.gold, self.by, self.labels.forms
+        gold, by = self.gold, self.by
         if by or _any_fields(gold) or any(map(_PROVENANCE, gold)):
-            return (record_fields(_fields(query, by, form)) for query, form in zip(gold, forms, strict=True))
-        # Queries with no field of their own (TREC and BEIR qrels): each record is its rules' form,
-        # one shared dict per form (a million queries: 0.1 s, not 0.7).
-        shared = {form: record_fields(_fields(gold.queries[0], (), form)) for form in set(forms)}
-        code = {form: number for number, form in enumerate(shared)}
-        codes = np.fromiter(map(code.__getitem__, forms), np.min_scalar_type(len(shared)), len(forms))
-        return CodedColumn(list(shared.values()), codes)
+            return (record_fields(_fields(query, by)) for query in gold)
+        # Queries with no field of their own (TREC and BEIR qrels): one shared empty record, coded
+        # (a million queries: 0.1 s, not 0.7).
+        return CodedColumn([{}], np.zeros(len(gold), dtype=np.uint8))
 
     def records(self, *, with_top: bool) -> Iterator[dict[str, Any]]:
-        for query, query_type, fields, rank, top, values in self._rows(with_top=with_top):
+        for query, fields, rank, top, values in self._rows(with_top=with_top):
             yield query_record(
-                query.query_id, query.query, _relevant_ids(query), query.origin, query_type,
+                query.query_id, query.query, _relevant_ids(query), query.origin, query.type,
                 query.language, fields, rank or None, top, values,
             )  # fmt: skip
 
@@ -671,7 +649,7 @@ class _EvaluatedQueries(QueryRecords):
                 query=query.query,
                 gold=tuple(_relevant_ids(query)),
                 origin=query.origin,
-                type=query_type,
+                type=query.type,
                 language=query.language,
                 first_relevant_rank=rank or None,
                 top=top or (),
@@ -679,7 +657,7 @@ class _EvaluatedQueries(QueryRecords):
                 fields=fields,
                 gold_set=name,
             )
-            for query, query_type, fields, rank, top, values in self._rows(with_top=True)
+            for query, fields, rank, top, values in self._rows(with_top=True)
         )
 
 
@@ -689,7 +667,9 @@ def _any_fields(gold: GoldSet) -> bool:
     return any(filter(None, filter(partial(is_not, NO_FIELDS), map(_METADATA, gold))))
 
 
-_QUERY, _ORIGIN, _LANGUAGE, _METADATA = map(attrgetter, ("query", "origin", "language", "metadata"))
+_QUERY, _TYPE, _ORIGIN, _LANGUAGE = map(attrgetter, ("query", "type", "origin", "language"))
+_METADATA = attrgetter("metadata")
+_IS_NONE = partial(is_, None)
 _PROVENANCE, _GOLD, _EVIDENCE = map(attrgetter, ("provenance", "gold", "evidence"))
 _VALUES = methodcaller("values")
 
@@ -727,20 +707,23 @@ def _relevant_id_lists(gold: GoldSet) -> Iterable[list[str]]:
     return map(_relevant_ids, gold)
 
 
-def _fields(query: GoldQuery, by: Sequence[str], form: str | None = None) -> dict[str, Any]:
+def _fields(query: GoldQuery, by: Sequence[str]) -> dict[str, Any]:
     """Every field of the query's gold-set record (not only those sliced here), so that calibrate and
-    compare can slice the results by any of them; a ``by`` field the query lacks is recorded as None.
-    ``form``: the rules' form of a query without one of its own (``_Labels``)."""
+    compare can slice the results by any of them; a ``by`` field the query lacks is recorded as None,
+    but for ``form``: a query without one has the rules' (``QueryResult.label``), not a null."""
     if not query.metadata and query.provenance is None and not by:
-        return {} if form is None else {"form": form}  # a qrels query, say: nothing else to copy
-    metadata = query.metadata if form is None else {**query.metadata, "form": form}
-    fields = {name: _jsonable(value) for name, value in metadata.items()}
+        return {}  # a qrels query, say: nothing to copy
+    fields = {name: _jsonable(value) for name, value in query.metadata.items()}
     if query.provenance is not None:
         fields["provenance"] = _jsonable(query.provenance.to_dict())
     for name in by:
-        if name not in RESERVED_FIELDS:
+        if name not in RESERVED_FIELDS and name not in _LABELLED:
             fields.setdefault(name, _jsonable(query.field(name)))
     return fields
+
+
+# Fields a query without its own takes from the rules (``type`` is a core field, reserved).
+_LABELLED = frozenset({"form"})
 
 
 def _groups(gold: GoldSet, labels: _Labels, field: str) -> dict[Any, list[str]]:

@@ -10,6 +10,7 @@ the project.
 
 from __future__ import annotations
 
+from realrecall.labels.labelling import Labeller, default_labeller
 from realrecall.labels.rules import (
     FormRule,
     FormRules,
@@ -22,8 +23,10 @@ from realrecall.labels.rules import (
 __all__ = [
     "FormRule",
     "FormRules",
+    "Labeller",
     "TypeRule",
     "TypeRules",
+    "default_labeller",
     "default_type_rules",
     "load_type_rules",
 ]

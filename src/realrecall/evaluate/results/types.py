@@ -10,10 +10,12 @@ import json
 from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, Literal, overload
 
 from realrecall.errors import InputError
+from realrecall.labels import default_labeller
 
 __all__ = [
     "MAX_SLICE_VALUES",
@@ -80,7 +82,8 @@ class QueryResult:
     ``gold``: the relevant gold ids (as evaluate writes them); ``grades``: every judged passage with
     its grade, when known (a per-query file written with grades, or a gold set given to review).
     ``fields``: every other field of the gold-set record (``source``, ``product``, ``provenance``...).
-    ``gold_set``: the name of the gold set the query belongs to.
+    ``gold_set``: the name of the gold set the query belongs to. ``type`` and ``fields["form"]`` are the
+    record's own labels; :meth:`label` (and :meth:`field`) give the rules' for a query without them.
     """
 
     query_id: str
@@ -97,14 +100,39 @@ class QueryResult:
     grades: Mapping[str, int] = field(default_factory=dict)
 
     def field(self, name: str) -> Any:
-        """The value a slice of ``name`` groups by: a core field or any gold-set field.
+        """The value a slice of ``name`` groups by: a core field, a label or any gold-set field.
 
         A nested value (a list, an object) is given as its JSON text, so that it can be grouped.
         """
-        value = getattr(self, name) if name in _CORE_FIELDS else self.fields.get(name)
+        if name == "type":
+            value = self.label("type")
+        elif name == "form":
+            value = self.label("form")
+        else:
+            value = getattr(self, name) if name in _CORE_FIELDS else self.fields.get(name)
         if value is None or isinstance(value, str | int | float | bool):
             return value
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+    def label(self, name: Literal["type", "form"]) -> Any:
+        """The query's ``type`` or ``form``: its own, else the one the rules read in its text.
+
+        Strata and slices match only if every query has both, so a query without its own (a BEIR or
+        TREC set's, an older synthetic set's) takes them from the rules real and synthetic questions
+        are labelled by (``realrecall.labels``), when first asked for.
+        """
+        if name == "type":
+            return self.type if self.type is not None else self._rules_type
+        own = self.fields.get("form")
+        return own if own is not None else self._rules_form
+
+    @cached_property
+    def _rules_type(self) -> str:
+        return default_labeller().type_of(self.query)
+
+    @cached_property
+    def _rules_form(self) -> str:
+        return default_labeller().form_of(self.query)
 
     @property
     def weight(self) -> float:
@@ -409,6 +437,8 @@ class EvaluationResult:
                 for name, value in (("type", query.type), ("language", query.language), *query.fields.items())
                 if value is None or isinstance(value, str | int | float | bool)
             )
+            if "form" not in query.fields:
+                names["form"] = None  # the rules' form (``QueryResult.label``), not labelled here
         preferred = [name for name in ("type", "language") if name in names]
         return tuple(preferred + sorted(name for name in names if name not in preferred))
 
@@ -416,9 +446,11 @@ class EvaluationResult:
         """Every field some query gives a value for (origin included): what ``--by`` can name."""
         names: dict[str, None] = {}
         for query in self.queries:
-            core = (name for name in ("origin", "type", "language") if getattr(query, name) is not None)
+            # Every query has a type and a form: its own, or the rules' (``QueryResult.label``).
+            core = (n for n in ("origin", "type", "language") if n == "type" or getattr(query, n) is not None)
             names.update(dict.fromkeys(core))
             names.update((name, None) for name, value in query.fields.items() if value is not None)
+            names["form"] = None
         return tuple(names)
 
     def generator_fingerprints(self, origin: str = "synthetic") -> tuple[str, ...]:
