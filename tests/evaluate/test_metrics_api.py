@@ -29,4 +29,3 @@ def test_importing_realrecall_does_not_import_numpy() -> None:
     )
 
     assert result.stdout.strip() == "False"
-

@@ -7,12 +7,90 @@ from typing import Annotated
 
 import typer
 
-from realrecall.cli.application import check_format, command_group, emit_report, user_errors
+from realrecall.cli.application import (
+    ProgressBar,
+    check_format,
+    command_group,
+    emit_report,
+    note,
+    user_errors,
+    warn,
+)
+from realrecall.errors import InputError
 
 judge_app = command_group(
     "judge",
     "Label unjudged passages with an LLM judge, check it against people, and correct its figures (PPI).",
 )
+
+
+@judge_app.callback(invoke_without_command=True)
+def judge(
+    ctx: typer.Context,
+    gold: Annotated[
+        Path | None, typer.Option(help="The human gold set whose real queries are pooled.")
+    ] = None,
+    per_query: Annotated[
+        list[Path] | None,
+        typer.Option(help="Per-query file of an evaluated retriever (evaluate --per-query); repeatable."),
+    ] = None,
+    corpus: Annotated[
+        Path | None, typer.Option("--corpus", "-c", help="The corpus the retrievers searched.")
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="The judge's labels (JSONL; OUTPUT.qrels beside it)."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name at the OpenAI-compatible endpoint.")] = None,
+    k: Annotated[int, typer.Option("--k", help="Pool depth: each retriever's top k.")] = 10,
+    concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 8,
+    price_in: Annotated[
+        float | None, typer.Option(help="Price per million input tokens (cost summary).")
+    ] = None,
+    price_out: Annotated[float | None, typer.Option(help="Price per million output tokens.")] = None,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait for one answer.")] = 60.0,
+) -> None:
+    """Label unjudged passages with an LLM judge, check it against people, and correct its figures (PPI)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with user_errors():
+        if gold is None or not per_query or corpus is None or output is None or model is None:
+            raise InputError(
+                "realrecall judge needs --gold, --per-query, --corpus, --output and --model",
+                hint="or run `realrecall judge agreement` / `realrecall judge ppi`",
+            )
+        from realrecall.files import check_distinct
+
+        inputs = {
+            "--gold": gold,
+            "--corpus": corpus,
+            **{f"--per-query {i}": p for i, p in enumerate(per_query, 1)},
+        }
+        check_distinct(inputs, {"--output": output})
+        from realrecall.corpus import load_corpus
+        from realrecall.curate.judge import judge_pool
+        from realrecall.evaluate.results import read_per_query
+        from realrecall.gold import load_gold
+        from realrecall.llm import LLMConfig, OpenAIChatClient
+
+        client = OpenAIChatClient(LLMConfig(timeout=timeout))
+        with ProgressBar("judging", min_total=20) as bar:
+            summary = judge_pool(
+                load_gold(gold), [read_per_query(p) for p in per_query], load_corpus(corpus), output,
+                client=client, model=model, k=k, concurrency=concurrency, price_in=price_in,
+                price_out=price_out, progress=bar,
+            )  # fmt: skip
+        stage = summary.stage
+        spent = "" if stage.cost is None else f", cost {stage.cost:.4f}"
+        note(
+            f"{summary.pooled} pooled pairs: {summary.graded} graded now, {summary.kept} already graded, "
+            f"{summary.failed} failed; {stage.requests} requests ({stage.cached} cached), "
+            f"{stage.tokens_in} tokens in, {stage.tokens_out} out{spent}",
+            style="",
+        )
+        note(f"labels written to {summary.output_path} and {summary.qrels_path}", style="")
+        if summary.failed:
+            warn(f"{summary.failed} pairs got no grade (see the failures file beside {summary.output_path})")
 
 
 @judge_app.command("agreement")
