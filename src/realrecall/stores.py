@@ -8,26 +8,21 @@ the store retriever's own (``--retriever-option`` and ``--option`` take the same
 store is, ``id_field``/``title_field`` and, for LanceDB and Qdrant, ``text_field``. Each store's
 records are read ``page_size`` at a time; the file is written atomically (all of it or nothing) and
 its chunk ids must be unique. Metadata is kept as the store holds it (document ids, offsets...).
+A store is any registered retriever whose ``RetrieverSpec`` has an ``export``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from realrecall.errors import InputError, RealrecallError
+from realrecall.evaluate.retrievers.options import StoreExporter, make_options
+from realrecall.evaluate.retrievers.registry import store_spec
+from realrecall.files import check_distinct, write_jsonl_atomic
 
-__all__ = ["STORES", "export_corpus"]
-
-STORES: Mapping[str, str] = {
-    "chroma": "realrecall.evaluate.retrievers.chroma",
-    "lancedb": "realrecall.evaluate.retrievers.lancedb",
-    "qdrant": "realrecall.evaluate.retrievers.qdrant",
-}
-"""Store name -> the retriever module that reads it (its options, ``RETRIEVER`` and ``export_chunks``)."""
+__all__ = ["export_corpus"]
 
 # The progress callback hears about every this many records (and the last one).
 _PROGRESS_EVERY = 256
@@ -48,25 +43,16 @@ def export_corpus(
     a missing extra, an unreachable store, a record without text, two records with one id) and
     ``OutputError``; nothing is written unless the whole export succeeds.
     """
-    from realrecall.evaluate.retrievers.options import make_options
-    from realrecall.files import check_distinct, write_jsonl_atomic
-
-    module = store_module(store)
-    built = make_options(module.RETRIEVER, options)
+    spec = store_spec(store)
+    export_chunks = cast("StoreExporter[Any]", spec.export)  # store_spec gives only specs with one
+    built = make_options(spec, options)
     if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
         raise InputError(f"page size must be a positive integer, got {page_size!r}")
     # Every file of a local store's folder is an input: an output among them would break the store.
-    store_paths = {f"--option {key}": path for key, path in module.RETRIEVER.input_paths(built).items()}
+    store_paths = {f"--option {key}": path for key, path in spec.input_paths(built).items()}
     check_distinct(store_paths, {"--output": output})
-    export = module.export_chunks(built, page_size=page_size)
-    return write_jsonl_atomic(output, _checked(export.records, export.total, store, progress))
-
-
-def store_module(store: str) -> ModuleType:
-    """The retriever module of a store name; one line listing the stores for any other name."""
-    if store not in STORES:
-        raise InputError(f"unknown store {store!r}; choose from {', '.join(STORES)}")
-    return importlib.import_module(STORES[store])
+    export = export_chunks(built, page_size=page_size)
+    return write_jsonl_atomic(output, _checked(export.records, export.total, spec.name, progress))
 
 
 def _checked(

@@ -8,13 +8,14 @@ from typing import Annotated
 import typer
 
 from realrecall.cli.application import ProgressBar, command_group, note, user_errors
+from realrecall.cli.retriever_help import STORES, RetrieverHelp
 
 corpus_app = command_group("corpus", "Work with corpora: export one from a vector store.")
 
 
-@corpus_app.command("export")
+@corpus_app.command("export", cls=RetrieverHelp)
 def export(
-    store: Annotated[str, typer.Option("--from", help="The store: chroma, lancedb or qdrant.")],
+    store: Annotated[str, typer.Option("--from", help=f"The store: {STORES}.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Corpus JSONL to write.")],
     option: Annotated[
         list[str] | None,

@@ -1,4 +1,4 @@
-"""The help of the options that name a retriever, read from the retriever registry when help is shown.
+"""The help of the options that name a retriever or a store, read from the registry when help is shown.
 
 Written into the help at import, the names and options of every retriever would import every
 retriever module (bm25, the stores, the embedding cache: about 20 ms of each evaluate and calibrate
@@ -13,21 +13,23 @@ from typing import Any
 
 from typer.core import TyperCommand
 
-__all__ = ["RETRIEVERS", "RETRIEVER_OPTIONS", "RetrieverHelp"]
+__all__ = ["RETRIEVERS", "RETRIEVER_OPTIONS", "STORES", "RetrieverHelp"]
 
 RETRIEVERS = "{retrievers}"
 """Stands for ``bm25, dense, ..., or module:function`` in an option's help."""
 RETRIEVER_OPTIONS = "{retriever options}"
 """Stands for each retriever's options (``bm25: k1, b, ...; dense: ...``) in an option's help."""
+STORES = "{stores}"
+"""Stands for the vector stores (``chroma, lancedb, qdrant``) in an option's help."""
 
 
 class RetrieverHelp(TyperCommand):
-    """A command whose options' help names the registered retrievers."""
+    """A command whose options' help names the registered retrievers (or stores)."""
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        from realrecall.evaluate.retrievers.registry import choices, options_help
+        from realrecall.evaluate.retrievers.registry import choices, options_help, store_choices
 
-        filled = {RETRIEVERS: choices, RETRIEVER_OPTIONS: options_help}
+        filled = {RETRIEVERS: choices, RETRIEVER_OPTIONS: options_help, STORES: store_choices}
         for param in self.params:
             text = getattr(param, "help", None)
             if not isinstance(text, str):

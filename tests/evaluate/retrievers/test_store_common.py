@@ -6,7 +6,6 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,9 +13,9 @@ import pytest
 from realrecall import stores
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers import build_retriever
-from realrecall.evaluate.retrievers.options import RetrieverSpec
-from realrecall.evaluate.retrievers.store_common import StoreExport, chunk_record, plain_metadata, record_id
+from realrecall.evaluate.retrievers import build_retriever, register, unregister
+from realrecall.evaluate.retrievers.options import RetrieverSpec, StoreExport
+from realrecall.evaluate.retrievers.store_common import chunk_record, plain_metadata, record_id
 from support import cli
 
 STORE_OPTIONS = {
@@ -49,8 +48,10 @@ class FakeOptions:
     duplicate: bool = False
 
 
-def _fake_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A store of three records whose reading can fail after some, or repeat an id."""
+@pytest.fixture
+def fake_store() -> Iterator[None]:
+    """A store of three records whose reading can fail after some, or repeat an id, registered as
+    any store is: a retriever spec with an ``export``."""
 
     def export_chunks(options: FakeOptions, *, page_size: int) -> StoreExport:
         def records() -> Iterator[dict[str, Any]]:
@@ -62,16 +63,20 @@ def _fake_store(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return StoreExport(total=3, records=records())
 
-    spec = RetrieverSpec(name="fake", options=FakeOptions, build=lambda *_: None, summary="fake")  # type: ignore[arg-type,return-value]
-    module = SimpleNamespace(RETRIEVER=spec, export_chunks=export_chunks)
-    monkeypatch.setitem(stores.STORES, "fake", "fake")  # type: ignore[index]
-    monkeypatch.setattr(stores, "store_module", lambda name: module)
+    spec = RetrieverSpec(
+        name="fake",
+        options=FakeOptions,
+        build=lambda *_: None,  # type: ignore[arg-type,return-value]
+        summary="fake",
+        export=export_chunks,
+    )
+    register(spec)
+    yield
+    unregister("fake")
 
 
-def test_export_writes_the_records_and_reports_progress(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _fake_store(monkeypatch)
+@pytest.mark.usefixtures("fake_store")
+def test_export_writes_the_records_and_reports_progress(tmp_path: Path) -> None:
     seen: list[tuple[int, int]] = []
     written = stores.export_corpus("fake", tmp_path / "out.jsonl", progress=lambda *pair: seen.append(pair))
     assert written == 3
@@ -82,10 +87,18 @@ def test_export_writes_the_records_and_reports_progress(
     assert dict(corpus["c2"].metadata) == {"doc": "d", "start": 2}
 
 
-def test_a_failure_mid_export_leaves_the_old_file_and_no_half_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _fake_store(monkeypatch)
+@pytest.mark.usefixtures("fake_store")
+def test_a_registered_store_is_one_the_cli_lists_and_exports(tmp_path: Path) -> None:
+    # Registering its spec (one registry line for a built-in store) is all a new store needs.
+    shown = cli.run("corpus", "export", "--help", env={"COLUMNS": "200"})
+    assert "fake" in shown.stdout.partition("The store: ")[2].partition(".")[0].split(", ")
+    done = cli.run("corpus", "export", "--from", "fake", "-o", str(tmp_path / "out.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert load_corpus(tmp_path / "out.jsonl").ids == ("c0", "c1", "c2")
+
+
+@pytest.mark.usefixtures("fake_store")
+def test_a_failure_mid_export_leaves_the_old_file_and_no_half_file(tmp_path: Path) -> None:
     output = tmp_path / "out.jsonl"
     output.write_text("old\n")
     with pytest.raises(InputError) as caught:
@@ -101,8 +114,11 @@ def test_a_failure_mid_export_leaves_the_old_file_and_no_half_file(
 
 
 def test_unknown_store_and_bad_page_size(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="unknown store 'pinecone'; choose from chroma, lancedb, qdrant"):
+    with pytest.raises(InputError, match="unknown store 'pinecone'; choose from ") as caught:
         stores.export_corpus("pinecone", tmp_path / "out.jsonl")
+    assert {"chroma", "lancedb", "qdrant"} <= set(str(caught.value).partition("choose from ")[2].split(", "))
+    with pytest.raises(InputError, match="unknown store 'bm25'"):  # a retriever, but not a store
+        stores.export_corpus("bm25", tmp_path / "out.jsonl")
     done = cli.run(
         "corpus", "export", "--from", "chroma", "--option", "collection", "-o", str(tmp_path / "o")
     )

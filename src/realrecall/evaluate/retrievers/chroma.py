@@ -21,9 +21,8 @@ from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, StoreExport
 from realrecall.evaluate.retrievers.store_common import (
-    StoreExport,
     StoreRetriever,
     chunk_record,
     field_value,
@@ -196,4 +195,5 @@ RETRIEVER = RetrieverSpec(
     build=build_chroma,
     summary="a Chroma collection (server or local folder), queried by its own or an endpoint's embeddings",
     libraries=("chromadb",),
+    export=export_chunks,
 )

@@ -19,9 +19,8 @@ from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, StoreExport
 from realrecall.evaluate.retrievers.store_common import (
-    StoreExport,
     StoreRetriever,
     chunk_record,
     one_line,
@@ -190,4 +189,5 @@ RETRIEVER = RetrieverSpec(
     summary="a LanceDB table (embedded), queried by its own or an endpoint's embeddings",
     libraries=("lancedb",),
     inputs=_local_folder,
+    export=export_chunks,
 )

@@ -18,10 +18,10 @@ import math
 import os
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import check_timeout, library_version
@@ -33,6 +33,8 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "RetrieverSpec",
     "RunSettings",
+    "StoreExport",
+    "StoreExporter",
     "default_cache_dir",
     "make_options",
     "option_rows",
@@ -41,6 +43,7 @@ __all__ = [
 ]
 
 Options = TypeVar("Options")
+_Options_contra = TypeVar("_Options_contra", contravariant=True)
 
 
 def default_cache_dir() -> Path:
@@ -89,6 +92,20 @@ _SETTING_FLAGS = {"cache_dir": "--cache-dir", "workers": "--workers", "query_tim
 
 
 @dataclass(frozen=True)
+class StoreExport:
+    """A store's records as corpus chunks: ``total`` (for a progress bar) and the records, paged."""
+
+    total: int
+    records: Iterator[dict[str, Any]]
+
+
+class StoreExporter(Protocol[_Options_contra]):
+    """Reads every record of a vector store as corpus chunks, ``page_size`` records a request."""
+
+    def __call__(self, options: _Options_contra, *, page_size: int) -> StoreExport: ...
+
+
+@dataclass(frozen=True)
 class RetrieverSpec(Generic[Options]):
     """One registry entry: the name, the options dataclass, ``build(corpus, options, settings)``.
 
@@ -97,6 +114,8 @@ class RetrieverSpec(Generic[Options]):
     fingerprint, which calibrate compares before carrying a gap from one results file to another.
     ``inputs(options)``: the files and folders the retriever reads that are not ``Path`` options
     (those count already), by option name, e.g. a local store given as text; see ``input_paths``.
+    ``export``: for a vector store, how ``realrecall corpus export --from NAME`` reads its records
+    (with the same options); a retriever with one is a store wherever stores are listed.
     """
 
     name: str
@@ -105,6 +124,7 @@ class RetrieverSpec(Generic[Options]):
     summary: str
     libraries: tuple[str, ...] = ()
     inputs: Callable[[Options], Mapping[str, Path | None]] | None = None
+    export: StoreExporter[Options] | None = None
 
     def input_paths(self, options: Options) -> dict[str, Path]:
         """Every file and folder the retriever reads, by option name: each ``Path`` option given, and

@@ -24,9 +24,8 @@ from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, StoreExport
 from realrecall.evaluate.retrievers.store_common import (
-    StoreExport,
     StoreRetriever,
     chunk_record,
     field_value,
@@ -192,4 +191,5 @@ RETRIEVER = RetrieverSpec(
     build=build_qdrant,
     summary="a Qdrant collection (server or local mode), queried by an endpoint's embeddings",
     libraries=("qdrant-client",),
+    export=export_chunks,
 )

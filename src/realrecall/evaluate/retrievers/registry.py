@@ -40,6 +40,8 @@ __all__ = [
     "options_help",
     "register",
     "retriever_inputs",
+    "store_choices",
+    "store_spec",
     "unregister",
 ]
 
@@ -159,6 +161,19 @@ def retriever_inputs(
 def choices() -> str:
     """``bm25, dense, local-dense, hybrid, or module:function``: what ``--retriever`` takes."""
     return ", ".join([*_REGISTRY, f"or {CUSTOM.name}"])
+
+
+def store_spec(name: str) -> RetrieverSpec[Any]:
+    """The spec of a vector store (a registered retriever with an ``export``), as ``--from`` names it."""
+    spec = _REGISTRY.get(name.strip()) if isinstance(name, str) else None
+    if spec is None or spec.export is None:
+        raise InputError(f"unknown store {name!r}; choose from {store_choices()}")
+    return spec
+
+
+def store_choices() -> str:
+    """``chroma, lancedb, qdrant``: the registered retrievers that are vector stores."""
+    return ", ".join(name for name, spec in _REGISTRY.items() if spec.export is not None)
 
 
 def _with_function(options: custom.CustomOptions, target: str) -> custom.CustomOptions:

@@ -19,8 +19,7 @@ from __future__ import annotations
 import base64
 import datetime
 import importlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "StoreExport",
     "StoreRetriever",
     "chunk_record",
     "field_value",
@@ -207,14 +205,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(item) for item in value]
     return str(value)
-
-
-@dataclass(frozen=True)
-class StoreExport:
-    """A store's records as corpus chunks: ``total`` (for a progress bar) and the records, paged."""
-
-    total: int
-    records: Iterator[dict[str, Any]]
 
 
 def chunk_record(
