@@ -41,8 +41,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("formats",),
     # Leaf types and text helpers the formats and the types share; the labels the type rules give.
     ("collection", "evidence", "provenance", "text_features", "tokens", "labels"),
-    # Reading and writing files safely; what a grade may be; the one client of an LLM endpoint.
-    ("files", "grades", "llm"),
+    # Reading and writing files safely; what a grade may be; the one client of an LLM endpoint; how a
+    # stage declares its settings.
+    ("files", "grades", "llm", "settings"),
     # Every error, the version, and the package's small mechanisms.
     ("errors", "_version", "_lazy", "_gc", "_pages"),
 )

@@ -2,6 +2,7 @@
 
     RealrecallError                 base: the CLI catches this (and only this) and exits non-zero
      ├── InputError                 a file or value the user gave is wrong: exit code 2
+     │    ├── SettingError          one setting of a stage (k, confidence...) is wrong, whoever gave it
      │    ├── OutputError           an output cannot be written (disk full, a folder, one of the inputs)
      │    └── UserCodeError         the user's own code (a custom retriever) failed; traceback with --debug
      │         └── RetrieverQueryError   ... on one query: raised, timed out or returned no ids
@@ -39,6 +40,7 @@ __all__ = [
     "OutputError",
     "RealrecallError",
     "RetrieverQueryError",
+    "SettingError",
     "UserCodeError",
 ]
 
@@ -81,6 +83,39 @@ class InputError(RealrecallError):
         if self.hint:
             text += f"; {self.hint}"
         return text
+
+
+class SettingError(InputError):
+    """One setting of a stage is wrong: ``k must hold whole numbers >= 1, got (0,)``.
+
+    The message is the setting's name (``label``, by default ``setting``), then the rule it breaks
+    (``problem``), so each front end names the setting its own way with ``labelled``: ``--k must ...``
+    on the command line, ``pipeline.toml:6: [evaluate] k must ...`` in a config file; the rule's words
+    are the same wherever the value came from.
+    """
+
+    def __init__(
+        self,
+        setting: str,
+        problem: str,
+        *,
+        hint: str | None = None,
+        label: str | None = None,
+        path: str | Path | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.setting = setting
+        self.problem = problem
+        named = setting if label is None else label
+        # A problem quoted from elsewhere (": unknown metric 'x'") follows the name without a space.
+        separator = "" if problem.startswith(":") else " "
+        super().__init__(f"{named}{separator}{problem}", path=path, line=line, hint=hint)
+
+    def labelled(
+        self, label: str, *, path: str | Path | None = None, line: int | None = None
+    ) -> SettingError:
+        """The same error with the setting named ``label`` (``--k``, ``[evaluate] k``) and a place."""
+        return SettingError(self.setting, self.problem, hint=self.hint, label=label, path=path, line=line)
 
 
 class OutputError(InputError):

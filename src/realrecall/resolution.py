@@ -34,12 +34,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+import typing
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from realrecall.errors import InputError
+from realrecall.errors import SettingError
 from realrecall.evidence import Evidence, normalise, normalise_with_offsets
+from realrecall.settings import check_choice
 
 if TYPE_CHECKING:
     from realrecall.corpus import Chunk, Corpus
@@ -48,15 +50,18 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_COVERAGE",
     "GOLD_FROM",
+    "GoldFrom",
     "QueryResolution",
     "Resolution",
+    "check_coverage",
     "check_gold_from",
     "needs_resolution",
     "resolve_gold",
 ]
 
-GOLD_FROM = ("auto", "ids", "evidence")
+GoldFrom = Literal["auto", "ids", "evidence"]
 """Where gold passages come from: see the module docstring."""
+GOLD_FROM: tuple[str, ...] = typing.get_args(GoldFrom)
 
 DEFAULT_COVERAGE = 0.5
 """The share of an evidence span a chunk must cover to be gold (rules 2 and 3)."""
@@ -130,17 +135,22 @@ class Resolution:
 
 
 def check_gold_from(gold_from: str, coverage: float) -> None:
-    """A one-line InputError for an unknown ``gold_from`` or a coverage outside (0, 1]."""
-    if gold_from not in GOLD_FROM:
-        raise InputError(f"unknown gold source {gold_from!r}", hint=f"choose from {', '.join(GOLD_FROM)}")
+    """A one-line SettingError for an unknown ``gold_from`` or a coverage outside (0, 1]."""
+    check_choice("gold_from", gold_from, GOLD_FROM)
+    check_coverage(coverage)
+
+
+def check_coverage(coverage: float) -> None:
+    """The one rule of ``evidence_coverage``: a share in (0, 1]."""
     if (
         isinstance(coverage, bool)
         or not isinstance(coverage, int | float)
         or math.isnan(coverage)
         or not 0 < coverage <= 1
     ):
-        raise InputError(
-            f"evidence coverage must be a number in (0, 1], got {coverage!r}",
+        raise SettingError(
+            "evidence_coverage",
+            f"must be a number in (0, 1], got {coverage!r}",
             hint="0.5: a chunk holding half of the evidence is gold",
         )
 

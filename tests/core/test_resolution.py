@@ -196,8 +196,8 @@ def test_overlapping_chunks_each_holding_the_evidence_count_as_split():
 def test_settings_are_checked():
     corpus = chunks_of(DOC, [13])
     gold_set = GoldSet((query(Evidence("D", "cat")),))
-    with pytest.raises(InputError, match="unknown gold source 'chunks'"):
+    with pytest.raises(InputError, match="gold_from must be one of auto, ids, evidence, got 'chunks'"):
         resolve_gold(gold_set, corpus, gold_from="chunks")
     for bad in (0, 1.5, float("nan"), True):
-        with pytest.raises(InputError, match=r"coverage must be a number in \(0, 1\]"):
+        with pytest.raises(InputError, match=r"evidence_coverage must be a number in \(0, 1\]"):
             resolve_gold(gold_set, corpus, coverage=bad)

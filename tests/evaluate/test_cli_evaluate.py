@@ -66,7 +66,7 @@ def test_scoring_a_trec_run_needs_no_corpus(files):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--k", "0,5"], "--k takes comma-separated positive integers"),
+        (["--k", "0,5"], "--k must hold whole numbers >= 1, got [0, 5]"),
         (["--metrics", "recal@10"], "unknown metric 'recal@10'"),
         (["--retriever", "bm26"], "unknown retriever 'bm26'"),
         (["--run", "RUN", "--retriever", "bm25"], "give --run or --retriever, not both"),

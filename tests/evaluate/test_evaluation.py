@@ -238,8 +238,8 @@ def test_the_same_gold_set_twice_or_two_of_one_name_are_refused(tmp_path):
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({"k": ("a",)}, "cutoffs must be positive integers"),
-        ({"k": (0, 5)}, "cutoffs must be positive integers"),
+        ({"k": ("a",)}, "k must be a list of whole numbers, got ('a',)"),
+        ({"k": (0, 5)}, "k must hold whole numbers >= 1, got [0, 5]"),
         ({"depth": -1}, "depth must be a whole number >= 1, got -1"),
         ({"depth": 0}, "depth must be a whole number >= 1, got 0"),
         ({"corpus": "corpus.jsonl"}, "corpus must be a Corpus, got str; read it with load_corpus(path)"),

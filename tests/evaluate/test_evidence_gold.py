@@ -111,9 +111,9 @@ def test_without_a_corpus_ids_are_used_and_evidence_only_queries_are_named():
 
 
 def test_bad_settings_are_one_line():
-    with pytest.raises(InputError, match="unknown gold source"):
+    with pytest.raises(InputError, match="gold_from must be one of auto, ids, evidence, got 'chunk'"):
         evaluate(gold_set(), corpus=corpus(), run=RUN, gold_from="chunk")
-    with pytest.raises(InputError, match="coverage must be a number"):
+    with pytest.raises(InputError, match=r"evidence_coverage must be a number in \(0, 1\], got 2"):
         evaluate(gold_set(), corpus=corpus(), run=RUN, evidence_coverage=2)
 
 
@@ -136,4 +136,6 @@ def test_cli_gold_from_and_coverage(tmp_path):
     assert "found in no chunk" in done.stderr
     bad = cli.run("evaluate", "--corpus", str(corpus_file), "--gold", str(gold_file), "--gold-from", "x")
     assert bad.returncode == 2
-    assert bad.err_lines == ["error: unknown gold source 'x'; choose from auto, ids, evidence"]
+    assert bad.err_lines == [
+        "error: --gold-from must be one of auto, ids, evidence, got 'x'; see 'realrecall evaluate --help'"
+    ]

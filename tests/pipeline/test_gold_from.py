@@ -79,9 +79,9 @@ def test_the_pipeline_takes_gold_from_and_coverage_from_evaluate(tmp_path):
     [
         (
             'gold_from = "chunks"',
-            ":11: [evaluate] unknown gold source 'chunks'; choose from auto, ids, evidence",
+            ":11: [evaluate] gold_from must be one of auto, ids, evidence, got 'chunks'",
         ),
-        ("evidence_coverage = 1.5", ":11: [evaluate] evidence coverage must be a number in (0, 1], got 1.5"),
+        ("evidence_coverage = 1.5", ":11: [evaluate] evidence_coverage must be a number in (0, 1], got 1.5"),
     ],
 )
 def test_bad_values_name_the_key_and_line(tmp_path, line, expected):
@@ -107,7 +107,7 @@ def test_one_call_calibrate_takes_gold_from(tmp_path):
     by_ids = evaluate_and_calibrate(synthetic, real, corpus=corpus, metric="recall@1", gold_from="ids")
     assert report.headline.real.n == by_ids.headline.real.n == 2
     assert (report.headline.real.value, by_ids.headline.real.value) == (1.0, 0.0)  # the stale ids miss
-    with pytest.raises(InputError, match="unknown gold source"):
+    with pytest.raises(InputError, match="gold_from must be one of auto, ids, evidence"):
         evaluate_and_calibrate(synthetic, real, corpus=corpus, gold_from="chunks")
 
     output = tmp_path / "report.json"

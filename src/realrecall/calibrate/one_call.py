@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport, calibrate
-from realrecall.evaluate import defaults as evaluate_defaults
-from realrecall.resolution import check_gold_from
-
-if TYPE_CHECKING:
-    from realrecall.evaluate.retrievers import RunSettings
+from realrecall.evaluate.settings import EvaluateSettings
+from realrecall.settings import setting_fields, settings_with
 
 __all__ = ["evaluate_and_calibrate"]
 
@@ -21,38 +17,22 @@ def evaluate_and_calibrate(
     real: str | Path,
     *,
     corpus: str | Path | None = None,
-    retriever: str | None = None,
-    retriever_options: Mapping[str, object] | None = None,
     run: str | Path | None = None,
-    k: Sequence[int] = evaluate_defaults.K,
-    by: Sequence[str] = (),
-    relevance_threshold: int = evaluate_defaults.RELEVANCE_THRESHOLD,
-    settings: RunSettings | None = None,
-    gold_from: str = evaluate_defaults.GOLD_FROM,
-    evidence_coverage: float = evaluate_defaults.EVIDENCE_COVERAGE,
+    evaluation: EvaluateSettings | None = None,
     **options: Any,
 ) -> CalibrationReport:
-    """Score ``retriever`` (or ``run``) on both gold sets with ``evaluate_files``, then
-    :func:`calibrate` the result; ``options`` are calibrate's keyword options. ``gold_from`` and
-    ``evidence_coverage``: where gold passages come from, as in ``evaluate`` (``realrecall.resolution``)."""
+    """Score the retriever ``evaluation`` names (or ``run``) on both gold sets, then :func:`calibrate`
+    the result. ``options``: fields of ``EvaluateSettings`` (over ``evaluation``) and calibrate's
+    keyword options; ``by`` slices both (calibrate's default: every field present)."""
     # Imported here: the evaluate stage (and its scoring kernel) is only needed in this mode.
     from realrecall.evaluate.from_files import load_inputs
 
-    check_gold_from(gold_from, evidence_coverage)  # before loading: a typo costs no corpus read
-
+    evaluate_names = {item.name for item in setting_fields(EvaluateSettings)}
+    given = {name: value for name, value in options.items() if name in evaluate_names}
+    evaluation = settings_with(EvaluateSettings, evaluation, given, what="evaluate_and_calibrate")
+    calibrate_options = {name: value for name, value in options.items() if name not in given or name == "by"}
+    calibrate_options.setdefault("by", evaluation.by or None)
     inputs = load_inputs(
-        [(synthetic, "synthetic"), (real, "real")],
-        corpus=corpus,
-        retriever=retriever,
-        retriever_options=retriever_options,
-        run=run,
-        settings=settings,
+        [(synthetic, "synthetic"), (real, "real")], corpus=corpus, run=run, settings=evaluation
     )
-    result = inputs.evaluate(
-        k=k,
-        by=by,
-        relevance_threshold=relevance_threshold,
-        gold_from=gold_from,
-        evidence_coverage=evidence_coverage,
-    )
-    return calibrate([result], corpus=inputs.corpus, by=by or None, **options)
+    return calibrate([inputs.evaluate()], corpus=inputs.corpus, **calibrate_options)

@@ -23,7 +23,6 @@ from typer.core import TyperGroup
 
 from realrecall._version import __version__
 from realrecall.errors import InputError, RealrecallError
-from realrecall.evaluate import defaults as evaluate_defaults
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -95,9 +94,6 @@ def _usage_error(exc: ClickException) -> int:
     error_line(f"{message}{hint}")
     return int(getattr(exc, "exit_code", 2) or 2)
 
-
-CUTOFFS = ",".join(str(n) for n in evaluate_defaults.K)
-"""``--k``'s default as the CLI writes it (evaluate, and calibrate's one-call mode)."""
 
 # The --mlflow options of evaluate, calibrate and run (here, so those commands load no other's module).
 MLFLOW_HELP = (

@@ -10,7 +10,6 @@ from rich.text import Text
 
 from realrecall.calibrate import defaults
 from realrecall.cli.application import (
-    CUTOFFS,
     MLFLOW_HELP,
     MLFLOW_URI_HELP,
     app,
@@ -25,7 +24,8 @@ from realrecall.cli.application import (
 )
 from realrecall.cli.retriever_help import RETRIEVERS, RetrieverHelp
 from realrecall.errors import InputError
-from realrecall.evaluate import defaults as evaluate_defaults
+from realrecall.evaluate.settings import EvaluateSettings
+from realrecall.settings import settings_from
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from realrecall.calibrate import CalibrationReport
+
+
+CUTOFFS = "1,5,10,50"
 
 
 class _CalibrateOptions(TypedDict):
@@ -151,11 +154,11 @@ def calibrate(
         from realrecall.files import check_distinct
 
         one_call = synthetic is not None or real is not None
+        evaluation = _evaluation(retriever, retriever_option, k, split_list(by), gold_from, evidence_coverage)
         check_distinct(
             {**numbered("results", results or []), "--calibrate-on": calibrate_on, "--answers": answers,
              "--synthetic": synthetic, "--real": real, "--corpus": corpus, "--run": run,
-             **(retriever_input_paths(retriever, retriever_option or [])
-                if one_call and run is None else {})},
+             **(retriever_input_paths(evaluation) if one_call and run is None else {})},
             {"--output": output},
         )  # fmt: skip
         chosen_format = _format(output_format, output)
@@ -176,11 +179,7 @@ def calibrate(
                     "--mlflow logs results files, which one-call mode does not write",
                     hint="run evaluate -o results.json on both sets, then calibrate results.json --mlflow",
                 )
-            report = _one_call(
-                synthetic, real, corpus, retriever, run, k, split_list(by), options,
-                retriever_option=retriever_option or [],
-                resolution=(gold_from, evidence_coverage),
-            )  # fmt: skip
+            report = _one_call(synthetic, real, corpus, run, evaluation, options)
         else:
             if not results:
                 raise InputError("no results given", hint="pass results.json, or --synthetic G1 --real G2")
@@ -253,34 +252,34 @@ def compare(
         )  # fmt: skip
 
 
+def _evaluation(
+    retriever: str | None,
+    retriever_option: list[str] | None,
+    k: str,
+    by: list[str],
+    gold_from: str | None,
+    coverage: float | None,
+) -> EvaluateSettings:
+    given = {"retriever": retriever, "retriever_options": retriever_option or None, "k": k,
+             "by": by or None, "gold_from": gold_from, "evidence_coverage": coverage}  # fmt: skip
+    return settings_from(
+        EvaluateSettings, {name: value for name, value in given.items() if value is not None}, text=True
+    )
+
+
 def _one_call(
     synthetic: Path | None,
     real: Path | None,
     corpus: Path | None,
-    retriever: str | None,
     run: Path | None,
-    k: str,
-    by: list[str],
+    evaluation: EvaluateSettings,
     options: _CalibrateOptions,
-    *,
-    retriever_option: list[str] | None = None,
-    resolution: tuple[str | None, float | None] = (None, None),
 ) -> CalibrationReport:
     from realrecall.calibrate.one_call import evaluate_and_calibrate
-    from realrecall.cli.evaluate import parse_cutoffs
-    from realrecall.evaluate.retrievers import parse_option_assignments
 
     if synthetic is None or real is None:
         raise InputError("one-call mode needs both --synthetic and --real")
-    gold_from, coverage = resolution
-    return evaluate_and_calibrate(
-        synthetic, real, corpus=corpus, retriever=retriever, run=run,
-        retriever_options=parse_option_assignments(retriever_option or []),
-        k=parse_cutoffs(k), by=by,
-        gold_from=evaluate_defaults.GOLD_FROM if gold_from is None else gold_from,
-        evidence_coverage=evaluate_defaults.EVIDENCE_COVERAGE if coverage is None else coverage,
-        **options,
-    )  # fmt: skip
+    return evaluate_and_calibrate(synthetic, real, corpus=corpus, run=run, evaluation=evaluation, **options)
 
 
 def _emit(

@@ -16,7 +16,6 @@ import numpy as np
 from realrecall._gc import gc_paused
 from realrecall._version import __version__
 from realrecall.errors import InputError
-from realrecall.evaluate import defaults
 from realrecall.evaluate.results import (
     RESERVED_FIELDS,
     CodedColumn,
@@ -30,12 +29,15 @@ from realrecall.evaluate.results import (
 )
 from realrecall.evaluate.results.columns import listed
 from realrecall.evaluate.results.types import query_record, record_fields
+from realrecall.evaluate.retrievers.base import retrieve
+from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.evaluate.slicing import slice_sort_key
 from realrecall.files import file_sha256
 from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.labels import default_labeller
-from realrecall.resolution import DEFAULT_COVERAGE, Resolution, check_gold_from, resolve_gold
+from realrecall.resolution import Resolution, resolve_gold
+from realrecall.settings import settings_with
 from realrecall.style_leak import style_leak_warning
 
 if TYPE_CHECKING:
@@ -45,21 +47,9 @@ if TYPE_CHECKING:
     from realrecall.evaluate.scoring import QueryScores
     from realrecall.runs import Run
 
-__all__ = ["DEFAULT_K", "default_metrics", "evaluate"]
+__all__ = ["DEFAULT_K", "evaluate"]
 
-DEFAULT_K = defaults.K
-
-
-def default_metrics(k: Sequence[int]) -> list[str]:
-    """recall@k for every cutoff, MRR cut at the largest, nDCG at the cutoff nearest 10.
-
-    Few enough to read in one table; any other metric is one ``metrics=[...]`` away.
-    """
-    ks = sorted(set(k))
-    if not ks or ks[0] < 1:
-        raise InputError(f"cutoffs must be positive integers, got {list(k)}", hint="e.g. --k 1,5,10,50")
-    ndcg_cutoff = min(ks, key=lambda n: (abs(n - 10), n))
-    return [f"recall@{n}" for n in ks] + [f"mrr@{ks[-1]}", f"ndcg@{ndcg_cutoff}"]
+DEFAULT_K = EvaluateSettings().k
 
 
 def evaluate(
@@ -68,16 +58,15 @@ def evaluate(
     corpus: Corpus | None = None,
     retriever: Retriever | object | None = None,
     run: Run | None = None,
-    metrics: Sequence[str] | None = None,
-    k: Sequence[int] | int = DEFAULT_K,
-    by: Sequence[str] | str = (),
-    relevance_threshold: int = 1,
-    depth: int | None = None,
+    settings: EvaluateSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
-    gold_from: str = "auto",
-    evidence_coverage: float = DEFAULT_COVERAGE,
+    **options: Any,
 ) -> EvaluationResult:
     """Score ``retriever`` (searching ``corpus``) or a finished ``run`` on every gold set.
+
+    ``settings`` says how (``EvaluateSettings``; or its fields as keywords over it: ``k=(1, 5, 10)``,
+    ``by="type"``, ``metrics=["recall@10"]``): the metrics (default: what the cut-offs ``k`` give), the
+    slice fields, the relevance threshold, the retrieval depth and where gold passages come from.
 
     With a corpus, each gold set's passages are resolved first (``realrecall.resolution``): chunk ids
     and/or evidence, as ``gold_from`` (``auto``, ``ids`` or ``evidence``) says, a chunk holding at
@@ -91,22 +80,21 @@ def evaluate(
     With a corpus, each gold set also records the mean tokens of the top k chunks at each cut-off
     (``context_tokens``) and the result how tokens were counted (``token_method``). ``retriever`` may
     also be a LangChain retriever or vector store or a LlamaIndex retriever or index
-    (``retrievers.frameworks``).
+    (``retrievers.frameworks``); the retriever fields of the settings are for ``evaluate_files``,
+    which builds one by name.
     """
     from realrecall.evaluate.scoring import score_queries
 
+    settings = settings_with(EvaluateSettings, settings, options, what="evaluate")
     if (retriever is None) == (run is None):
         raise InputError("give either a retriever or a run, not both and not neither")
     retriever = _as_retriever(retriever)
-    gold_sets, k, by = _checked_arguments(gold_sets, k, by)
-    check_gold_from(gold_from, evidence_coverage)
+    gold_sets = _checked_gold_sets(gold_sets)
+    k, by, depth = list(settings.k), list(settings.by), settings.depth
+    relevance_threshold, gold_from = settings.relevance_threshold, settings.gold_from
     _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
-    if isinstance(metrics, str):
-        metrics = [metrics]  # one metric named as a string, not its letters
-    metric_names = list(metrics) if metrics else default_metrics(k)
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise InputError(f"depth must be a whole number >= 1, got {depth!r}", hint="e.g. 100")
+    metric_names = list(settings.metric_names())
     recorded_depth = depth or _deepest_cutoff(metric_names, default=max(k))
     tokens = _context_tokens(corpus)
     depth = depth or _retrieval_depth(metric_names, tokens, recorded_depth)
@@ -116,7 +104,7 @@ def evaluate(
         warnings.extend(_unknown_field_warnings(gold_sets, by))
     warnings.extend(_style_leak_warnings(gold_sets))
     for gold in gold_sets:
-        gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, evidence_coverage)
+        gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, settings.evidence_coverage)
         _give_back_memory(gold)
         warnings.extend(resolution_warnings)
         gold_run = _run_for(gold, run, retriever, depth, progress)
@@ -296,10 +284,8 @@ def _fingerprint_of(retriever: Retriever | None, run: Run | None) -> Mapping[str
     return {"name": retriever_name(retriever), "description": retriever.description}
 
 
-def _checked_arguments(
-    gold_sets: Sequence[GoldSet] | GoldSet, k: Sequence[int] | int, by: Sequence[str] | str
-) -> tuple[list[GoldSet], list[int], list[str]]:
-    """Gold sets, cutoffs and slice fields as lists; a single one of each is taken as a list of one."""
+def _checked_gold_sets(gold_sets: Sequence[GoldSet] | GoldSet) -> list[GoldSet]:
+    """The gold sets as a list; a single one is taken as a list of one."""
     sets = [gold_sets] if isinstance(gold_sets, GoldSet) else list(gold_sets)
     if not sets:
         raise InputError("no gold set given", hint="pass at least one gold set")
@@ -309,11 +295,7 @@ def _checked_arguments(
                 f"gold sets must be GoldSet objects, got {type(gold).__name__}",
                 hint="read them with load_gold(path)",
             )
-    cutoffs = [k] if isinstance(k, int) else list(k)
-    if not cutoffs or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in cutoffs):
-        raise InputError(f"cutoffs must be positive integers, got {cutoffs}", hint="e.g. k=(1, 5, 10)")
-    fields = [by] if isinstance(by, str) else list(by)
-    return sets, cutoffs, fields
+    return sets
 
 
 def _check_components(corpus: Any, retriever: Any, run: Any) -> None:
@@ -381,7 +363,6 @@ def _run_for(
 def _retrieve(
     retriever: Retriever, gold: GoldSet, depth: int, progress: Callable[[int, int], None] | None
 ) -> Run:
-    from realrecall.evaluate.retrievers import retrieve
     from realrecall.runs import Run
 
     empty = [q.query_id for q in gold if not q.query.strip()]

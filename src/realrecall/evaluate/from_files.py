@@ -2,7 +2,7 @@
 
 The one place where "what the user named" becomes "what ``evaluate`` scores": ``realrecall evaluate``,
 one-call ``realrecall calibrate --synthetic --real`` and the scheduled job all come here, so they
-check the same things in the same order and share one set of defaults (``evaluate.defaults``).
+check the same things in the same order and share one settings object (``EvaluateSettings``).
 
 Loading is split from scoring (``load_inputs`` then ``EvaluationInputs.evaluate``) because the
 scheduled job must read every input and build the retriever *before* it generates, which may take
@@ -11,20 +11,20 @@ long and cost requests, and only then score the synthetic set generation has jus
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from realrecall._gc import gc_paused
 from realrecall.errors import InputError
-from realrecall.evaluate import defaults
-from realrecall.resolution import check_gold_from
+from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings
+from realrecall.settings import settings_with
 
 if TYPE_CHECKING:
     from realrecall.corpus import Corpus
     from realrecall.evaluate.results import EvaluationResult
-    from realrecall.evaluate.retrievers import Retriever, RunSettings
+    from realrecall.evaluate.retrievers import Retriever
     from realrecall.gold import GoldSet
     from realrecall.runs import Run
 
@@ -35,24 +35,17 @@ GoldSource = str | Path
 
 @dataclass(frozen=True)
 class EvaluationInputs:
-    """Everything a score needs, loaded and checked: gold sets, corpus, and a retriever or a run."""
+    """Everything a score needs, loaded and checked: gold sets, corpus, and a retriever or a run, with
+    the settings they are scored by."""
 
     gold_sets: tuple[GoldSet, ...]
     corpus: Corpus | None
     retriever: Retriever | None
     run: Run | None
+    settings: EvaluateSettings = field(default_factory=EvaluateSettings)
 
     def evaluate(
-        self,
-        *,
-        more_gold: Sequence[GoldSet] = (),
-        metrics: Sequence[str] | None = None,
-        k: Sequence[int] = defaults.K,
-        by: Sequence[str] = (),
-        relevance_threshold: int = defaults.RELEVANCE_THRESHOLD,
-        progress: Callable[[int, int], None] | None = None,
-        gold_from: str = defaults.GOLD_FROM,
-        evidence_coverage: float = defaults.EVIDENCE_COVERAGE,
+        self, *, more_gold: Sequence[GoldSet] = (), progress: Callable[[int, int], None] | None = None
     ) -> EvaluationResult:
         """Score the gold sets (then ``more_gold``, e.g. a set generated after loading) with ``evaluate``."""
         from realrecall.evaluate.evaluation import evaluate
@@ -62,13 +55,8 @@ class EvaluationInputs:
             corpus=self.corpus,
             retriever=self.retriever,
             run=self.run,
-            metrics=metrics,
-            k=k,
-            by=by,
-            relevance_threshold=relevance_threshold,
+            settings=self.settings,
             progress=progress,
-            gold_from=gold_from,
-            evidence_coverage=evidence_coverage,
         )
 
 
@@ -77,24 +65,25 @@ def load_inputs(
     gold: Sequence[GoldSource | tuple[GoldSource, str | None]],
     *,
     corpus: str | Path | None = None,
-    retriever: str | None = None,
-    retriever_options: Mapping[str, object] | None = None,
     run: str | Path | None = None,
     origin: str | None = None,
-    settings: RunSettings | None = None,
-    retriever_defaults: Mapping[str, object] | None = None,
+    settings: EvaluateSettings | None = None,
+    **options: Any,
 ) -> EvaluationInputs:
     """Load what ``evaluate`` needs from paths, checking the combination first.
 
     ``gold``: paths, or ``(path, origin)`` pairs for sets whose origin the caller knows (one-call
     calibrate, the pipeline); ``origin`` applies to the bare paths. Give ``run`` (a TREC or JSONL run)
-    or a ``retriever`` name with its options (default ``bm25``), which needs ``corpus``.
+    or the retriever to build (``settings.retriever`` and its options; default ``bm25``), which needs
+    ``corpus``. ``settings`` (or its fields as keywords) as in ``evaluate``.
     """
     from realrecall.corpus import load_corpus
     from realrecall.gold import load_gold
 
-    if run is not None and (retriever is not None or retriever_options):
-        raise InputError(f"give --run or {'--retriever' if retriever else '--retriever-option'}, not both")
+    settings = settings_with(EvaluateSettings, settings, options, what="load_inputs")
+    if run is not None and (settings.retriever is not None or settings.retriever_options):
+        named = "--retriever" if settings.retriever is not None else "--retriever-option"
+        raise InputError(f"give --run or {named}, not both")
     gold_sets = tuple(
         load_gold(item[0], origin=item[1]) if isinstance(item, tuple) else load_gold(item, origin=origin)
         for item in gold
@@ -103,7 +92,7 @@ def load_inputs(
         from realrecall.runs import load_run
 
         loaded = load_corpus(corpus) if corpus is not None else None
-        return EvaluationInputs(gold_sets, loaded, None, load_run(run))
+        return EvaluationInputs(gold_sets, loaded, None, load_run(run), settings)
     if corpus is None:
         raise InputError(
             "--corpus is needed to retrieve", hint="give --corpus FILE, or score a finished --run FILE"
@@ -112,51 +101,29 @@ def load_inputs(
 
     loaded_corpus = load_corpus(corpus)
     built = build_retriever(
-        retriever or defaults.RETRIEVER,
+        settings.retriever or DEFAULT_RETRIEVER,
         loaded_corpus,
-        options=dict(retriever_options or {}),
-        settings=settings,
-        defaults=retriever_defaults,
+        options=dict(settings.retriever_options),
+        settings=settings.run_settings,
+        defaults=settings.retriever_defaults(),
     )
-    return EvaluationInputs(gold_sets, loaded_corpus, built, None)
+    return EvaluationInputs(gold_sets, loaded_corpus, built, None, settings)
 
 
 def evaluate_files(
     gold: Sequence[GoldSource | tuple[GoldSource, str | None]],
     *,
     corpus: str | Path | None = None,
-    retriever: str | None = None,
-    retriever_options: Mapping[str, object] | None = None,
     run: str | Path | None = None,
     origin: str | None = None,
-    metrics: Sequence[str] | None = None,
-    k: Sequence[int] = defaults.K,
-    by: Sequence[str] = (),
-    relevance_threshold: int = defaults.RELEVANCE_THRESHOLD,
-    settings: RunSettings | None = None,
-    retriever_defaults: Mapping[str, object] | None = None,
+    settings: EvaluateSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
-    gold_from: str = defaults.GOLD_FROM,
-    evidence_coverage: float = defaults.EVIDENCE_COVERAGE,
+    **options: Any,
 ) -> EvaluationResult:
-    """``load_inputs`` then score: ``realrecall evaluate`` as one function call."""
-    check_gold_from(gold_from, evidence_coverage)  # before loading: a typo costs no corpus read
-    inputs = load_inputs(
-        gold,
-        corpus=corpus,
-        retriever=retriever,
-        retriever_options=retriever_options,
-        run=run,
-        origin=origin,
-        settings=settings,
-        retriever_defaults=retriever_defaults,
-    )
-    return inputs.evaluate(
-        metrics=metrics,
-        k=k,
-        by=by,
-        relevance_threshold=relevance_threshold,
-        progress=progress,
-        gold_from=gold_from,
-        evidence_coverage=evidence_coverage,
-    )
+    """``load_inputs`` then score: ``realrecall evaluate`` as one function call.
+
+    The settings are checked before anything is read: a typo in them costs no corpus read.
+    """
+    settings = settings_with(EvaluateSettings, settings, options, what="evaluate_files")
+    inputs = load_inputs(gold, corpus=corpus, run=run, origin=origin, settings=settings)
+    return inputs.evaluate(progress=progress)

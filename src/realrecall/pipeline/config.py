@@ -63,8 +63,9 @@ from types import UnionType
 from typing import Any, NoReturn
 
 from realrecall.calibrate import defaults as calibrate_defaults
-from realrecall.errors import InputError
-from realrecall.evaluate import defaults as evaluate_defaults
+from realrecall.errors import InputError, SettingError
+from realrecall.evaluate.retrievers.options import make_options
+from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings, default_metrics
 from realrecall.resolution import check_gold_from
 
 __all__ = ["PipelineConfig", "load_pipeline_config"]
@@ -95,6 +96,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "output": {"dir": str, "history": str},
 }
 _REQUIRED = {"corpus": ("path",), "generate": ("output",)}
+_EVALUATE = EvaluateSettings()
 
 
 @dataclass(frozen=True)
@@ -109,15 +111,15 @@ class PipelineConfig:
     backend: str = "extractive"
     model: str | None = None
     generate_options: Mapping[str, Any] = field(default_factory=dict)
-    retriever: str = evaluate_defaults.RETRIEVER
+    retriever: str = DEFAULT_RETRIEVER
     retriever_options: Mapping[str, Any] = field(default_factory=dict)  # [evaluate.retriever], checked
     embed_model: str | None = None
     query_timeout: float | None = None
-    k: tuple[int, ...] = evaluate_defaults.K
+    k: tuple[int, ...] = _EVALUATE.k
     metrics: tuple[str, ...] = ()  # explicit metrics, e.g. budgeted ones; empty: what k gives
     by: tuple[str, ...] = ("type", "language")
-    gold_from: str = evaluate_defaults.GOLD_FROM
-    evidence_coverage: float = evaluate_defaults.EVIDENCE_COVERAGE
+    gold_from: str = _EVALUATE.gold_from
+    evidence_coverage: float = _EVALUATE.evidence_coverage
     metric: str = calibrate_defaults.METRIC
     max_age_days: float | None = calibrate_defaults.MAX_AGE_DAYS
     fail_under: Mapping[str, float] = field(default_factory=dict)
@@ -158,7 +160,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     real_date = section["real"].get("date")
     if isinstance(real_date, str):
         check.date(real_date)
-    k = section["evaluate"].get("k", list(evaluate_defaults.K))
+    k = section["evaluate"].get("k", list(_EVALUATE.k))
     if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in k) or not k:
         check.fail(
             "evaluate", "k", "[evaluate] k must be a list of positive integers", hint="e.g. k = [1, 5, 10]"
@@ -324,13 +326,12 @@ class _Checker:
 
     def resolution(self, evaluate: Mapping[str, Any]) -> tuple[str, float]:
         """``gold_from`` and ``evidence_coverage`` of ``[evaluate]``, checked as evaluate checks them."""
-        gold_from = evaluate.get("gold_from", evaluate_defaults.GOLD_FROM)
-        coverage = evaluate.get("evidence_coverage", evaluate_defaults.EVIDENCE_COVERAGE)
+        gold_from = evaluate.get("gold_from", _EVALUATE.gold_from)
+        coverage = evaluate.get("evidence_coverage", _EVALUATE.evidence_coverage)
         try:
             check_gold_from(gold_from, coverage)
-        except InputError as exc:
-            key = "gold_from" if "gold source" in exc.message else "evidence_coverage"
-            self.fail("evaluate", key, f"[evaluate] {exc.message}", hint=exc.hint)
+        except SettingError as exc:
+            self.fail("evaluate", exc.setting, f"[evaluate] {exc.message}", hint=exc.hint)
         return gold_from, coverage
 
     def retriever(self, evaluate: Mapping[str, Any], base: Path) -> tuple[str, dict[str, Any]]:
@@ -339,12 +340,11 @@ class _Checker:
         The options are checked by building them now; the values kept are the converted ones (relative
         paths resolved), and only those the table gives, so the run builds the same options again.
         """
-        from realrecall.evaluate.retrievers.options import make_options
         from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices, find_spec
 
-        value = evaluate.get("retriever", evaluate_defaults.RETRIEVER)
+        value = evaluate.get("retriever", DEFAULT_RETRIEVER)
         table = dict(value) if isinstance(value, dict) else {"name": value}
-        spec = table.pop("name", evaluate_defaults.RETRIEVER)
+        spec = table.pop("name", DEFAULT_RETRIEVER)
 
         def fail(key: str | None, message: str, hint: str | None) -> NoReturn:
             # The key's line in an [evaluate.retriever] table, else the retriever line of [evaluate].
@@ -386,8 +386,6 @@ class _Checker:
 
     def metrics(self, metric: str, gates: list[str], k: tuple[int, ...], explicit: tuple[str, ...]) -> None:
         """The headline metric and the gates must be among the metrics evaluate computes."""
-        from realrecall.evaluate.evaluation import default_metrics
-
         computed = list(explicit) or default_metrics(k)
         where = "in [evaluate] metrics" if explicit else f"with k = {list(k)}"
         fix = "or add it to [evaluate] metrics" if explicit else "or add its cutoff to [evaluate] k"

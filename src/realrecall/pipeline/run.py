@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.options import RunSettings
+from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.files import check_distinct
 from realrecall.pipeline.config import PipelineConfig
 from realrecall.pipeline.history import (
@@ -77,7 +79,6 @@ def run_pipeline(
     from realrecall.calibrate.report import render, write_report
     from realrecall.calibrate.report.html import render_html
     from realrecall.evaluate import load_inputs, write_per_query, write_results
-    from realrecall.evaluate.retrievers import RunSettings
     from realrecall.generate import generate
     from realrecall.gold import load_gold
 
@@ -92,14 +93,18 @@ def run_pipeline(
     # Every input is read and the retriever built before generation, which may take long and cost
     # requests: a bad line in the real set or a broken retriever file must not wait for it.
     real = [(config.real, "real")] if config.real is not None else []
-    inputs = load_inputs(
-        real,
-        corpus=config.corpus,
+    evaluation = EvaluateSettings(
         retriever=config.retriever,
         retriever_options=config.retriever_options,
-        settings=RunSettings(query_timeout=config.query_timeout),
-        retriever_defaults={"embed_model": config.embed_model},
+        embed_model=config.embed_model,
+        run_settings=RunSettings(query_timeout=config.query_timeout),
+        k=config.k,
+        metrics=config.metrics,
+        by=config.by,
+        gold_from=config.gold_from,  # type: ignore[arg-type]
+        evidence_coverage=config.evidence_coverage,
     )
+    inputs = load_inputs(real, corpus=config.corpus, settings=evaluation)
     corpus = inputs.corpus
     if corpus is None:  # load_inputs loads the corpus whenever it builds a retriever
         raise InputError("the pipeline needs a corpus", path=config.path, hint="set [corpus] path")
@@ -116,14 +121,7 @@ def run_pipeline(
 
     say("evaluating on the synthetic and real sets")
     synthetic = load_gold(config.synthetic, origin="synthetic")
-    result = inputs.evaluate(
-        more_gold=[synthetic],
-        metrics=config.metrics or None,
-        k=config.k,
-        by=config.by,
-        gold_from=config.gold_from,
-        evidence_coverage=config.evidence_coverage,
-    )
+    result = inputs.evaluate(more_gold=[synthetic])
     write_results(result, results_path)
     write_per_query(result, per_query_path)
 

@@ -318,5 +318,5 @@ def test_run_settings_take_a_cache_folder_given_as_text(tmp_path) -> None:
     from realrecall.evaluate.retrievers import RunSettings
 
     assert RunSettings(cache_dir=str(tmp_path)).resolved_cache_dir == Path(tmp_path)
-    with pytest.raises(InputError, match="cache_dir must be a folder path"):
+    with pytest.raises(InputError, match="cache_dir must be a path or none, got 3"):
         RunSettings(cache_dir=3)  # type: ignore[arg-type]

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from realrecall.errors import InputError, RetrieverQueryError
+from realrecall.errors import InputError, RetrieverQueryError, SettingError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,8 +136,9 @@ def check_timeout(query_timeout: float | None) -> None:
         or not math.isfinite(query_timeout)
         or query_timeout <= 0
     ):
-        raise InputError(
-            f"query timeout must be a positive number of seconds, got {query_timeout!r}",
+        raise SettingError(
+            "query_timeout",
+            f"must be a positive number of seconds, got {query_timeout!r}",
             hint="e.g. 30, or no timeout at all",
         )
 

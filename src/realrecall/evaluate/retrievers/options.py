@@ -21,10 +21,11 @@ import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
-from realrecall.errors import InputError
+from realrecall.errors import InputError, SettingError
 from realrecall.evaluate.retrievers.base import check_timeout, library_version
+from realrecall.settings import Settings, setting_fields
 
 if typing.TYPE_CHECKING:
     from realrecall.corpus import Corpus
@@ -57,38 +58,34 @@ def default_cache_dir() -> Path:
 # take, who hears about indexing progress). No ranking depends on them, every retriever that embeds or
 # calls user code reads the same ones (hybrid passes them to both halves), and they keep their own
 # flags (--cache-dir, --workers, --query-timeout), so they are not repeated in every options type.
+# They are settings of the evaluate stage too (``EvaluateSettings.run_settings``, flattened), so the
+# command line and pipeline.toml take them by these fields' names.
 @dataclass(frozen=True, kw_only=True)
-class RunSettings:
+class RunSettings(Settings):
     """How this run calls the retriever; never changes a ranking.
 
-    ``cache_dir``/``use_cache``: the embedding cache of ``dense``, ``local-dense`` and ``hybrid``
-    (default ``default_cache_dir()``). ``workers``: threads calling a custom function at once.
-    ``query_timeout``: seconds one call of a custom function may take (None: no limit).
-    ``index_progress(done, total)``: called as a dense retriever embeds the corpus.
+    ``index_progress(done, total)``: called as a dense retriever embeds the corpus (Python only).
     """
 
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    workers: int = 1
-    query_timeout: float | None = None
+    cache_dir: Annotated[
+        Path | None, "Embedding cache folder (default: $XDG_CACHE_HOME/realrecall/embeddings)."
+    ] = None
+    use_cache: Annotated[bool, "Read and write the embedding cache of dense retrievers."] = True
+    workers: Annotated[int, "Threads calling a custom retriever function at once."] = 1
+    query_timeout: Annotated[
+        float | None, "Seconds a custom retriever may take per query (default: no limit)."
+    ] = None
     index_progress: Callable[[int, int], None] | None = None
 
     def __post_init__(self) -> None:
-        if isinstance(self.cache_dir, str):  # a path given as text, as Python callers often do
-            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
-        elif self.cache_dir is not None and not isinstance(self.cache_dir, Path):
-            raise InputError(f"cache_dir must be a folder path, got {self.cache_dir!r}")
+        super().__post_init__()
         check_timeout(self.query_timeout)
-        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
-            raise InputError(f"workers must be a positive integer, got {self.workers!r}")
+        if self.workers < 1:
+            raise SettingError("workers", f"must be a whole number >= 1, got {self.workers!r}", hint="e.g. 4")
 
     @property
     def resolved_cache_dir(self) -> Path:
         return self.cache_dir if self.cache_dir is not None else default_cache_dir()
-
-
-# The flags of the run settings, named when someone gives one of them as a retriever option.
-_SETTING_FLAGS = {"cache_dir": "--cache-dir", "workers": "--workers", "query_timeout": "--query-timeout"}
 
 
 @dataclass(frozen=True)
@@ -217,8 +214,10 @@ def option_rows(spec: RetrieverSpec[Any]) -> list[tuple[str, str, str, str]]:
 def _unknown(spec: RetrieverSpec[Any], key: str, names: list[str]) -> InputError:
     valid = ", ".join(names) if names else "none"
     hint: str | None
-    if key in _SETTING_FLAGS:
-        hint = f"{key} is a setting of the run, not a retriever option: use {_SETTING_FLAGS[key]}"
+    # A run setting given as a retriever option is named with its own flag.
+    settings = {item.name: item.option for item in setting_fields(RunSettings) if item.has_text_form}
+    if key in settings:
+        hint = f"{key} is a setting of the run, not a retriever option: use {settings[key]}"
     else:
         close = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
         hint = f"did you mean {close[0]!r}?" if close else None

@@ -1,0 +1,172 @@
+"""A command's options derived from a stage's settings dataclass: one option per field, help from its
+declaration, default from its default (``realrecall.settings``).
+
+``@settings_options(Group(EvaluateSettings, "settings"))`` under ``@app.command()`` replaces the
+command's ``settings`` parameter by one option per setting (``--k``, ``--by``, ``--workers``...) and
+calls the command with the object made from the options given (the others keep their defaults). The
+options take text and the settings convert and check it, so ``--k 0`` and ``k = [0]`` in pipeline.toml
+break one rule with one message, each naming the setting its own way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import typer
+
+from realrecall.cli.application import user_errors
+from realrecall.errors import SettingError
+from realrecall.settings import SettingField, Settings, setting_fields, settings_from, shown
+
+__all__ = ["Group", "settings_options"]
+
+Command = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Group:
+    """The options of one settings class on a command.
+
+    ``param``: the command's parameter that receives the object. ``help_prefix`` goes before each
+    option's help (``One-call mode: ``), ``help_suffix[name]`` after one (the retriever names, filled
+    in when help is shown). A setting two groups share (``by``) is one option setting both.
+    """
+
+    cls: type[Settings]
+    param: str
+    help_prefix: str = ""
+    help_suffix: Mapping[str, str] = field(default_factory=dict)
+
+
+def settings_options(*groups: Group) -> Callable[[Command], Command]:
+    """Give a command one option per setting of each group, and the settings objects they make."""
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        owners: dict[str, list[Group]] = {}
+        derived: dict[str, list[inspect.Parameter]] = {}
+        for group in groups:
+            if group.param not in signature.parameters:
+                raise RuntimeError(
+                    f"{command.__name__} has no parameter {group.param!r} for {group.cls.__name__}"
+                )
+            derived[group.param] = []
+            for item in _options(group.cls):
+                if item.name in signature.parameters:
+                    raise RuntimeError(
+                        f"{command.__name__}: option {item.name!r} is both a setting and a parameter"
+                    )
+                if item.name not in owners:
+                    derived[group.param].append(_parameter(item, group))
+                owners.setdefault(item.name, []).append(group)
+        parameters = []
+        for parameter in signature.parameters.values():
+            if parameter.name in derived:
+                parameters.extend(derived[parameter.name])
+            else:
+                parameters.append(parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY))
+
+        def with_settings(**given: Any) -> Any:
+            texts = {name: given.pop(name) for name in owners}
+            typed = _typed_on_command_line(texts)
+            with user_errors():
+                made = {group.param: _made(group, typed) for group in groups}
+            return command(**given, **made)
+
+        with_settings.__name__ = command.__name__
+        with_settings.__qualname__ = command.__qualname__
+        with_settings.__doc__ = command.__doc__
+        with_settings.__module__ = command.__module__
+        with_settings.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        with_settings.__annotations__ = {p.name: p.annotation for p in parameters}
+        return with_settings
+
+    return decorate
+
+
+def _options(cls: type[Settings]) -> list[SettingField]:
+    return [item for item in setting_fields(cls) if item.has_text_form]
+
+
+def _made(group: Group, texts: Mapping[str, Any]) -> Settings:
+    """The group's settings from the options typed; a bad value names the option."""
+    options = {item.name: item for item in _options(group.cls)}
+    values = {name: texts[name] for name in options if name in texts}
+    try:
+        return settings_from(group.cls, values, text=True)
+    except SettingError as exc:
+        item = options.get(exc.setting)
+        if item is None:
+            raise
+        # A value of the wrong kind is a usage error: its line points at the help, as click's do.
+        hint = exc.hint or f"see '{_command_path()} --help'"
+        raise SettingError(exc.setting, exc.problem, hint=hint, label=item.option) from None
+
+
+def _typed_on_command_line(texts: Mapping[str, Any]) -> dict[str, Any]:
+    """The options given on the command line: the others hold their default's text, for the help, and
+    are left to the settings' own defaults."""
+    from typer._click.core import ParameterSource
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    if ctx is None:  # called as a plain function: every value given is meant
+        return {name: value for name, value in texts.items() if value is not None}
+    return {
+        name: value
+        for name, value in texts.items()
+        if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+    }
+
+
+def _command_path() -> str:
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    return ctx.command_path if ctx is not None else "realrecall"
+
+
+def _parameter(item: SettingField, group: Group) -> inspect.Parameter:
+    """The typer parameter of one setting: text (or a flag, or a repeatable KEY=VALUE) whose default
+    is the field's, written as text for the help."""
+    help_text = group.help_prefix + item.help + group.help_suffix.get(item.name, "")
+    hint = _without_none(item.hint)
+    default: Any = shown(item.default) or None
+    annotation: Any
+    if hint is bool:
+        name = item.option.removeprefix("--")
+        annotation = Annotated[bool, typer.Option(f"--{name}/--no-{name}", help=help_text)]
+        default = bool(item.default)
+    elif typing.get_origin(hint) in (Mapping, dict):
+        metavar = item.flag.metavar if item.flag is not None and item.flag.metavar else "KEY=VALUE"
+        annotation = Annotated[list[str] | None, typer.Option(item.option, help=help_text, metavar=metavar)]
+        default = None
+    else:
+        annotation = Annotated[str | None, typer.Option(item.option, help=help_text, metavar=_metavar(hint))]
+    return inspect.Parameter(
+        item.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+    )
+
+
+_METAVARS: dict[object, str] = {int: "int", float: "float", str: "str", Path: "path"}
+
+
+def _metavar(hint: object) -> str:
+    """``<int>``, ``<int,...>``, ``<auto|ids|evidence>``: the value's shape, as typer writes its own."""
+    if typing.get_origin(hint) is tuple:
+        return _metavar(typing.get_args(hint)[0]).removesuffix(">") + ",...>"
+    if typing.get_origin(hint) is Literal:
+        return "<" + "|".join(str(arg) for arg in typing.get_args(hint)) + ">"
+    return f"<{_METAVARS.get(hint, 'str')}>"
+
+
+def _without_none(hint: object) -> object:
+    members = [member for member in typing.get_args(hint) if member is not type(None)]
+    if members and type(None) in typing.get_args(hint) and len(members) == 1:
+        return members[0]
+    return hint
