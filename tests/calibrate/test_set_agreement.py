@@ -239,3 +239,23 @@ def test_html_report_shows_the_scatter_and_escapes_system_names(tmp_path: Path) 
     assert "<b>x</b>" not in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html
     assert "Kendall tau" in done.stdout
+
+
+def test_calibrate_html_draws_retrievers_real_against_synthetic_with_the_split_half_floor(
+    tmp_path: Path, write_results
+) -> None:
+    paths = []
+    for number, name in enumerate(["bm25", "dense", "hybrid", "title"]):
+        hit_real, hit_synthetic = number % 3, number % 2
+        records = [per_query(f"r{i}", "real", rank=1 if i % 5 > hit_real else None) for i in range(20)]
+        records += [
+            per_query(f"s{i}", "synthetic", rank=1 if i % 4 > hit_synthetic else None) for i in range(20)
+        ]
+        paths.append(str(write_results(results_document([("set", records)], retriever=name))))
+    out = tmp_path / "report.html"
+    done = run("calibrate", *paths, "-f", "html", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    html = out.read_text()
+    assert "per retriever: real vs synthetic (tau" in html
+    assert "real split-half floor" in html
+    assert html.count('class="point"') == 4

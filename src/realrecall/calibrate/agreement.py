@@ -29,6 +29,7 @@ from scipy.stats import kendalltau
 
 from realrecall.calibrate.comparison import query_key
 from realrecall.calibrate.gap import metric_values
+from realrecall.calibrate.set_agreement import split_half
 from realrecall.calibrate.statistics import (
     Interval,
     bootstrap_mean_matrix,
@@ -47,6 +48,8 @@ MIN_SYSTEMS_FOR_ADVICE = 4
 _ORIGINS = ("synthetic", "real")
 # The advice names this many tied pairs; the report's table lists every system's ties.
 _TIES_NAMED = 3
+# Random halves of the real set for its split-half floor, from a stream of their own.
+_SPLITS, _SPLIT_SEED = 500, 0
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,9 @@ class RankAgreement:
     tau_interval: Interval | None = None
     synthetic_ties: tuple[tuple[str, str], ...] = ()
     real_ties: tuple[tuple[str, str], ...] = ()
+    real_split_half: float | None = None
+    """The real set's noise floor: median tau between the systems' means on random halves of the real
+    queries every system shares (``set_agreement.split_half``); None below 4 such queries."""
 
 
 def rank_agreement(
@@ -122,7 +128,22 @@ def rank_agreement(
     tau, p_value = float(outcome.statistic), float(outcome.pvalue)
     synthetic_ties, real_ties = _ties(systems, "synthetic"), _ties(systems, "real")
     advice = _advice(tau, interval, systems, synthetic_ties) + _noise_note(systems, errors)
-    return RankAgreement(metric, tuple(systems), tau, p_value, advice, interval, synthetic_ties, real_ties)
+    floor = _real_split_half([records for *_, records in named], metric, confidence)
+    return RankAgreement(
+        metric, tuple(systems), tau, p_value, advice, interval, synthetic_ties, real_ties, floor
+    )
+
+
+def _real_split_half(
+    records: Sequence[dict[str, tuple[QueryResult, ...]]], metric: str, confidence: float
+) -> float | None:
+    """Median split-half tau of the real queries every system shares, from its own seeded stream (the
+    figures drawn before it stay as they were)."""
+    values = _shared_values([system["real"] for system in records], metric)
+    if values.shape[0] < 4 or values.shape[1] < 3:
+        return None
+    median, _ = split_half(values.T, _SPLITS, confidence, np.random.default_rng(_SPLIT_SEED))
+    return None if math.isnan(median) else median
 
 
 def _tau_interval(

@@ -9,7 +9,7 @@ similarity to the traffic centroid minus the real one; the cross-validated ``auc
 questions: 0.7 of planted drifts fired where the centroid fired 0.9.)
 
 Two statistics of the held-out scores are tested: the AUC, which sees a shift of the whole traffic
-(style, wording), and the share of traffic scoring above the real set's 90th percentile, which sees a
+(style, wording), and the share of traffic scoring above the real set's 95th percentile, which sees a
 part of the traffic on a topic the real set lacks (20% of traffic on a new topic moves the AUC only to
 about 0.59). The test is a permutation test: the same folds and classifier run with the real/traffic
 labels shuffled ``n_permutations`` times; each statistic's permutation p-value is taken, and their
@@ -50,7 +50,7 @@ __all__ = ["MIN_QUESTIONS", "DriftReport", "DriftTerm", "detect_drift"]
 MIN_QUESTIONS = 20
 """Fewer questions on a side and no test can tell a drift from chance."""
 _WORD = re.compile(r"\w+")
-_TAIL = 0.9
+_TAIL = 0.95
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ def _cross_fitted_scores(matrix: sparse.csr_matrix, labels: np.ndarray, fold_of:
 
 
 def _tail_shares(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Share of traffic questions scoring above the real set's 90th percentile, per labelling."""
+    """Share of traffic questions scoring above the real set's 95th percentile, per labelling."""
     out = np.empty(scores.shape[0])
     for i in range(scores.shape[0]):
         real = scores[i, labels[i] == 0]

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any, Protocol
 
+from realrecall.calibrate.agreement import RankAgreement
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.report.page import CSS, table
-from realrecall.calibrate.report.svg import Bar, Series, gap_bars, histograms, line_chart
+from realrecall.calibrate.report.svg import Bar, Point, Series, gap_bars, histograms, line_chart, scatter
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
     REALISM_HEADER,
@@ -212,8 +213,18 @@ def _agreement(report: CalibrationReport) -> list[str]:
     return [
         f"<h2>Rank agreement on {escape(a.metric)}</h2>",
         f"<p>{escape(agreement_line(a))} {escape(a.advice)}</p>",
+        f'<div class="charts">{_figure(_agreement_chart(a))}</div>',
         table(AGREEMENT_HEADER, agreement_rows(a)),
     ]
+
+
+def _agreement_chart(a: RankAgreement) -> str:
+    floor = "" if a.real_split_half is None else f", real split-half floor {a.real_split_half:.2f}"
+    return scatter(
+        [Point(s.name, s.real, s.synthetic) for s in a.systems],
+        title=f"{a.metric} per retriever: real vs synthetic (tau {a.tau:.2f}{floor})",
+        x_label="real", y_label="synthetic",
+    )  # fmt: skip
 
 
 def _answers(report: CalibrationReport) -> list[str]:
