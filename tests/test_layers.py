@@ -45,7 +45,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # stage declares its settings.
     ("files", "grades", "llm", "settings"),
     # Every error, the version, and the package's small mechanisms.
-    ("errors", "_version", "_lazy", "_gc", "_pages"),
+    ("errors", "_version", "_lazy", "bulk"),
 )
 
 

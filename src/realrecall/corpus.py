@@ -15,6 +15,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from realrecall.bulk import bulk_step
 from realrecall.collection import IdIndexed
 from realrecall.formats import jsonl
 from realrecall.formats.ids import parse_id
@@ -64,6 +65,7 @@ class Corpus(IdIndexed[Chunk]):
 _CHUNK_ID: Callable[[Chunk], str] = attrgetter("id")
 
 
+@bulk_step
 def load_corpus(path: str | Path) -> Corpus:
     """Read a corpus file (JSON Lines or a JSON ``{id: text}`` object); errors name file and line."""
     p = Path(path)

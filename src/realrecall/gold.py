@@ -26,7 +26,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from realrecall._gc import gc_paused
+from realrecall.bulk import bulk_step
 from realrecall.collection import IdIndexed
 from realrecall.errors import InputError
 from realrecall.evidence import Evidence
@@ -158,7 +158,7 @@ class GoldSet(IdIndexed[GoldQuery]):
 _QUERY_ID: Callable[[GoldQuery], str] = attrgetter("query_id")
 
 
-@gc_paused  # a query is a handful of objects that all stay: 3M qrels lines read in 4.6 s, not 7-8.5
+@bulk_step  # a query is a handful of objects that all stay: 3M qrels lines read in 4.6 s, not 7-8.5
 def load_gold(path: str | Path, *, origin: str | None = None, name: str | None = None) -> GoldSet:
     """Read a gold set in any supported format (see the module docstring).
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from realrecall._pages import small_pages
+from realrecall.bulk import bulk_step, small_pages
 from realrecall.errors import InputError
 from realrecall.formats import jsonl, sniff_run, trec_columns, trec_runs
 
@@ -154,7 +154,7 @@ class Run:
         )
 
     @classmethod
-    @small_pages  # two fresh 80 MB arrays for 10M results (see realrecall._pages)
+    @small_pages  # two fresh 80 MB arrays for 10M results (see realrecall.bulk)
     def _from_columns(cls, columns: RunColumns, *, name: str) -> Run:
         """A run over a TREC file read into columns: positional, its dicts built only if asked for."""
         longest = int(np.diff(columns.offsets).max())
@@ -453,6 +453,7 @@ def _first_bad_score(docs: Mapping[str, Mapping[str, Any]]) -> tuple[str, str, A
     raise AssertionError("no bad score found")
 
 
+@bulk_step
 def load_run(path: str | Path, *, name: str | None = None) -> Run:
     """Read a run file: JSON Lines if named ``*.jsonl`` or its first line starts with ``{``, else a TREC run.
 

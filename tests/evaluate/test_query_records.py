@@ -150,30 +150,19 @@ def test_labels_are_columns_beside_the_gold_set_not_a_labelled_copy(monkeypatch:
 
 
 def test_a_big_gold_sets_freed_memory_goes_back_between_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The C library keeps freed heap pages: given back after labelling and after scoring a big set,
+    # The C library keeps freed heap pages: given back after resolving and after scoring a big set,
     # they no longer stack on the peak of the steps that follow (1M queries: ~125 MB while writing).
-    import realrecall._pages as pages
+    # (``give_back_memory`` itself acts only in bulk mode: tests/core/test_bulk.py.)
     import realrecall.evaluate.evaluation as evaluation
 
     calls: list[int] = []
-    monkeypatch.setattr(pages, "give_back_memory", lambda: calls.append(1))
+    monkeypatch.setattr(evaluation, "give_back_memory", lambda: calls.append(1))
     evaluate(_gold(), run=_run(), k=(1, 3))
     assert calls == []  # a small set: nothing to give back, no call paid
 
     monkeypatch.setattr(evaluation, "_GIVE_BACK_QUERIES", 6)
     evaluate(_gold(), run=_run(), k=(1, 3))
     assert calls == [1, 1]
-
-
-def test_giving_memory_back_does_not_import_pyarrow() -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys; from realrecall._pages import give_back_memory; give_back_memory(); "
-        "assert 'pyarrow' not in sys.modules"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 @pytest.mark.parametrize("lowest", [1, 0, -1])

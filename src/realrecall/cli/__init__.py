@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from realrecall.bulk import bulk_mode
+
 __all__ = ["app", "main"]
 
 # Each top-level command, in the order of --help: the module under realrecall.cli that registers it,
@@ -116,4 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         gc.freeze()
     else:
         _register(None)
-    run_cli(argv)
+    # The command's bulk steps (reading, scoring, writing) pause the collector and give memory back;
+    # code of the user's (a retriever's module, its searches) runs outside them (realrecall.bulk).
+    with bulk_mode():
+        run_cli(argv)

@@ -10,7 +10,7 @@ import copy
 import dataclasses
 from dataclasses import dataclass
 
-from realrecall._gc import gc_paused
+from realrecall.bulk import bulk_step
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.labels import FormRule, FormRules, TypeRule, TypeRules, default_type_rules, load_type_rules
 
@@ -47,7 +47,7 @@ def label_query(query: GoldQuery, rules: TypeRules | None = None, *, record_rule
     return dataclasses.replace(query, type=query_type, metadata=metadata)
 
 
-@gc_paused
+@bulk_step
 def label_gold_set(gold: GoldSet, rules: TypeRules | None = None) -> GoldSet:
     """``gold`` with a missing type and form filled in, as evaluate does before slicing and scoring.
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from realrecall._gc import gc_paused
 from realrecall._version import __version__
+from realrecall.bulk import bulk_step, give_back_memory
 from realrecall.errors import InputError
 from realrecall.evaluate.results import (
     RESERVED_FIELDS,
@@ -146,8 +146,6 @@ def _give_back_memory(gold: GoldSet) -> None:
     """After a big gold set's scoring, the freed heap pages go back to the system: the C library keeps
     them (its mmap threshold grows with the arrays freed), counted in the RSS of every later step."""
     if len(gold) >= _GIVE_BACK_QUERIES:
-        from realrecall._pages import give_back_memory
-
         give_back_memory()
 
 
@@ -500,7 +498,7 @@ def _own_form(query: GoldQuery) -> Any:
     return None if metadata is NO_FIELDS else metadata.get("form")
 
 
-@gc_paused
+@bulk_step
 def _gold_set_result(
     gold: GoldSet,
     run: Run,

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realrecall._gc import gc_paused
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings
 from realrecall.settings import settings_with
@@ -60,7 +59,6 @@ class EvaluationInputs:
         )
 
 
-@gc_paused
 def load_inputs(
     gold: Sequence[GoldSource | tuple[GoldSource, str | None]],
     *,
@@ -76,6 +74,9 @@ def load_inputs(
     calibrate, the pipeline); ``origin`` applies to the bare paths. Give ``run`` (a TREC or JSONL run)
     or the retriever to build (``settings.retriever`` and its options; default ``bm25``), which needs
     ``corpus``. ``settings`` (or its fields as keywords) as in ``evaluate``.
+
+    Not a bulk step (``realrecall.bulk``): a retriever's code runs here (a ``module:function``
+    imported and built, a corpus embedded), with the collector as the caller left it.
     """
     from realrecall.corpus import load_corpus
     from realrecall.gold import load_gold

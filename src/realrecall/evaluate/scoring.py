@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from realrecall._gc import gc_paused
-from realrecall._pages import give_back_memory
+from realrecall.bulk import bulk_step, give_back_memory
 from realrecall.errors import InputError
 from realrecall.evaluate.judged import rank_judgments
 from realrecall.evaluate.metrics import Metric, parse_metric
@@ -116,7 +115,7 @@ def score(
     return score_queries(gold, run, metrics, relevance_threshold=relevance_threshold, corpus=corpus).means()
 
 
-@gc_paused
+@bulk_step
 def score_queries(
     gold: GoldLike,
     run: RunLike,

@@ -85,7 +85,7 @@ def read_qrels_columns(path: Path) -> dict[str, dict[str, int]] | None:
         return None
     import numpy as np  # here, not at the top: gold sets load without numpy
 
-    from realrecall._pages import give_back_memory
+    from realrecall.bulk import give_back_memory
     from realrecall.formats.trec_columns import query_starts, read_table, scan, take_rows
 
     layout = scan(path)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from realrecall._pages import give_back_memory, small_pages
+from realrecall.bulk import give_back_memory, small_pages
 from realrecall.errors import InputError
 from realrecall.formats.token_chunks import C_SPACE_BUT_LF, c_split, token_chunks
 from realrecall.formats.trec_columns import BOM, Layout, query_starts, read_table, scan, take_rows

@@ -15,7 +15,7 @@ from itertools import islice, repeat
 from pathlib import Path
 from typing import Any
 
-from realrecall._gc import gc_paused
+from realrecall.bulk import bulk_step
 from realrecall.errors import InputError
 from realrecall.evaluate.results.columns import columns_of, results_chunks
 from realrecall.evaluate.results.types import (
@@ -43,7 +43,7 @@ _RESULTS_HINT = "give evaluate's results.json (or rerun evaluate)"
 _PASSAGE_COUNTS = ("by_id", "from_evidence", "split", "lost", "missing_ids", "replaced_ids")
 
 
-@gc_paused
+@bulk_step
 def write_results(result: EvaluationResult, path: str | Path) -> None:
     """Write ``results.json`` atomically, its per-query columns streamed (never all in memory at once)."""
     tables = [columns_of(g.queries) for g in result.gold_sets]
@@ -54,7 +54,7 @@ def write_results(result: EvaluationResult, path: str | Path) -> None:
 _RECORDS_PER_CHUNK = 2048
 
 
-@gc_paused
+@bulk_step
 def write_per_query(result: EvaluationResult, path: str | Path) -> int:
     """Write one JSON line per query of every gold set (with its top-k ids) for miss analysis."""
     encode = json.JSONEncoder(ensure_ascii=False).encode
@@ -72,7 +72,7 @@ def write_per_query(result: EvaluationResult, path: str | Path) -> int:
     return count
 
 
-@gc_paused
+@bulk_step
 def load_results(source: ResultsSource, *, origins: Mapping[str, str] | None = None) -> EvaluationResult:
     """Read results.json (a path, or the already-parsed mapping) into an :class:`EvaluationResult`.
 
@@ -103,7 +103,7 @@ def load_results(source: ResultsSource, *, origins: Mapping[str, str] | None = N
     return _parse(data, str(path), forced)
 
 
-@gc_paused
+@bulk_step
 def read_per_query(path: str | Path) -> tuple[QueryResult, ...]:
     """Every record of a per-query file (``evaluate --per-query``), in file order.
 
