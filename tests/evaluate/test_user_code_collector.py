@@ -17,7 +17,6 @@ import numpy as np
 
 from realrecall.bulk import bulk_mode
 from realrecall.evaluate import evaluate_files
-from realrecall.evaluate.retrievers import RunSettings
 from support import cli
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "realrecall" / "data"
@@ -78,7 +77,7 @@ def _embed_the_corpus() -> list[bool]:
         corpus=CORPUS,
         retriever="dense",
         retriever_options={"embedder": embedder},
-        settings=RunSettings(use_cache=False),  # every text embedded: none read from a cache
+        use_cache=False,  # every text embedded: none read from a cache
     )
     return embedder.collector
 
