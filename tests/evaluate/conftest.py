@@ -60,3 +60,16 @@ def random_case() -> Callable[[int], tuple[dict[str, dict[str, int]], dict[str, 
         return qrels, run
 
     return make
+
+
+@pytest.fixture
+def registry_names() -> list[str]:
+    """Every metric name of the registry (``METRICS``) at several cut-offs, and without one where it may
+    go: the oracle tests compare them all, so a metric added to the registry is checked with no edit."""
+    from realrecall.evaluate.metrics import METRICS
+
+    names = []
+    for name, kind in METRICS.items():
+        names += [f"{name}@{k}" for k in (1, 2, 3, 5, 10, 20)]
+        names += [name] if kind.cutoff == "optional" else []
+    return names

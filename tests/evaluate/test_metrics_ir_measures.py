@@ -1,32 +1,35 @@
-"""ir_measures as a second oracle: its own RR@k cut-off code, on random data with no ties."""
+"""ir_measures as a second oracle, with its own code for cut-offs (``RR@k``), on random data with no ties.
+
+The measure of each registry metric is the one ``ir_measures.parse_trec_measure`` reads from the
+trec_eval name the registry gives it (``Metric.trec_eval_measure``); a run depth (``-M k``) becomes
+ir_measures' own cut-off, and the relevance threshold its ``rel`` where the measure takes one.
+"""
 
 from __future__ import annotations
 
 import pytest
 
+from realrecall.evaluate.metrics import parse_metric
 from realrecall.evaluate.scoring import score_queries
 
 ir_measures = pytest.importorskip("ir_measures")
 
 
-def _measures(level: int) -> dict[str, object]:
-    rr = ir_measures.RR(rel=level)
-    names: dict[str, object] = {"mrr": rr, "mrr@3": rr @ 3, "mrr@10": rr @ 10}
-    for k in (1, 5, 10):
-        names |= {
-            f"recall@{k}": ir_measures.Success(rel=level) @ k,
-            f"passage_recall@{k}": ir_measures.R(rel=level) @ k,
-            f"precision@{k}": ir_measures.P(rel=level) @ k,
-            f"ndcg@{k}": ir_measures.nDCG @ k,
-        }
-    return names
+def _measure(name: str, level: int) -> object:
+    trec_name, depth = parse_metric(name).trec_eval_measure()  # type: ignore[misc]
+    (measure,) = ir_measures.parse_trec_measure(trec_name)
+    if "rel" in measure.SUPPORTED_PARAMS:
+        measure = measure(rel=level)
+    return measure if depth is None else measure @ depth
 
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("level", [1, 2])
-def test_per_query_values_equal_ir_measures(random_case, seed: int, level: int) -> None:
+def test_every_registry_metric_equals_ir_measures_per_query(
+    random_case, registry_names: list[str], seed: int, level: int
+) -> None:
     qrels, run = random_case(seed)
-    names = _measures(level)
+    names = {name: _measure(name, level) for name in registry_names}
     results = ir_measures.iter_calc(names.values(), qrels, run)
     expected = {(result.query_id, str(result.measure)): result.value for result in results}
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from realrecall.errors import InputError
-from realrecall.evaluate.metrics import METRICS, parse_metric
+from realrecall.evaluate import default_metrics
+from realrecall.evaluate.metrics import METRICS, parse_metric, trec_eval_alias
 from realrecall.evaluate.scoring import score
+from realrecall.evaluate.settings import EvaluateSettings
 
 
 @pytest.mark.parametrize(
@@ -57,3 +59,24 @@ def test_every_metric_documents_its_formula_and_trec_eval_measure() -> None:
         doc = kind.compute.__doc__ or ""
         assert "trec_eval" in doc
         assert "=" in doc  # the formula
+
+
+def test_a_metric_and_its_trec_eval_name_are_each_others_alias_by_the_registry() -> None:
+    for name, kind in METRICS.items():
+        if kind.trec_eval.endswith("_k"):
+            trec = kind.trec_eval.removesuffix("k") + "10"
+            assert trec_eval_alias(f"{name}@10") == trec
+            assert trec_eval_alias(trec) == f"{name}@10"
+        else:  # measured on the run cut at depth k (-M k): no -q name of its own
+            assert trec_eval_alias(f"{name}@10") is None
+        if kind.trec_eval_whole is not None:
+            assert trec_eval_alias(name) in (kind.trec_eval_whole, None)  # None: the same name
+    assert trec_eval_alias("mrr") == "recip_rank"
+    assert trec_eval_alias("recip_rank") == "mrr"
+    assert trec_eval_alias("recall@2000tok") is None
+    assert trec_eval_alias("map") is None
+
+
+def test_the_default_cutoffs_give_recall_at_each_mrr_at_the_deepest_and_ndcg_nearest_10() -> None:
+    expected = ["recall@1", "recall@5", "recall@10", "recall@50", "mrr@50", "ndcg@10"]
+    assert default_metrics(EvaluateSettings().k) == expected  # what the help of k says

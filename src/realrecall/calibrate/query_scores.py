@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from realrecall.errors import InputError
+from realrecall.evaluate.metrics import trec_eval_alias
 from realrecall.evaluate.results import QueryResult, distinct_labels, load_results, read_per_query
 from realrecall.files import read_text_lines
 from realrecall.formats.trec_eval_scores import read_trec_eval_scores
@@ -40,9 +41,6 @@ __all__ = [
     "parse_query_selection",
 ]
 
-# realrecall metric family -> the trec_eval measure prefix it equals (realrecall.evaluate.metrics).
-_TREC_EVAL_NAMES = {"recall": "success_", "passage_recall": "recall_", "ndcg": "ndcg_cut_", "precision": "P_"}
-_PLAIN = {"mrr": "recip_rank", "ndcg": "ndcg"}
 _RANGE = re.compile(r"^(\d*)-(\d*)$")
 _SELECTION_HINT = "write FIELD=VALUE (origin=real), LOW-HIGH (2000000-2999999) or @FILE (ids one a line)"
 
@@ -129,17 +127,8 @@ def parse_query_selection(spec: str) -> QuerySelection:
 
 def measure_aliases(measure: str) -> tuple[str, ...]:
     """``measure`` and the name the other convention gives it (``ndcg@10`` <-> ``ndcg_cut_10``)."""
-    names = [measure]
-    family, at, cutoff = measure.partition("@")
-    if at and family in _TREC_EVAL_NAMES and cutoff.isdigit():
-        names.append(f"{_TREC_EVAL_NAMES[family]}{cutoff}")
-    elif not at and measure in _PLAIN:
-        names.append(_PLAIN[measure])
-    for family, prefix in _TREC_EVAL_NAMES.items():
-        if measure.startswith(prefix) and measure[len(prefix) :].isdigit():
-            names.append(f"{family}@{measure[len(prefix) :]}")
-    names += [name for name, trec in _PLAIN.items() if trec == measure]
-    return tuple(dict.fromkeys(names))
+    alias = trec_eval_alias(measure)
+    return (measure,) if alias is None or alias == measure else (measure, alias)
 
 
 def load_query_scores(

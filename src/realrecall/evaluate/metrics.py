@@ -5,15 +5,8 @@ same float64 operations in the same order. A passage is relevant when its grade 
 threshold (trec_eval ``-l``, default 1); nDCG uses the raw grades whatever the threshold, because
 trec_eval does. Cut-off ``k`` counts ranks 1..k of the run as trec_eval orders it.
 
-| name                 | trec_eval measure                   |
-|----------------------|-------------------------------------|
-| ``recall@k``         | ``success_k``                       |
-| ``passage_recall@k`` | ``recall_k``                        |
-| ``mrr``              | ``recip_rank``                      |
-| ``mrr@k``            | ``recip_rank`` with ``-M k``        |
-| ``ndcg@k``           | ``ndcg_cut_k``                      |
-| ``ndcg``             | ``ndcg`` (no cut-off)               |
-| ``precision@k``      | ``P_k``                             |
+Each metric's definition and the trec_eval measure it equals are its entry in ``METRICS`` (docs/metrics.md's
+table is made from it; the oracle tests compare every entry with that measure).
 
 Budgeted metrics compare chunkings at equal context, since recall@k favours big chunks (ten 1,000-token
 chunks hold more than ten 100-token ones): ``recall@Ntok`` and ``ndcg@Ntok`` (e.g. ``recall@2000tok``)
@@ -36,7 +29,7 @@ import numpy as np
 from realrecall.errors import InputError
 from realrecall.evaluate.judged import RankedJudgments, discounts, sequential_segment_sum
 
-__all__ = ["METRICS", "Cutoff", "Metric", "MetricKind", "is_binary", "parse_metric"]
+__all__ = ["METRICS", "Cutoff", "Metric", "MetricKind", "is_binary", "parse_metric", "trec_eval_alias"]
 
 Cutoff = int | np.ndarray | None
 """A cut-off: one k for every query, one per query (int64 array: a budget's prefix lengths), or none."""
@@ -157,6 +150,10 @@ def _position_in_segment(segment: np.ndarray) -> np.ndarray:
 class MetricKind:
     """One family of metrics: its kernel, whether it takes ``@k``, and the trec_eval measure it equals.
 
+    ``trec_eval``: the measure ``name@k`` equals as ``trec_eval -q`` names it, ``k`` standing for the
+    cut-off (``success_k`` is ``success_10`` for ``recall@10``); a name with no ``_k`` is measured on
+    the run cut at depth k (trec_eval ``-M k``). ``trec_eval_whole``: for a cut-off that is optional,
+    the measure ``name`` alone equals. The docs' metric table and the oracle tests read both.
     ``binary``: every per-query value is 0 or 1, so a mean over queries is a proportion (calibrate gives
     it a Wilson interval); any other metric's mean gets a bootstrap interval. Declared here, not read
     off the values: an MRR whose queries all happen to score 0 or 1 is still not a proportion.
@@ -166,17 +163,45 @@ class MetricKind:
     cutoff: str
     """``"required"`` or ``"optional"``."""
     trec_eval: str
+    definition: str
+    """What ``name@k`` is for one query, in one line (the docs' metric table shows it)."""
+    trec_eval_whole: str | None = None
     binary: bool = False
     budgeted: bool = False
     """Whether ``@Ntok`` (a token budget) may replace ``@k``."""
 
 
 METRICS: dict[str, MetricKind] = {
-    "recall": MetricKind(recall_at, "required", "success_k", binary=True, budgeted=True),
-    "passage_recall": MetricKind(passage_recall_at, "required", "recall_k"),
-    "mrr": MetricKind(mrr_at, "optional", "recip_rank (with -M k)"),
-    "ndcg": MetricKind(ndcg_at, "optional", "ndcg_cut_k (ndcg without k)", budgeted=True),
-    "precision": MetricKind(precision_at, "required", "P_k"),
+    "recall": MetricKind(
+        recall_at,
+        "required",
+        "success_k",
+        "1 if at least one relevant passage ranks in the top k, else 0",
+        binary=True,
+        budgeted=True,
+    ),
+    "passage_recall": MetricKind(
+        passage_recall_at,
+        "required",
+        "recall_k",
+        "relevant passages in the top k / relevant passages in the gold set (0 if none)",
+    ),
+    "mrr": MetricKind(
+        mrr_at,
+        "optional",
+        "recip_rank",
+        "1 / rank of the first relevant passage, 0 if none ranks in the top k",
+        trec_eval_whole="recip_rank",
+    ),
+    "ndcg": MetricKind(
+        ndcg_at,
+        "optional",
+        "ndcg_cut_k",
+        "DCG@k / IDCG@k with linear gains (0 when no grade is positive)",
+        trec_eval_whole="ndcg",
+        budgeted=True,
+    ),
+    "precision": MetricKind(precision_at, "required", "P_k", "relevant passages in the top k / k"),
 }
 
 
@@ -208,6 +233,21 @@ class Metric:
     def binary(self) -> bool:
         """Whether every per-query value is 0 or 1 (see :class:`MetricKind`)."""
         return METRICS[self.kind].binary
+
+    def trec_eval_measure(self) -> tuple[str, int | None] | None:
+        """The trec_eval measure this metric equals, and the run depth it needs (``-M``), if any.
+
+        ``recall@10`` is ``("success_10", None)``, ``mrr@10`` ``("recip_rank", 10)``, ``ndcg``
+        ``("ndcg", None)``; a budgeted metric equals none (None).
+        """
+        kind = METRICS[self.kind]
+        if self.budget is not None:
+            return None
+        if self.k is None:
+            return (kind.trec_eval_whole, None) if kind.trec_eval_whole is not None else None
+        if kind.trec_eval.endswith("_k"):
+            return f"{kind.trec_eval.removesuffix('_k')}_{self.k}", None
+        return kind.trec_eval, self.k
 
 
 def _choices() -> str:
@@ -255,6 +295,27 @@ def _budgeted(name: str, kind_name: str, kind: MetricKind, raw_budget: str) -> M
         )
     budget = int(raw_budget)
     return Metric(f"{kind_name}@{budget}{_BUDGET_SUFFIX}", kind_name, None, budget)
+
+
+def trec_eval_alias(name: str) -> str | None:
+    """The other convention's name of a measure: ``ndcg@10`` <-> ``ndcg_cut_10``, ``mrr`` <-> ``recip_rank``.
+
+    Read from ``METRICS``. Only a measure ``trec_eval -q`` prints without a run-depth option has one
+    (``mrr@10`` has none: trec_eval measures it with ``-M 10``); None for any other name.
+    """
+    try:
+        measure = parse_metric(name).trec_eval_measure()
+    except InputError:
+        measure = None
+    if measure is not None:
+        return measure[0] if measure[1] is None else None
+    for kind_name, kind in METRICS.items():
+        if name == kind.trec_eval_whole:
+            return kind_name
+        prefix = kind.trec_eval.removesuffix("k")
+        if kind.trec_eval.endswith("_k") and name.startswith(prefix) and name[len(prefix) :].isdigit():
+            return f"{kind_name}@{name[len(prefix) :]}"
+    return None
 
 
 def is_binary(name: str) -> bool:

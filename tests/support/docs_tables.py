@@ -1,0 +1,125 @@
+"""The docs' tables of metrics, retrievers, their options and prompt strategies, made from the registries.
+
+    .venv/bin/python tests/support/docs_tables.py      # rewrite every generated table in docs/
+
+A generated table sits between two comment lines naming it, ``<!-- generated: NAME ... -->`` and
+``<!-- end generated: NAME -->``; everything between them is rewritten, nothing else is touched.
+tests/test_docs_tables.py fails when a table differs from what the registries say, or when a
+registered retriever has no options table in docs/retrievers.md.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+COMMAND = ".venv/bin/python tests/support/docs_tables.py"
+_BLOCK = re.compile(
+    r"(<!-- generated: (?P<name>[^;>]+?)(?:;[^>]*)? -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",
+    re.S,
+)
+
+
+def metrics_table() -> str:
+    """Each metric name, its definition and the trec_eval measure it equals (``METRICS``)."""
+    from realrecall.evaluate.metrics import METRICS
+
+    rows = []
+    for name, kind in METRICS.items():
+        trec = kind.trec_eval if kind.trec_eval.endswith("_k") else f"{kind.trec_eval}` with `-M k"
+        rows.append((f"{name}@k", kind.definition, f"`{trec}`"))
+        if kind.cutoff == "optional":
+            whole = f"as `{name}@k` with no cut-off (k: the whole run)"
+            rows.append((name, whole, f"`{kind.trec_eval_whole}`"))
+        if kind.budgeted:
+            budget = f"as `{name}@k`, k the most top chunks whose tokens add up to N or less"
+            rows.append((f"{name}@Ntok", budget, "none"))
+    lines = ["| name | definition | trec_eval measure |", "|---|---|---|"]
+    lines += [f"| `{name}` | {definition} | {trec} |" for name, definition, trec in rows]
+    return "\n".join(lines) + "\n"
+
+
+def retrievers_table() -> str:
+    """Each name ``--retriever`` takes, what it is, and whether ``corpus export --from`` reads it."""
+    from realrecall.evaluate.retrievers.registry import CUSTOM, RETRIEVERS
+
+    lines = ["| `--retriever` | what it is | a store (`corpus export --from`) |", "|---|---|---|"]
+    for spec in [*RETRIEVERS.values(), CUSTOM]:
+        store = "yes" if spec.export is not None else ""
+        lines.append(f"| `{spec.name}` | {spec.summary} | {store} |")
+    return "\n".join(lines) + "\n"
+
+
+def options_table(name: str) -> str:
+    """The options of one retriever: name, type, default, meaning (``option_rows``)."""
+    from realrecall.evaluate.retrievers.options import option_rows
+
+    spec = _retriever(name)
+    lines = [f"| option (`{spec.options.__name__}`) | takes | default | meaning |", "|---|---|---|---|"]
+    lines += [
+        f"| `{option}` | {kind} | {default} | {help_text} |"
+        for option, kind, default, help_text in option_rows(spec)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def strategies_table() -> str:
+    """Each name ``--strategy`` takes and what it does (``generate.strategies.STRATEGIES``)."""
+    from realrecall.generate.strategies import DEFAULT, STRATEGIES
+
+    lines = ["| `--strategy` | how a question is written |", "|---|---|"]
+    for name, spec in STRATEGIES.items():
+        lines.append(f"| `{name}`{' (default)' if name == DEFAULT else ''} | {spec.summary} |")
+    return "\n".join(lines) + "\n"
+
+
+def _retriever(name: str) -> Any:
+    from realrecall.evaluate.retrievers.registry import CUSTOM, RETRIEVERS
+
+    return CUSTOM if name == CUSTOM.name else RETRIEVERS[name]
+
+
+def table(name: str) -> str:
+    """The text of the generated table called ``name`` (``metrics``, ``options bm25``...)."""
+    makers: dict[str, Callable[[], str]] = {
+        "metrics": metrics_table,
+        "retrievers": retrievers_table,
+        "strategies": strategies_table,
+    }
+    if name.startswith("options "):
+        return options_table(name.removeprefix("options "))
+    return makers[name]()
+
+
+def regenerated(text: str) -> str:
+    """``text`` with every generated table rewritten."""
+    return _BLOCK.sub(lambda m: m.group(1) + table(m.group("name")) + m.group(4), text)
+
+
+def blocks(text: str) -> list[str]:
+    """The names of the generated tables in ``text``."""
+    return [match.group("name") for match in _BLOCK.finditer(text)]
+
+
+def pages() -> list[Path]:
+    return sorted(DOCS.rglob("*.md"))
+
+
+def main() -> int:
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        new = regenerated(text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            print(f"rewrote {page.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path[:0] = [str(ROOT / "src")]
+    sys.exit(main())
