@@ -209,8 +209,9 @@ def test_the_process_imports_only_its_commands_module(tmp_path: Path) -> None:
         "import sys; sys.argv = ['realrecall', *sys.argv[1:]]\n"
         "from realrecall.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "shared = {'realrecall.cli.application', 'realrecall.cli.retriever_help',"
-        " 'realrecall.cli.settings_options'}\n"
+        "shared = {'realrecall.cli.application', 'realrecall.cli.console', 'realrecall.cli.retriever_help',"
+        " 'realrecall.cli.settings_options'}
+"
         "print(sorted(m for m in sys.modules if m.startswith('realrecall.cli.') and m not in shared))"
     )
     for args, modules in [

@@ -2,7 +2,8 @@
 
 Every string a user, a file, an endpoint or an exception supplies is printed as plain text: both
 consoles have markup and emoji codes off, and styling is applied with ``rich.text.Text`` objects, so
-``[/]`` in a query type or ``[local]`` in an install hint reaches the terminal as written.
+``[/]`` in a query type or ``[local]`` in an install hint reaches the terminal as written; its control
+characters (an ESC sequence, ``\r``, a bidi control) are shown as escapes (``realrecall.cli.console``).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import typer
-from rich.console import Console
 from rich.text import Text
 from typer._click.exceptions import ClickException
 from typer.core import TyperGroup
 
 from realrecall._version import __version__
+from realrecall.cli.console import DataConsole, plain
 from realrecall.errors import InputError, RealrecallError
 
 if TYPE_CHECKING:
@@ -29,9 +30,10 @@ if TYPE_CHECKING:
 
 # Results go to stdout; progress, warnings and errors to stderr, so `> file` captures only results.
 # Piped output keeps full tables (rich would otherwise assume 80 columns and truncate headers).
-# markup/emoji off: user text is data, never markup (see the module docstring).
-out = Console(highlight=False, markup=False, emoji=False, width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
+# markup/emoji off: user text is data, never markup (see the module docstring); control characters in
+# it are shown escaped (DataConsole).
+out = DataConsole(highlight=False, markup=False, emoji=False, width=None if sys.stdout.isatty() else 160)
+err = DataConsole(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 _DEBUG_KEY = "realrecall.debug"
 
@@ -85,7 +87,7 @@ def _usage_error(exc: ClickException) -> int:
     message = format_message() if callable(format_message) else str(exc)
     ctx = getattr(exc, "ctx", None)
     if type(exc).__name__ == "NoArgsIsHelpError":  # `realrecall gold` alone: show the help it asked for
-        err.print(Text(message))
+        err.print(plain(message))
         return 2
     message = " ".join(str(message).split())
     # Errors raised before a command's context exists (a missing option value) point at the root help.
@@ -137,17 +139,17 @@ def command_group(name: str, help: str) -> typer.Typer:
 
 def error_line(message: str) -> None:
     """``error: MESSAGE`` on stderr, the message printed as plain text."""
-    err.print(Text.assemble(("error:", "bold red"), " ", message))
+    err.print(Text.assemble(("error:", "bold red"), " ", plain(message)))
 
 
 def warn(message: str) -> None:
     """``warning: MESSAGE`` on stderr, the message printed as plain text."""
-    err.print(Text.assemble(("warning:", "yellow"), " ", message))
+    err.print(Text.assemble(("warning:", "yellow"), " ", plain(message)))
 
 
 def note(message: str, style: str = "dim") -> None:
     """A progress or status line on stderr, the message printed as plain text."""
-    err.print(Text(message, style=style))
+    err.print(plain(message, style=style))
 
 
 def output_options(*names: str) -> Callable[[Command], Command]:
@@ -196,7 +198,7 @@ def user_errors() -> Iterator[None]:
     except RealrecallError as exc:
         if _debug() and exc.__cause__ is not None:
             cause = exc.__cause__
-            err.print(Text("".join(traceback.format_exception(type(cause), cause, cause.__traceback__))))
+            err.print(plain("".join(traceback.format_exception(type(cause), cause, cause.__traceback__))))
         error_line(str(exc))
         raise typer.Exit(exc.exit_code) from None
 

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypedDict
 
 import typer
-from rich.text import Text
 
 from realrecall.calibrate import defaults
 from realrecall.cli.application import (
@@ -22,6 +21,7 @@ from realrecall.cli.application import (
     warn,
     write_stdout,
 )
+from realrecall.cli.console import plain
 from realrecall.cli.retriever_help import RETRIEVERS, RetrieverHelp
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import EvaluateSettings
@@ -298,7 +298,7 @@ def _emit(
         write_stdout(text())  # byte-exact: JSON and Markdown must survive a pipe
     else:
         write_report(text(), output)
-        out.print(Text(headline))
+        out.print(plain(headline))
         note(f"report written to {output}", style="")
 
 

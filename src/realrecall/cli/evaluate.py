@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from realrecall.cli.application import (
     MLFLOW_HELP,
@@ -21,6 +20,7 @@ from realrecall.cli.application import (
     user_errors,
     warn,
 )
+from realrecall.cli.console import plain
 from realrecall.cli.retriever_help import RETRIEVER_OPTIONS, RETRIEVERS, RetrieverHelp
 from realrecall.cli.settings_options import Group, settings_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings
@@ -127,20 +127,20 @@ def render_tables(result: EvaluationResult) -> list[Table]:
     for gold_set in result.gold_sets:
         origins = ", ".join(f"{name} {count}" for name, count in gold_set.origins.items())
         table = Table(
-            title=Text(f"{gold_set.name} ({origins}) - {result.retriever['name']}"),
+            title=plain(f"{gold_set.name} ({origins}) - {result.retriever['name']}"),
             title_justify="left",
             show_edge=False,
         )
         table.add_column("slice")
         table.add_column("n", justify="right")
         for metric in result.metrics:
-            table.add_column(Text(metric), justify="right")
+            table.add_column(plain(metric), justify="right")
         rows = [gold_set.overall, *gold_set.slices]
         for row in rows:
             label = (
                 "all" if row.field is None else f"{row.field}={'(none)' if row.value is None else row.value}"
             )
             # Text cells: slice values come from the user's files and are never read as markup.
-            table.add_row(Text(label), str(row.n), *(f"{row.metrics[m]:.4f}" for m in result.metrics))
+            table.add_row(plain(label), str(row.n), *(f"{row.metrics[m]:.4f}" for m in result.metrics))
         tables.append(table)
     return tables

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from rich.text import Text
 from typer.core import TyperCommand
 
 from realrecall.cli.application import app, err, is_interactive, note, out, user_errors, warn
+from realrecall.cli.console import plain
 from realrecall.errors import InputError
 from realrecall.files import check_distinct, output_error
 
@@ -296,7 +296,7 @@ def _money(value: float | None) -> str:
 
 def _line(text: str) -> None:
     """A result line on stdout, as plain text."""
-    out.print(Text(text))
+    out.print(plain(text))
 
 
 def render_estimate(result: CostEstimate) -> None:
@@ -334,7 +334,7 @@ def render_summary(summary: GenerateSummary) -> None:
             f"{stage.tokens_out:,}",
             _money(stage.cost),
         )
-        table.add_row(*(Text(cell) for cell in cells))
+        table.add_row(*(plain(cell) for cell in cells))
     out.print(table)
     for stage in summary.stages:
         if stage.failures:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from realrecall.cli.application import (
     command_group,
@@ -20,6 +19,7 @@ from realrecall.cli.application import (
     user_errors,
     warn,
 )
+from realrecall.cli.console import plain
 from realrecall.corpus import load_corpus
 from realrecall.curate import (
     ImportSpec,
@@ -53,7 +53,7 @@ _CorpusOption = Annotated[
 
 def _say(text: str) -> None:
     """Print a line as plain text: ids, paths and queries may hold brackets rich would read as markup."""
-    out.print(Text(text))
+    out.print(plain(text))
 
 
 def _default_judge() -> str:
@@ -145,31 +145,31 @@ def import_command(
         below = len(result.below_min_clicks)
         warn(f"{len(result.unmatched)} unmatched row(s), {below} below the click minimum:")
         for row in problems[:20]:
-            err.print(Text(f"  row {row.row}: {row.reason}"))
+            err.print(plain(f"  row {row.row}: {row.reason}"))
         if len(problems) > 20:
             err.print(
-                Text(
+                plain(
                     f"  ... and {len(problems) - 20} more"
                     + ("" if unmatched else " (write them with --unmatched)")
                 )
             )
         if unmatched:
-            err.print(Text(f"  all listed in {unmatched}"))
+            err.print(plain(f"  all listed in {unmatched}"))
 
 
 def _render_miss(number: int, total: int, miss: Miss, width: int, *, retrieved: bool = True) -> None:
     facets = " · ".join(v for v in (miss.gold_set, miss.type, miss.language) if v)
     rank = miss.first_relevant_rank if miss.first_relevant_rank is not None else "none retrieved"
-    out.rule(Text(f"{number}/{total}  {miss.query_id}  [{facets}]  first relevant rank: {rank}"))
-    out.print(Text(f"Query: {miss.query}", style="bold"))
+    out.rule(plain(f"{number}/{total}  {miss.query_id}  [{facets}]  first relevant rank: {rank}"))
+    out.print(plain(f"Query: {miss.query}", style="bold"))
     out.print("Gold:")
     for passage in miss.gold or (Passage("(no relevant gold passage)", found=True),):
-        out.print(Text(f"  {passage.id}  {_snippet(passage, width)}"))
+        out.print(plain(f"  {passage.id}  {_snippet(passage, width)}"))
     if not retrieved:  # interactive mode shows each retrieved passage as it asks about it
         return
     out.print("Retrieved:")
     for hit in miss.retrieved:
-        out.print(Text(f"  {hit.rank:>2}  {hit.passage.id}  {_snippet(hit.passage, width)}{_marks(hit)}"))
+        out.print(plain(f"  {hit.rank:>2}  {hit.passage.id}  {_snippet(hit.passage, width)}{_marks(hit)}"))
 
 
 def _marks(hit: Retrieved) -> str:
@@ -259,12 +259,12 @@ _KEYS = {"r": 1, "n": 0}
 def _ask() -> str:
     """One key press: r, n, s or q (Ctrl-C and Ctrl-D quit, keeping what was recorded)."""
     while True:
-        out.print(Text("[r]elevant / [n]ot / [s]kip / [q]uit ? "), end="")
+        out.print(plain("[r]elevant / [n]ot / [s]kip / [q]uit ? "), end="")
         try:
             key = typer.getchar().lower()
         except (KeyboardInterrupt, EOFError):
             key = "q"
-        out.print(Text(key))
+        out.print(plain(key))
         if key in ("r", "n", "s", "q"):
             return key
 
@@ -277,7 +277,7 @@ def _interactive(review: ReviewList, path: Path, by: str, width: int, results: P
             _render_miss(review.misses.index(miss) + 1, len(review.misses), miss, width, retrieved=False)
             for hit in hits:
                 out.print(
-                    Text(f"\n#{hit.rank} {hit.passage.id}{_marks(hit)}: {_snippet(hit.passage, width * 3)}")
+                    plain(f"\n#{hit.rank} {hit.passage.id}{_marks(hit)}: {_snippet(hit.passage, width * 3)}")
                 )
                 key = _ask()
                 if key == "q":
@@ -365,10 +365,10 @@ def dupes_command(
         if output is not None:
             write_jsonl_atomic(output, found.cluster_records())
     for number, cluster in enumerate(found.clusters, start=1):
-        out.rule(Text(f"cluster {number}: {len(cluster)} passages"))
+        out.rule(plain(f"cluster {number}: {len(cluster)} passages"))
         for pid in cluster:
             chunk = loaded[pid]
-            out.print(Text(f"  {pid}  {_snippet(Passage(pid, chunk.title, chunk.text), width)}"))
+            out.print(plain(f"  {pid}  {_snippet(Passage(pid, chunk.title, chunk.text), width)}"))
     _say(
         f"{len(found.clusters)} cluster(s), {len(found.pairs)} pair(s) at Jaccard >= {threshold} "
         f"over {shingle}-word shingles in {len(loaded)} passages"

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from realrecall.cli.application import MLFLOW_HELP, MLFLOW_URI_HELP, app, note, out, user_errors, warn
+from realrecall.cli.console import plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -90,13 +90,13 @@ def history_command(
         if not trend.rows:
             warn(f"{path}: no run recorded yet")
             return
-        table = Table(title=Text(f"history ({path})"), title_justify="left", show_edge=False)
+        table = Table(title=plain(f"history ({path})"), title_justify="left", show_edge=False)
         for column in ("time", "metric", "real", "synthetic", "calibrated", "gap", "change", ""):
             table.add_column(column, justify="right" if column not in ("time", "metric", "") else "left")
         for row in trend.rows:
-            mark = Text("drop", style="red") if row.drop else Text("unchanged" if row.unchanged else "")
+            mark = plain("drop", style="red") if row.drop else plain("unchanged" if row.unchanged else "")
             table.add_row(
-                Text(row.time), Text(row.metric), _fmt(row.real), _fmt(row.synthetic), _fmt(row.calibrated),
+                plain(row.time), plain(row.metric), _fmt(row.real), _fmt(row.synthetic), _fmt(row.calibrated),
                 _fmt(row.gap, signed=True), _fmt(row.change, signed=True), mark,
             )  # fmt: skip
         out.print(table)

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
-from rich.text import Text
 
 from realrecall.cli.application import app, out, user_errors, write_stdout
+from realrecall.cli.console import plain
 from realrecall.errors import InputError
+from realrecall.printable import printable_json
 
 if TYPE_CHECKING:
     from realrecall.calibrate.realism import RealismScore
@@ -44,14 +45,14 @@ def realism(
             load_questions(real), load_questions(synthetic), folds=folds, seed=seed, top=top
         )
         if output_format == "json":
-            write_stdout(json.dumps(score.to_dict(), indent=2, ensure_ascii=False) + "\n")
+            write_stdout(printable_json(json.dumps(score.to_dict(), indent=2, ensure_ascii=False)) + "\n")
         else:
             _print_table(score)
 
 
 def _print_table(score: RealismScore) -> None:
     out.print(
-        Text(
+        plain(
             f"realism AUC {score.auc:.3f} [{score.low:.3f}, {score.high:.3f}] "
             f"({score.n_real} real, {score.n_synthetic} synthetic, {score.folds}-fold): {score.verdict}"
         )
@@ -63,7 +64,7 @@ def _print_table(score: RealismScore) -> None:
         table.add_column(name, justify="left" if name in ("feature", "leans") else "right")
     for feature in score.features:
         table.add_row(
-            Text(feature.name),
+            plain(feature.name),
             feature.leans,
             f"{feature.weight:+.2f}",
             f"{feature.real:.3g}",

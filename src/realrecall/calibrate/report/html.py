@@ -28,6 +28,7 @@ from realrecall.calibrate.report.text import (
     realism_line,
     realism_rows,
 )
+from realrecall.printable import printable
 
 __all__ = ["REAL_COLOUR", "SYNTHETIC_COLOUR", "HistoryRows", "render_html"]
 
@@ -83,7 +84,9 @@ def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
         f'<p class="note">Seed {report.seed}, {report.n_resamples} bootstrap resamples, '
         f"{report.confidence * 100:g}% intervals.</p>",
     ]
-    return (
+    # Control characters in data are shown as escapes: a browser shows a bidi control as reordered
+    # text, and the file may be read in a terminal.
+    return printable(
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{head}</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -3,6 +3,7 @@
 Names at least ``headline.metric``, ``headline.real``, ``headline.real_ci``, ``headline.synthetic``,
 ``headline.gap``, ``headline.n_real``, ``headline.n_synthetic``, and ``slices``: one record per metric and
 slice with the same names plus ``field`` and ``value``. Undefined figures (an empty slice) are ``null``.
+Control characters in strings are written as JSON escapes (``\\u001b``), never raw.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.diagnostics import SetDiagnostics, Summary
 from realrecall.calibrate.gap import SliceGap
 from realrecall.calibrate.statistics import Interval
+from realrecall.printable import printable_json
 
 __all__ = ["comparison_to_dict", "render_comparison_json", "render_json", "report_to_dict"]
 
@@ -189,7 +191,7 @@ def _headline_first(data: dict[str, Any]) -> str:
     head = json.dumps(data["headline"], ensure_ascii=False, allow_nan=False)
     rest = {k: v for k, v in data.items() if k != "headline"}
     body = json.dumps(rest, ensure_ascii=False, indent=2, allow_nan=False)
-    return '{"headline": ' + head + ",\n" + body[1:].lstrip("\n") + "\n"
+    return printable_json('{"headline": ' + head + ",\n" + body[1:].lstrip("\n") + "\n")
 
 
 def _gap_record(gap: SliceGap) -> dict[str, Any]:

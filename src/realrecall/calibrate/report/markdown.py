@@ -1,4 +1,7 @@
-"""The calibration report as Markdown: the headline as the first line, then one section per concern."""
+"""The calibration report as Markdown: the headline as the first line, then one section per concern.
+
+Control characters in data (slice values, names, notes) are written as escapes (``realrecall.printable``).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from realrecall.calibrate.report.text import (
     realism_rows,
     signed,
 )
+from realrecall.printable import printable
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
 
@@ -76,7 +80,7 @@ def render_markdown(report: CalibrationReport) -> str:
         if grid.unmatched:
             lines.append(f"{len(grid.unmatched)} labelled query ids were not in the results.")
     lines += ["", f"_Seed {report.seed}, {report.n_resamples} bootstrap resamples._", ""]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def render_comparison_markdown(report: ComparisonReport) -> str:
@@ -98,7 +102,7 @@ def render_comparison_markdown(report: ComparisonReport) -> str:
         f"_{report.test} test, alpha {report.alpha:g}; {report.unpaired_text}._",
         "",
     ]
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _calibrated(report: CalibrationReport) -> list[str]:

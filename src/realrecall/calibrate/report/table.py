@@ -1,4 +1,8 @@
-"""The calibration report as rich renderables (the CLI prints them; the library never prints)."""
+"""The calibration report as rich renderables (the CLI prints them; the library never prints).
+
+Text from data is ``Text`` (never read as markup, whatever console prints it) with its control
+characters escaped (``realrecall.printable``).
+"""
 
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from realrecall.calibrate.report.text import (
     realism_line,
     signed,
 )
+from realrecall.printable import printable
 
 __all__ = ["comparison_table", "report_table"]
 
@@ -44,11 +49,11 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
 
     ``warnings=False`` leaves out the report's warnings, for a caller that has printed them already.
     """
-    parts: list[RenderableType] = [Text(report.headline.text, style="bold")]
+    parts: list[RenderableType] = [_text(report.headline.text, style="bold")]
     if warnings:
-        parts += [Text(f"warning: {w}", style="yellow") for w in report.warnings]
+        parts += [_text(f"warning: {w}", style="yellow") for w in report.warnings]
     for gate in report.gates:
-        parts.append(Text(f"gate {'passed' if gate.passed else 'FAILED'}: {gate.message}",
+        parts.append(_text(f"gate {'passed' if gate.passed else 'FAILED'}: {gate.message}",
                           style="green" if gate.passed else "bold red"))  # fmt: skip
     overall = _gap_table(
         "every metric, all queries", "metric", [g for g in report.gaps if g.field is None], 1
@@ -60,47 +65,47 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
     if c is not None:
         when = f"of {c.calibrated_on[:10]}" if c.calibrated_on else "undated"
         stale = " [STALE]" if c.stale else ""
-        parts.append(Text(f"{c.text} Real set {when}{stale}."))
+        parts.append(_text(f"{c.text} Real set {when}{stale}."))
     parts.append(_diagnostics_table(report))
-    parts.append(Text(realism_line(report)))
+    parts.append(_text(realism_line(report)))
     if report.rank_agreement is not None:
         a = report.rank_agreement
-        table = Table(title=Text(f"rank agreement on {a.metric}: {agreement_line(a)}"))
+        table = Table(title=_text(f"rank agreement on {a.metric}: {agreement_line(a)}"))
         for column in AGREEMENT_HEADER:
             table.add_column(column, justify="left" if column in ("system", "tied on synthetic") else "right")
         for row in agreement_rows(a):
             table.add_row(*_plain(*row))
-        parts += [table, Text(a.advice)]
+        parts += [table, _text(a.advice)]
     if report.answers is not None:
         grid = report.answers
-        table = Table(title=Text(f"answers against evidence in the top {grid.k}"))
+        table = Table(title=_text(f"answers against evidence in the top {grid.k}"))
         table.add_column("cell")
         table.add_column("queries", justify="right")
         for cell, count in grid.counts.items():
             table.add_row(*_plain(cell, str(count)))
-        parts += [table, Text(f"verdict: {grid.verdict}", style="bold")]
+        parts += [table, _text(f"verdict: {grid.verdict}", style="bold")]
     return Group(*parts)
 
 
 def comparison_table(report: ComparisonReport) -> RenderableType:
     """The headline, then one row per slice: means, difference with its interval, p, significance."""
     table = Table(
-        title=Text(f"{report.name_b} against {report.name_a}: {report.metric} ({report.test} test)")
+        title=_text(f"{report.name_b} against {report.name_a}: {report.metric} ({report.test} test)")
     )
     for column in ("slice", "n", report.name_a, report.name_b, "difference", "CI", "p", "significant"):
-        table.add_column(Text(column), justify="left" if column == "slice" else "right")
+        table.add_column(_text(column), justify="left" if column == "slice" else "right")
     for r in report.rows:
         table.add_row(
-            Text(r.label), str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
+            _text(r.label), str(r.n), figure(r.mean_a, 3), figure(r.mean_b, 3), signed(r.difference, 3),
             ci_text(r.interval, signed_values=True, digits=3), figure(r.p_value, 4),
             "yes" if r.significant else ("-" if r.note else "no"),
         )  # fmt: skip
-    table.caption = Text(f"{report.test} test, alpha {report.alpha:g}; {report.unpaired_text}")
-    return Group(Text(report.headline, style="bold"), table)
+    table.caption = _text(f"{report.test} test, alpha {report.alpha:g}; {report.unpaired_text}")
+    return Group(_text(report.headline, style="bold"), table)
 
 
 def _gap_table(title: str, first: str, gaps: Sequence[SliceGap], skip: int) -> Table:
-    table = Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(title=_text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column(first)
     for column, width in _GAP_COLUMNS:
         table.add_column(column, justify="right", min_width=width)
@@ -119,10 +124,16 @@ def _diagnostics_table(report: CalibrationReport) -> Table:
     for row in diagnostics_rows(report):
         table.add_row(*_plain(*row))
     if report.diagnostics.overlap_skipped:
-        table.caption = Text(f"overlap skipped: {report.diagnostics.overlap_skipped}")
+        table.caption = _text(f"overlap skipped: {report.diagnostics.overlap_skipped}")
     return table
 
 
 def _plain(*cells: str) -> list[Text]:
     """Cells as Text: slice values, system names and notes come from user files, never markup."""
-    return [Text(cell) for cell in cells]
+    return [_text(cell) for cell in cells]
+
+
+def _text(value: str, style: str = "") -> Text:
+    """Text from data, never markup, its control characters escaped (``Text`` would drop ``\\r`` and
+    ``\\x07`` unseen and send an ESC sequence to the terminal raw)."""
+    return Text(printable(value), style=style)
