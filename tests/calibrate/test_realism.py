@@ -12,6 +12,7 @@ import pytest
 
 from realrecall.calibrate.realism import (
     MIN_QUERIES,
+    RealismScore,
     load_questions,
     realism_missing,
     realism_score,
@@ -159,6 +160,51 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
     assert missing.returncode == 2
     assert "nope.txt: file not found" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize("link", ["same path", "symlink", "hard link", "copy"])
+def test_the_same_set_twice_is_refused_in_one_line(tmp_path, link):
+    questions = [f"how do I set up device {n}" for n in range(30)]
+    real = _write_tsv(tmp_path / "real.tsv", questions)
+    other = tmp_path / "other.tsv"
+    if link == "same path":
+        other = real
+    elif link == "symlink":
+        other.symlink_to(real)
+    elif link == "hard link":
+        other.hardlink_to(real)
+    else:
+        _write_tsv(other, questions)
+    done = cli.run("realism", str(real), str(other))
+    assert done.returncode == 2
+    assert len(done.err_lines) == 1
+    assert done.err_lines[0].startswith("error: ")
+    assert "same" in done.err_lines[0]
+    assert done.stdout == ""
+
+
+def test_a_score_below_chance_is_called_noise_never_realism(tmp_path):
+    # The same questions on both sides but two: each is scored by a model that saw its twin with the
+    # other label, so the classifier does worse than chance.
+    questions = [f"how do I set up device {n} on {place}" for n in range(20) for place in ("mac", "linux")]
+    real = _write_tsv(tmp_path / "real.tsv", questions)
+    synthetic = _write_tsv(tmp_path / "synthetic.tsv", [*questions[:-2], "what is a vault", "where is sync"])
+    done = cli.run("realism", str(real), str(synthetic), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["interval"][1] < 0.5
+    assert "read like" not in document["verdict"]
+    assert "worse than chance" in document["verdict"]
+    assert "noise" in document["verdict"]
+
+
+def test_the_verdict_follows_the_interval():
+    def verdict(auc: float, low: float, high: float) -> str:
+        return RealismScore(auc, low, high, 0.95, 50, 50, 5, 0, ()).verdict
+
+    assert "worse than chance" in verdict(0.15, 0.05, 0.25)
+    assert verdict(0.45, 0.35, 0.55) == "the synthetic questions read like the real ones"
+    assert "almost every time" in verdict(0.95, 0.92, 0.98)
 
 
 def test_cli_start_up_does_not_import_scikit_learn():

@@ -31,6 +31,7 @@ if _typing.TYPE_CHECKING:
     from realrecall.calibrate.gap import SliceGap as SliceGap
     from realrecall.calibrate.realism import RealismFeature as RealismFeature
     from realrecall.calibrate.realism import RealismScore as RealismScore
+    from realrecall.calibrate.realism import realism_of_files as realism_of_files
     from realrecall.calibrate.realism import realism_score as realism_score
     from realrecall.calibrate.statistics import Estimate as Estimate
     from realrecall.calibrate.statistics import Interval as Interval

@@ -7,7 +7,13 @@ question word, capitals, digits, punctuation, commas) and character n-grams (TF-
 fixed seed), and the AUC of those scores says how separable the sets are:
 
 - about 0.5: the classifier cannot tell them apart; the synthetic questions read like the users';
-- near 1.0: they are told apart almost every time (another length, another form, other words).
+- near 1.0: they are told apart almost every time (another length, another form, other words);
+- below 0.5 (the whole interval): worse than chance, which no real difference explains. The classifier
+  learnt noise: most often the same questions stand on both sides, and each is scored by a model that
+  saw its twin with the other label. It says nothing about realism, and the verdict says so.
+
+The same set twice (one file given as both, a link to it, or two files of the same questions) is
+refused: there is nothing to tell apart.
 
 The interval is DeLong's (the AUC's standard error from each question's placement among the other
 side's scores), which costs nothing beyond the scores. The features that separate the sets most are
@@ -23,7 +29,9 @@ score is computed, so the CLI starts without it.
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +49,7 @@ __all__ = [
     "RealismScore",
     "load_questions",
     "realism_missing",
+    "realism_of_files",
     "realism_score",
 ]
 
@@ -97,6 +106,11 @@ class RealismScore:
     @property
     def verdict(self) -> str:
         """One sentence for a report: how well the synthetic questions pass for real ones."""
+        if self.high < 0.5:
+            return (
+                "the classifier does worse than chance, which is noise, not realism "
+                "(do the sets share questions?)"
+            )
         if self.low <= 0.5 <= self.high or self.auc < 0.6:
             return "the synthetic questions read like the real ones"
         if self.auc < 0.75:
@@ -206,6 +220,11 @@ def realism_score(
     if missing is not None:
         hint = INSTALL_HINT if "scikit-learn" in missing else "give more questions"
         raise InputError(f"no realism score: {missing}", hint=hint)
+    if Counter(real) == Counter(synthetic):
+        raise InputError(
+            "no realism score: the real and the synthetic questions are the same questions",
+            hint="give the synthetic set as the second set",
+        )
     import numpy as np
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
     from threadpoolctl import threadpool_limits
@@ -231,6 +250,42 @@ def realism_score(
         seed=seed,
         features=features,
     )
+
+
+def realism_of_files(
+    real: str | Path,
+    synthetic: str | Path,
+    *,
+    folds: int = FOLDS,
+    seed: int = SEED,
+    top: int = TOP_FEATURES,
+    confidence: float = 0.95,
+) -> RealismScore:
+    """:func:`realism_score` of the questions of two files (see :func:`load_questions`).
+
+    One file given twice (by the same path, a symlink or a hard link) is refused before it is read.
+    """
+    if _same_file(Path(real), Path(synthetic)):
+        raise InputError(
+            f"the real and the synthetic questions are the same file: {real} and {synthetic}",
+            hint="give the synthetic questions as the second file",
+        )
+    return realism_score(
+        load_questions(real),
+        load_questions(synthetic),
+        folds=folds,
+        seed=seed,
+        top=top,
+        confidence=confidence,
+    )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        first, second = a.stat(), b.stat()
+    except OSError:  # a missing file is reported by load_questions, naming it
+        return os.path.realpath(a) == os.path.realpath(b)
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
 def _pipeline(surface_features: Callable[[Sequence[str]], NDArray[np.float64]]) -> Any:

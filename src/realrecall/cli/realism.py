@@ -39,11 +39,9 @@ def realism(
             raise InputError(f"--folds must be at least 2, got {folds}")
         if top < 0:
             raise InputError(f"--top must be 0 or more, got {top}")
-        from realrecall.calibrate.realism import load_questions, realism_score
+        from realrecall.calibrate.realism import realism_of_files
 
-        score = realism_score(
-            load_questions(real), load_questions(synthetic), folds=folds, seed=seed, top=top
-        )
+        score = realism_of_files(real, synthetic, folds=folds, seed=seed, top=top)
         if output_format == "json":
             write_stdout(printable_json(json.dumps(score.to_dict(), indent=2, ensure_ascii=False)) + "\n")
         else:
