@@ -85,3 +85,40 @@ def test_cli_reports_and_refuses_to_overwrite_an_input(tmp_path):
     assert bad.returncode == 2
     assert "coverage must be a number in (0, 1]" in bad.stderr
     assert not (tmp_path / "x.jsonl").exists()
+
+
+def test_a_query_without_evidence_is_named_in_a_warning(tmp_path):
+    gold = write(tmp_path / "gold.jsonl", GOLD)
+    new = write(tmp_path / "new.jsonl", NEW)
+    done = cli.run("gold", "migrate", str(gold), "--corpus", str(new), "-o", str(tmp_path / "out.jsonl"))
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.err_lines if line.startswith("warning:") and "no evidence" in line]
+    assert len(warnings) == 1
+    assert "1 queries have no evidence and no id in the new corpus (q4)" in warnings[0]
+    assert migrate_gold(gold, new, output=tmp_path / "again.jsonl").without_evidence == ("q4",)
+
+
+def test_queries_carried_by_id_alone_are_named_in_a_warning(tmp_path):
+    records = [{"query_id": f"q{n}", "query": f"question {n}", "gold": {"A#0": 1}} for n in range(7)]
+    gold = write(tmp_path / "gold.jsonl", records)
+    new = write(tmp_path / "new.jsonl", NEW)
+    done = cli.run("gold", "migrate", str(gold), "--corpus", str(new), "-o", str(tmp_path / "out.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert "7 mapped" in done.stdout
+    (warning,) = [line for line in done.err_lines if line.startswith("warning:")]
+    assert (
+        "7 queries have no evidence and were carried by id alone (q0, q1, q2, q3, q4 and 2 more)" in warning
+    )
+
+
+def test_a_set_without_any_evidence_or_id_in_the_new_corpus_is_refused_and_nothing_written(tmp_path):
+    records = [{"query_id": f"q{n}", "query": f"question {n}", "gold": {f"old{n}": 1}} for n in range(3)]
+    gold = write(tmp_path / "gold.jsonl", records)
+    new = write(tmp_path / "new.jsonl", NEW)
+    out = tmp_path / "out.jsonl"
+    done = cli.run("gold", "migrate", str(gold), "--corpus", str(new), "-o", str(out))
+    assert done.returncode == 2
+    assert len(done.err_lines) == 1
+    assert "no query has evidence" in done.stderr
+    assert "0 mapped" not in done.stdout
+    assert not out.exists()

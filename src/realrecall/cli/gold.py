@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -471,11 +472,23 @@ def migrate_command(
             "chunk of the new corpus; those queries are kept with their evidence"
         )
     if result.unresolved:
-        shown = ", ".join(result.unresolved[:5]) + (" ..." if len(result.unresolved) > 5 else "")
         warn(
-            f"{len(result.unresolved)} queries have no evidence and no id in the new corpus ({shown}); "
-            "they keep their old ids: add evidence to carry them over"
+            f"{len(result.unresolved)} queries have no evidence and no id in the new corpus "
+            f"({_some(result.unresolved)}); they keep their old ids: add evidence to carry them over"
         )
+    by_id_alone = [q for q in result.without_evidence if q not in set(result.unresolved)]
+    if by_id_alone:
+        warn(
+            f"{len(by_id_alone)} queries have no evidence and were carried by id alone "
+            f"({_some(by_id_alone)}): right only if the new corpus gives those ids the same text; "
+            "add evidence to carry them by their text"
+        )
+
+
+def _some(query_ids: Sequence[str], shown: int = 5) -> str:
+    """The first few ids, and how many more."""
+    more = len(query_ids) - shown
+    return ", ".join(query_ids[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def _migrated(query: QueryResolution) -> dict[str, object]:

@@ -3,7 +3,9 @@
 Each query's chunk ids are rewritten to the chunks of the new corpus that hold its evidence
 (``realrecall.resolution``); the evidence itself is kept, so the set can move again (and back). No
 query is dropped: one whose evidence is found in no chunk is kept with its evidence and reported, one
-with nothing to resolve keeps its ids and is reported.
+without evidence keeps its ids and is reported (by id alone, a re-chunked corpus may hold its ids for
+other text, or not at all). A set in which no query has evidence and no id is in the new corpus has
+nothing to carry over: it is refused, and nothing is written.
 """
 
 from __future__ import annotations
@@ -26,13 +28,14 @@ __all__ = ["MigrateResult", "migrate_gold"]
 class MigrateResult:
     """What the migration did: the resolution (totals and per query), and where the set went.
 
-    ``unresolved``: queries with nothing to resolve (no evidence) and no id in the new corpus; they
-    keep their old ids, which the new corpus does not hold.
+    ``without_evidence``: queries with no evidence, carried by their ids alone. ``unresolved``: those
+    of them with no id in the new corpus; they keep their old ids, which the new corpus does not hold.
     """
 
     output: str
     resolution: Resolution
     unresolved: tuple[str, ...] = ()
+    without_evidence: tuple[str, ...] = ()
 
     @property
     def queries(self) -> tuple[QueryResolution, ...]:
@@ -62,19 +65,34 @@ def migrate_gold(
     chunks = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     resolved, resolution = resolve_gold(gold_set, chunks, gold_from=gold_from, coverage=coverage)
     queries: list[GoldQuery] = []
+    without_evidence: list[str] = []
     unresolved: list[str] = []
-    for old, new in zip(gold_set, resolved, strict=True):
+    for old, new, how in zip(gold_set, resolved, resolution.queries, strict=True):
+        if not old.evidence:
+            without_evidence.append(old.query_id)
+            if how.by_id == 0:
+                unresolved.append(old.query_id)
         if not new.gold and not new.evidence:
             # Nothing could take the old ids' place: keeping them keeps the query (and its file valid).
-            unresolved.append(old.query_id)
             queries.append(old)
             continue
         evidence = tuple(_anchored_here(item, new) for item in new.evidence)
         queries.append(dataclasses.replace(new, evidence=evidence))
     if not queries:
         raise InputError("the gold set has no query", path=gold_set.path, hint="give a gold set with queries")
+    if len(unresolved) == len(queries):
+        raise InputError(
+            "no query has evidence, and none of their passage ids is in the new corpus: nothing to migrate",
+            path=gold_set.path,
+            hint="give the queries evidence (the text that answers them; `gold import --corpus` records it)",
+        )
     write_gold(output, queries)
-    return MigrateResult(output=str(output), resolution=resolution, unresolved=tuple(unresolved))
+    return MigrateResult(
+        output=str(output),
+        resolution=resolution,
+        unresolved=tuple(unresolved),
+        without_evidence=tuple(without_evidence),
+    )
 
 
 def _anchored_here(item: Evidence, query: GoldQuery) -> Evidence:
