@@ -29,7 +29,7 @@ def test_misses_are_queries_without_a_relevant_passage_in_the_top_k(
 ) -> None:
     review = find_misses(results_file, per_query_file)
 
-    assert review.k == 3  # the largest recall@k in results.json
+    assert review.k == 1  # the headline metric's: recall@1, the first evaluated (no recall@10)
     assert (review.n_queries, review.n_misses) == (3, 2)
     assert [m.query_id for m in review.misses] == ["q1", "q3"]
     first = review.misses[0]
@@ -41,6 +41,51 @@ def test_misses_are_queries_without_a_relevant_passage_in_the_top_k(
         (3, "de-sync-001"),
     ]
     assert first.retrieved[1].passage.title == "Sync > Offline mode"
+
+
+def test_the_default_cutoff_is_the_headline_metrics_not_the_largest(
+    results_file: Path, per_query_file: Path
+) -> None:
+    results = json.loads(results_file.read_text())
+    results["metrics"] = ["recall@1", "recall@2", "recall@10", "recall@50", "mrr@50"]
+    results_file.write_text(json.dumps(results))
+    review = find_misses(results_file, per_query_file)
+    assert (review.k, review.metric) == (10, "recall@10")
+    results["metrics"] = ["mrr@3", "recall@1", "recall@2"]
+    results_file.write_text(json.dumps(results))
+    assert find_misses(results_file, per_query_file).k == 3  # mrr@3 leads: its cut-off
+
+
+def test_only_real_queries_are_reviewed_unless_asked(
+    results_file: Path, per_query_file: Path, tmp_path: Path, cli
+) -> None:
+    real_records = [json.loads(line) for line in per_query_file.read_text().splitlines()]
+    synthetic = [
+        {**record, "query_id": f"s{n}", "origin": "synthetic", "top": ["x", "y", "z"]}
+        for n, record in enumerate(real_records)
+    ]
+    per_query = tmp_path / "mixed.jsonl"
+    per_query.write_text("".join(json.dumps(r) + "\n" for r in [*real_records, *synthetic]))
+    real = find_misses(results_file, per_query, k=3)
+    assert (real.n_queries, real.n_misses, real.origin) == (3, 2, "real")
+    assert {m.query_id for m in real.misses} == {"q1", "q3"}
+    assert find_misses(results_file, per_query, k=3, origin="synthetic").n_misses == 3
+    assert find_misses(results_file, per_query, k=3, origin=None).n_queries == 6
+
+    result = cli("gold", "review", results_file, "--per-query", per_query, "--k", "3")
+    assert result.returncode == 0, result.stderr
+    assert "2 of 3 real queries miss at k=3" in result.stdout
+    assert "Query: " + real_records[0]["query"] in result.stdout
+    every = cli("gold", "review", results_file, "--per-query", per_query, "--k", "3", "--origin", "all")
+    assert "5 of 6 queries miss at k=3" in every.stdout
+    only_synthetic = tmp_path / "synthetic.jsonl"
+    only_synthetic.write_text("".join(json.dumps(r) + "\n" for r in synthetic))
+    refused = cli("gold", "review", results_file, "--per-query", only_synthetic)
+    assert refused.returncode == 2
+    assert refused.err_lines == [
+        f"error: {only_synthetic}: no real query among the 3 reviewed (synthetic 3); "
+        "choose the queries with --origin (synthetic, or all)"
+    ]
 
 
 def test_a_smaller_k_and_a_limit_change_what_is_listed(results_file: Path, per_query_file: Path) -> None:
@@ -77,7 +122,7 @@ def test_cli_review_prints_query_gold_and_retrieved_passages(
     assert "Query: What happens when two devices edit the same note?" in result.stdout
     assert "en-sync-001  Sync > Conflicts — When two devices edit" in result.stdout
     assert " 1  en-release-034  Sync > Conflicts — When two devices" in result.stdout
-    assert "2 of 3 queries miss at k=3" in result.stdout
+    assert "2 of 3 real queries miss at k=1" in result.stdout
 
 
 def test_add_records_who_when_and_why_and_writes_in_place(gold_file: Path, corpus_file: Path) -> None:

@@ -327,7 +327,7 @@ def _with_origins(result: EvaluationResult) -> EvaluationResult:
 
 def _choose_metric(metric: str | None, results: EvaluationResult) -> str:
     if metric is None:
-        return defaults.METRIC if defaults.METRIC in results.metrics else results.metrics[0]
+        return defaults.headline_metric(results.metrics)
     if metric not in results.metrics:
         raise InputError(
             f"metric {metric!r} is not in the results",

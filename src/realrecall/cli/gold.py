@@ -183,8 +183,11 @@ def _marks(hit: Retrieved) -> str:
 
 def _summary(review: ReviewList) -> str:
     at = f"at k={review.k}" if review.k else "in the retrieved lists"
+    if review.k and review.metric:
+        at += f" (the cut-off of {review.metric}; --k for another)"
     shown = f" (showing {len(review.misses)})" if len(review.misses) < review.n_misses else ""
-    return f"{review.n_misses} of {review.n_queries} queries miss {at}{shown}"
+    queries = f"{review.origin} queries" if review.origin else "queries"
+    return f"{review.n_misses} of {review.n_queries} {queries} miss {at}{shown}"
 
 
 @gold_app.command("review")
@@ -195,8 +198,12 @@ def review_command(
     corpus: _CorpusOption = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Show at most N misses.")] = None,
     k: Annotated[
-        int | None, typer.Option("--k", help="Cut-off (default: largest recall@k evaluated).")
+        int | None,
+        typer.Option("--k", help="Cut-off (default: the headline metric's, recall@10 when evaluated)."),
     ] = None,
+    origin: Annotated[
+        str, typer.Option("--origin", help="Only queries of this origin: real, synthetic or all.")
+    ] = "real",
     show: Annotated[int, typer.Option("--show", help="Retrieved passages shown per miss.")] = 5,
     gold_set: Annotated[str | None, typer.Option("--gold-set", help="Only this gold set's queries.")] = None,
     gold: Annotated[
@@ -238,6 +245,7 @@ def review_command(
             gold_set=gold_set,
             gold=gold,
             duplicates=duplicates,
+            origin=None if origin == "all" else origin,
         )
         for message in review.warnings:
             warn(message)

@@ -8,17 +8,19 @@ judgements (see ``judgements``) add the passage to the gold set.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence, Set
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from realrecall.calibrate.defaults import headline_metric
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.curate.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.errors import InputError, OutputError
 from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results, read_per_query
 from realrecall.files import file_sha256, iter_jsonl, write_jsonl_atomic, written_in_place
-from realrecall.gold import GoldSet, load_gold
+from realrecall.gold import ORIGINS, GoldSet, load_gold
 
 __all__ = [
     "Miss",
@@ -72,7 +74,11 @@ class Miss:
 
 @dataclass(frozen=True)
 class ReviewList:
-    """The misses to review (at most ``limit``), and how many there were in all."""
+    """The misses to review (at most ``limit``), and how many there were in all.
+
+    ``origin``: the origin of the queries reviewed (None: every query); ``metric``: the headline
+    metric whose cut-off ``k`` is, when ``k`` was not given.
+    """
 
     misses: tuple[Miss, ...]
     n_queries: int
@@ -80,6 +86,8 @@ class ReviewList:
     k: int | None
     corpus_path: str | None
     warnings: tuple[str, ...] = ()
+    origin: str | None = None
+    metric: str | None = None
 
 
 def find_misses(
@@ -93,14 +101,18 @@ def find_misses(
     gold_set: str | None = None,
     gold: GoldSet | str | Path | None = None,
     duplicates: float | None = None,
+    origin: str | None = "real",
 ) -> ReviewList:
     """List the queries whose relevant gold passages are all outside the top ``k`` retrieved.
 
     ``results``: what ``evaluate`` returned, or its results.json; ``per_query``: the per-query file
     (``evaluate --per-query``), which holds the retrieved lists a results.json lacks (optional with
-    an evaluation result made here). ``k`` defaults to the largest ``recall@k`` cut-off evaluated
-    (else each query's whole top list); ``show`` is how many retrieved passages each miss carries;
-    ``corpus`` defaults to the one the results name.
+    an evaluation result made here). ``k`` defaults to the cut-off of the headline metric (the one
+    ``calibrate`` leads with, recall@10 when evaluated), else the largest ``recall@k`` cut-off, else
+    each query's whole top list: the misses listed are the ones the quoted figure counts. ``origin``:
+    only the queries of this origin (default ``real``, which takes queries without an origin too: a
+    synthetic question's miss says nothing about the real set; None: every query). ``show`` is how
+    many retrieved passages each miss carries; ``corpus`` defaults to the one the results name.
     """
     if k is not None and k < 1:
         raise InputError(f"k must be at least 1, got {k}")
@@ -113,14 +125,14 @@ def find_misses(
     records = [r for r in every if gold_set is None or r.gold_set == gold_set]
     if not records:
         raise InputError(f"no per-query record for gold set {gold_set!r}", path=per_query)
+    records = _of_origin(records, origin, per_query or summary.source)
     if gold is not None:
         current = load_gold(gold) if isinstance(gold, str | Path) else gold
         records = [
             replace(r, grades=current[r.query_id].gold) if r.query_id in current else r for r in records
         ]
     loaded, warnings = _corpus(corpus, summary)
-    ks = summary.recall_cutoffs()
-    cutoff = k if k is not None else (max(ks) if ks else None)
+    metric, cutoff = (None, k) if k is not None else _headline_cutoff(summary)
     threshold = summary.relevance_threshold
     near = find_near_duplicates(loaded, threshold=duplicates) if duplicates is not None else None
     misses = [
@@ -136,7 +148,41 @@ def find_misses(
         k=cutoff,
         corpus_path=loaded.path,
         warnings=tuple(warnings),
+        origin=origin,
+        metric=metric,
     )
+
+
+def _of_origin(
+    records: Sequence[QueryResult], origin: str | None, source: str | Path | None
+) -> list[QueryResult]:
+    if origin is None:
+        return list(records)
+    if origin not in ORIGINS:
+        raise InputError(f"unknown origin {origin!r}", hint=f"choose from {', '.join(ORIGINS)} or all")
+    # A query without an origin is not synthetic (generate always writes one): a set evaluated without
+    # origins is the user's own, and its queries count as real.
+    kept = [r for r in records if r.origin == origin or (origin == "real" and r.origin is None)]
+    if not kept:
+        counts = Counter(r.origin or "no origin" for r in records)
+        present = ", ".join(f"{name} {n}" for name, n in counts.most_common())
+        raise InputError(
+            f"no {origin} query among the {len(records)} reviewed ({present})",
+            path=source,
+            hint="choose the queries with --origin (synthetic, or all)",
+        )
+    return kept
+
+
+def _headline_cutoff(summary: EvaluationResult) -> tuple[str | None, int | None]:
+    """The headline metric and its cut-off; else the largest recall@k; else no cut-off."""
+    if summary.metrics:
+        metric = headline_metric(summary.metrics)
+        _, _, k = metric.partition("@")
+        if k.isascii() and k.isdigit() and int(k) > 0:
+            return metric, int(k)
+    ks = summary.recall_cutoffs()
+    return (f"recall@{max(ks)}", max(ks)) if ks else (None, None)
 
 
 def _records(summary: EvaluationResult, per_query: str | Path | None) -> tuple[QueryResult, ...]:
