@@ -18,14 +18,14 @@ from rich.table import Table
 from rich.text import Text
 
 from realrecall.cli.console import DataConsole
-from realrecall.printable import UNPRINTABLE, printable, printable_json
+from realrecall.printable import UNPRINTABLE, printable
 from support import process
 from support.cli import run
 
 # An ESC colour and a clear-screen, a window-title sequence ended by BEL, a carriage return, the C1
 # escape that 8-bit terminals read as ESC [, and a right-to-left override.
 NASTY = "\x1b[31mred\x1b[0m \x1b[2J \x1b]0;owned\x07 back\rover \x9b1m \u202eevil\u202c"
-SHOWN = r"\x1b[31mred\x1b[0m \x1b[2J \x1b]0;owned\x07 back\rover \x9b1m \u202eevil\u202c"
+SHOWN = r"\x1b[31mred\x1b[0m \x1b[2J \x1b]0;owned\x07 back\rover \u009b1m \u202eevil\u202c"
 
 
 def raw_controls(text: str) -> list[str]:
@@ -35,15 +35,15 @@ def raw_controls(text: str) -> list[str]:
 def test_printable_escapes_every_control_but_newline_and_tab() -> None:
     assert printable(NASTY) == SHOWN
     assert printable("line one\n\tline two") == "line one\n\tline two"
-    assert printable("\u2028\u2066x\u2069\x7f\x00") == r"\u2028\u2066x\u2069\x7f\x00"
+    assert printable("\u2028\u2066x\u2069\x7f\x00") == r"\u2028\u2066x\u2069\u007f\x00"
     # The joiners of emoji and Persian are text, not controls.
     assert printable("می\u200cخواهم 👩\u200d💻") == "می\u200cخواهم 👩\u200d💻"
 
 
 def test_printable_json_reads_back_as_the_same_value() -> None:
-    text = printable_json(json.dumps({"q": NASTY, "k": "\u2028"}, ensure_ascii=False))
+    text = printable(json.dumps({"q": NASTY, "k": "\u2028\x7f\x85"}, ensure_ascii=False))
     assert raw_controls(text) == []
-    assert json.loads(text) == {"q": NASTY, "k": "\u2028"}
+    assert json.loads(text) == {"q": NASTY, "k": "\u2028\x7f\x85"}
 
 
 def test_the_console_escapes_text_tables_and_keeps_styles_on_their_characters() -> None:
@@ -185,6 +185,32 @@ def test_realism_shows_its_features_escaped(tmp_path: Path) -> None:
         result = run("realism", "real.txt", "synthetic.txt", "--format", output_format, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         assert raw_controls(result.stdout + result.stderr) == []
+
+
+@pytest.mark.parametrize("output_format", ["table", "json", "html"])
+def test_agreement_shows_system_names_escaped(tmp_path: Path, output_format: str) -> None:
+    # System names are the runs' own (trec_eval -q output: run, measure, query, value; tab-separated).
+    names = ["bm25\x1b[2J", "dense\u202e", "hybrid\x9b", "plain"]
+    (tmp_path / "scores.tsv").write_text(
+        "".join(
+            f"{name}\tndcg_cut_10\t{query}\t{((system * 7 + query * 3) % 10) / 10 + system / 20:.4f}\n"
+            for system, name in enumerate(names)
+            for query in range(1, 13)
+        ),
+        encoding="utf-8",
+    )
+    args = ["agreement", "scores.tsv", "scores.tsv", "--measure", "ndcg@10", "--a-queries", "1-6",
+            "--b-queries", "7-12", "--n-resamples", "1000", "--splits", "9", "-f", output_format]  # fmt: skip
+    result = run(*args, "-o", "report.out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    shown = (tmp_path / "report.out").read_text(encoding="utf-8")
+    assert raw_controls(shown + result.stdout + result.stderr) == []
+    to_stdout = run(*args, cwd=tmp_path)
+    assert raw_controls(to_stdout.stdout + to_stdout.stderr) == []
+    if output_format == "json":
+        document = json.loads(to_stdout.stdout)
+        listed = [v for v in document.values() if isinstance(v, list) and v and isinstance(v[0], dict)]
+        assert {system["name"] for system in listed[-1]} == set(names)  # JSON escapes read back as the data
 
 
 def test_gold_import_lists_types_escaped(tmp_path: Path) -> None:

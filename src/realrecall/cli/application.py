@@ -24,6 +24,7 @@ from typer.core import TyperGroup
 from realrecall._version import __version__
 from realrecall.cli.console import DataConsole, plain
 from realrecall.errors import InputError, RealrecallError
+from realrecall.printable import printable
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -181,8 +182,9 @@ def output_options(*names: str) -> Callable[[Command], Command]:
 
 
 def write_stdout(text: str) -> None:
-    """Machine formats (JSON, markdown, TREC, JSONL) go to stdout byte-exact: no wrapping, no markup."""
-    sys.stdout.write(text)
+    """Machine formats (JSON, markdown, TREC, JSONL) go to stdout byte-exact: no wrapping, no markup;
+    only control characters are escaped (in JSON, as JSON escapes of the same value)."""
+    sys.stdout.write(printable(text))
     sys.stdout.flush()
 
 
@@ -302,14 +304,15 @@ class ProgressBar:
 
 def emit_report(text: str, output: Path | None, *, headline: str) -> None:
     """A rendered report (JSON, Markdown, HTML, plain text) to stdout byte-exact, or written atomically
-    to ``output`` with its headline on stdout and a note of where it went."""
+    to ``output`` with its headline on stdout and a note of where it went. Either way, control
+    characters from data are escaped (``realrecall.printable``), whichever renderer made the text."""
     if output is None:
         write_stdout(text)
         return
     from realrecall.files import atomic_write_text
 
-    atomic_write_text(output, text)
-    out.print(Text(headline))
+    atomic_write_text(output, printable(text))
+    out.print(plain(headline))
     note(f"report written to {output}", style="")
 
 

@@ -12,16 +12,14 @@ from realrecall.cli.application import (
     MLFLOW_HELP,
     MLFLOW_URI_HELP,
     app,
-    note,
+    emit_report,
     numbered,
     out,
     output_options,
     split_list,
     user_errors,
     warn,
-    write_stdout,
 )
-from realrecall.cli.console import plain
 from realrecall.cli.retriever_help import RETRIEVERS, RetrieverHelp
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import EvaluateSettings
@@ -290,16 +288,10 @@ def _emit(
     headline: str,
 ) -> None:
     """Print the table, or the text report to stdout, or write it to ``output`` and print the headline."""
-    from realrecall.calibrate.report import write_report
-
     if output_format == "table":
         out.print(table())
-    elif output is None:
-        write_stdout(text())  # byte-exact: JSON and Markdown must survive a pipe
     else:
-        write_report(text(), output)
-        out.print(plain(headline))
-        note(f"report written to {output}", style="")
+        emit_report(text(), output, headline=headline)
 
 
 def _format(output_format: str | None, output: Path | None) -> str:

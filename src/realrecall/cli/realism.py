@@ -12,7 +12,6 @@ from rich.table import Table
 from realrecall.cli.application import app, out, user_errors, write_stdout
 from realrecall.cli.console import plain
 from realrecall.errors import InputError
-from realrecall.printable import printable_json
 
 if TYPE_CHECKING:
     from realrecall.calibrate.realism import RealismScore
@@ -43,7 +42,7 @@ def realism(
 
         score = realism_of_files(real, synthetic, folds=folds, seed=seed, top=top)
         if output_format == "json":
-            write_stdout(printable_json(json.dumps(score.to_dict(), indent=2, ensure_ascii=False)) + "\n")
+            write_stdout(json.dumps(score.to_dict(), indent=2, ensure_ascii=False) + "\n")
         else:
             _print_table(score)
 

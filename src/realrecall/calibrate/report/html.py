@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from realrecall.calibrate.agreement import RankAgreement
 from realrecall.calibrate.calibration import CalibrationReport
-from realrecall.calibrate.report.page import CSS, table
+from realrecall.calibrate.report.page import page, table
 from realrecall.calibrate.report.svg import Bar, Point, Series, gap_bars, histograms, line_chart, scatter
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
@@ -28,7 +28,6 @@ from realrecall.calibrate.report.text import (
     realism_line,
     realism_rows,
 )
-from realrecall.printable import printable
 
 __all__ = ["REAL_COLOUR", "SYNTHETIC_COLOUR", "HistoryRows", "render_html"]
 
@@ -84,14 +83,7 @@ def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
         f'<p class="note">Seed {report.seed}, {report.n_resamples} bootstrap resamples, '
         f"{report.confidence * 100:g}% intervals.</p>",
     ]
-    # Control characters in data are shown as escapes: a browser shows a bidi control as reordered
-    # text, and the file may be read in a terminal.
-    return printable(
-        "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{head}</title>'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<style>{CSS}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
-    )
+    return page(report.headline.text, body)
 
 
 def _trend(rows: HistoryRows) -> list[str]:

@@ -17,7 +17,7 @@ from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.diagnostics import SetDiagnostics, Summary
 from realrecall.calibrate.gap import SliceGap
 from realrecall.calibrate.statistics import Interval
-from realrecall.printable import printable_json
+from realrecall.printable import printable
 
 __all__ = ["comparison_to_dict", "render_comparison_json", "render_json", "report_to_dict"]
 
@@ -191,7 +191,7 @@ def _headline_first(data: dict[str, Any]) -> str:
     head = json.dumps(data["headline"], ensure_ascii=False, allow_nan=False)
     rest = {k: v for k, v in data.items() if k != "headline"}
     body = json.dumps(rest, ensure_ascii=False, indent=2, allow_nan=False)
-    return printable_json('{"headline": ' + head + ",\n" + body[1:].lstrip("\n") + "\n")
+    return printable('{"headline": ' + head + ",\n" + body[1:].lstrip("\n") + "\n")
 
 
 def _gap_record(gap: SliceGap) -> dict[str, Any]:

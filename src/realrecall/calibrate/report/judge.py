@@ -10,6 +10,7 @@ from realrecall.calibrate.judge_agreement import LabelAgreement
 from realrecall.calibrate.ppi import PPIReport
 from realrecall.calibrate.report.page import page, table
 from realrecall.calibrate.report.svg import confusion_matrix
+from realrecall.printable import printable
 
 __all__ = ["LABEL_AGREEMENT_FORMATS", "PPI_FORMATS", "render_label_agreement", "render_ppi"]
 
@@ -26,9 +27,10 @@ def label_agreement_headline(agreement: LabelAgreement) -> str:
 
 
 def render_label_agreement(agreement: LabelAgreement, format: str) -> str:
-    """``agreement`` as ``table`` (plain text), ``json`` or ``html`` (with the confusion matrix)."""
+    """``agreement`` as ``table`` (plain text), ``json`` or ``html`` (with the confusion matrix); control
+    characters from data written as escapes (``realrecall.printable``)."""
     if format == "json":
-        return json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        return printable(json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False) + "\n")
     labels = [str(g) for g in agreement.grades]
     if format == "html":
         chart = confusion_matrix(
@@ -48,7 +50,7 @@ def render_label_agreement(agreement: LabelAgreement, format: str) -> str:
     lines += ["", "human \\ judge " + " ".join(label.rjust(width) for label in labels)]
     for label, row in zip(labels, agreement.confusion, strict=True):
         lines.append(f"{label:>13} " + " ".join(str(count).rjust(width) for count in row))
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def ppi_headline(report: PPIReport) -> str:
@@ -59,9 +61,10 @@ def ppi_headline(report: PPIReport) -> str:
 
 
 def render_ppi(report: PPIReport, format: str) -> str:
-    """``report`` as ``table`` (plain text) or ``json``."""
+    """``report`` as ``table`` (plain text) or ``json``; control characters from data (system names)
+    written as escapes."""
     if format == "json":
-        return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        return printable(json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n")
     width = max(6, *(len(s.system) for s in report.systems))
     level = f"{report.confidence * 100:g}% CI"
     lines = [ppi_headline(report), "", report.verdict, ""]
@@ -72,7 +75,7 @@ def render_ppi(report: PPIReport, format: str) -> str:
             f"{s.system:<{width}}  {s.estimate:8.4f}  {ci:<17}  {s.judge_mean:10.4f}  {s.human_mean:10.4f}  "
             f"{s.bias:+10.4f}"
         )
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines) + "\n")
 
 
 def _figures(agreement: LabelAgreement) -> list[list[str]]:

@@ -1,13 +1,16 @@
 """The frame every HTML report shares: one self-contained page (inline CSS, no script), and tables.
 
 Every string from data is escaped here or by the caller: text from files and endpoints never becomes
-markup.
+markup. Control characters in it are shown as escapes (``realrecall.printable``): a browser shows a
+bidi control as reordered text, and the file may be read in a terminal.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+
+from realrecall.printable import printable
 
 __all__ = ["CSS", "page", "table"]
 
@@ -32,9 +35,10 @@ tr.empty td { color: #999; }
 
 
 def page(title: str, body: Sequence[str]) -> str:
-    """One HTML document titled ``title`` (escaped here) around ``body``, parts already markup."""
+    """One HTML document titled ``title`` (escaped here) around ``body``, parts already markup; its
+    control characters written as escapes."""
     head = escape(title)
-    return (
+    return printable(
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{head}</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

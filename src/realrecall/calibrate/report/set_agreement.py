@@ -9,6 +9,7 @@ from html import escape
 from realrecall.calibrate.report.page import page, table
 from realrecall.calibrate.report.svg import Point, scatter
 from realrecall.calibrate.set_agreement import SetAgreement
+from realrecall.printable import printable
 
 __all__ = ["SET_AGREEMENT_FORMATS", "render_set_agreement"]
 
@@ -16,12 +17,13 @@ SET_AGREEMENT_FORMATS = ("table", "json", "html")
 
 
 def render_set_agreement(agreement: SetAgreement, format: str) -> str:
-    """``agreement`` as ``table`` (plain text), ``json`` or ``html``."""
+    """``agreement`` as ``table`` (plain text), ``json`` or ``html``; control characters from data
+    (system names) written as escapes (``realrecall.printable``)."""
     if format == "json":
-        return json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False) + "\n"
+        return printable(json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False) + "\n")
     if format == "html":
         return _html(agreement)
-    return _text(agreement)
+    return printable(_text(agreement))
 
 
 def headline(agreement: SetAgreement) -> str:
