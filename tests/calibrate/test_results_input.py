@@ -139,9 +139,49 @@ def test_a_field_with_a_value_per_query_is_not_sliced_unless_asked() -> None:
     records = [per_query(f"q{i}", "real", rank=1, ticket=f"T-{i}", type="lookup") for i in range(60)]
     report = calibrate(results_document([("r", records)]))
     assert "ticket" not in report.slice_fields
-    assert any("field 'ticket' has 60 values: not sliced" in w for w in report.warnings)
+    assert any("field 'ticket' has 60 values over 60 queries: not sliced" in w for w in report.warnings)
     forced = calibrate(results_document([("r", records)]), by=["ticket"])
     assert len(forced.slices()) == 60
+
+
+def test_bookkeeping_fields_are_never_default_slices_and_user_fields_are() -> None:
+    real = [
+        per_query(f"r{i}", "real", rank=1 + i % 3, type=("lookup", "howto")[i % 2],
+                  product=("a", "b", "c")[i % 3], imported_from="tickets.csv", imported_rows=[i + 2],
+                  language_detected=(0.91, 0.42, 0.77)[i % 3], type_rule=("howto", "default")[i % 2])
+        for i in range(40)
+    ]  # fmt: skip
+    synthetic = [
+        per_query(f"s{i}", "synthetic", rank=1, type=("lookup", "howto")[i % 2], product=("a", "b")[i % 2],
+                  inclusion_probability=(0.1, 0.25)[i % 2], provenance={"backend": "extractive"})
+        for i in range(40)
+    ]  # fmt: skip
+    report = calibrate(results_document([("real", real), ("synthetic", synthetic)]), n_resamples=200)
+    assert set(report.slice_fields) == {"type", "product"}
+    for name in ("language_detected", "type_rule", "inclusion_probability", "imported_from"):
+        assert calibrate(results_document([("real", real)]), by=[name], n_resamples=200).slices()
+
+
+def test_a_field_with_a_value_for_every_two_queries_is_not_a_default_slice() -> None:
+    # 20 queries, 10 values of "note" (slices of two queries), 4 values of "team".
+    records = [
+        per_query(f"q{i}", "real", rank=1, type="lookup", note=f"n{i // 2}", team=f"t{i % 4}")
+        for i in range(20)
+    ]
+    report = calibrate(results_document([("r", records)]), n_resamples=200)
+    assert "team" in report.slice_fields
+    assert "note" not in report.slice_fields
+    assert any("field 'note' has 10 values over 20 queries: not sliced" in w for w in report.warnings)
+
+
+def test_a_field_that_splits_neither_set_is_not_a_default_slice() -> None:
+    # One table name on every real query and none on the synthetic ones: its slices are the two sets.
+    real = ranks_set("real", 5, 5, prefix="r", source="tickets.csv", type="lookup")
+    synthetic = ranks_set("synthetic", 8, 2, prefix="s", type="lookup")
+    report = calibrate(results_document([("real", real), ("synthetic", synthetic)]), n_resamples=200)
+    assert "source" not in report.slice_fields
+    mixed = [*real[:5], *ranks_set("real", 2, 3, prefix="x", source="chat.csv", type="lookup")]
+    assert "source" in calibrate(results_document([("real", mixed)]), n_resamples=200).slice_fields
 
 
 @pytest.mark.parametrize("text", ["recall@10=nan", "recall@10=inf", "recall@10=-inf", "recall@10", "=0.5"])

@@ -52,7 +52,7 @@ def test_each_table_format_imports_the_same_gold_set(tmp_path: Path, corpus_file
     conflicts = gold[stable_query_id("How are sync conflicts resolved?")]
     assert dict(conflicts.gold) == {"en-sync-001": 1, "en-release-034": 1}
     assert conflicts.origin == "real"
-    assert conflicts.metadata["source"] == source.name
+    assert conflicts.metadata["imported_from"] == source.name
     assert len(gold) == 3
     assert {q.origin for q in gold} == {"real"}
     assert len(result.unmatched) == 2
@@ -65,7 +65,7 @@ def test_rows_of_one_question_merge_into_several_gold_ids_and_keep_their_row_num
     result = import_gold(source, spec(), corpus=corpus_file)
     merged = next(q for q in result.queries if len(q.gold) == 2)
     # Spreadsheet rows: header is row 1, so the first two records are rows 2 and 3.
-    assert merged.metadata["source_rows"] == [2, 3]
+    assert merged.metadata["imported_rows"] == [2, 3]
     assert merged.query == "How are sync conflicts resolved?"
 
 

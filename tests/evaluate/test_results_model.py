@@ -156,8 +156,9 @@ def test_calibrate_compare_and_review_take_the_evaluation_result_itself(tmp_path
     corpus_file = tmp_path / "corpus.jsonl"
     corpus_file.write_text("".join(json.dumps({"id": f"p{i}", "text": f"t{i}"}) + "\n" for i in range(4)))
     review = find_misses(a, corpus=corpus_file, k=1)
-    assert review.n_queries == 24
-    assert review.n_misses == 24  # shift 1: the gold passage is second
+    assert review.n_queries == 12  # the real queries
+    assert review.n_misses == 12  # shift 1: the gold passage is second
+    assert find_misses(a, corpus=corpus_file, k=1, origin=None).n_misses == 24
 
 
 def test_review_of_a_results_file_without_a_per_query_file_says_which_file_to_give(tmp_path: Path) -> None:

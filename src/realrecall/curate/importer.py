@@ -267,7 +267,8 @@ def _finish(
                 gold[passage_id] = draft.grades[passage_id]
         if not gold:
             continue
-        metadata: dict[str, Any] = {"source": Path(table.path).name, "source_rows": draft.rows}
+        # Bookkeeping under names of its own (never sliced by default): "source" is a user's field name.
+        metadata: dict[str, Any] = {"imported_from": Path(table.path).name, "imported_rows": draft.rows}
         language = draft.language
         if language is None:
             detector = detector or LanguageDetector.for_languages(spec.languages)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from realrecall.errors import InputError
+from realrecall.evaluate.slicing import MAX_SLICE_VALUES, not_a_default_slice
 from realrecall.labels import default_labeller
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
     "records_of",
 ]
 
-# A field with more distinct values than this (a per-query id, free text) is not a slice anyone reads.
-MAX_SLICE_VALUES = 50
 
 # Keys of a per-query record that are not gold-set fields: identity, judgments, outcome. A gold-set
 # field of one of these names cannot travel into the results (it would overwrite the outcome).
@@ -428,6 +427,11 @@ class EvaluationResult:
         """The queries of one origin (``real`` or ``synthetic``)."""
         return tuple(q for q in self.queries if q.origin == origin)
 
+    @property
+    def sliced_by(self) -> tuple[str, ...]:
+        """The fields evaluate sliced the gold sets by (its ``by``), in order; empty when none."""
+        return tuple(dict.fromkeys(s.field for g in self.gold_sets for s in g.slices if s.field is not None))
+
     def slice_fields(self) -> tuple[str, ...]:
         """Every field a query has a plain value for (origin aside), type and language first."""
         names: dict[str, None] = {}
@@ -570,16 +574,22 @@ def merge_by_retriever(results: Iterable[EvaluationResult]) -> tuple[EvaluationR
 
 
 def default_slice_fields(result: EvaluationResult) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Every slice field except those with too many values to read as slices (ids, free text)."""
+    """The fields to slice when none are named, and notes on those left out that may surprise.
+
+    The fields ``evaluate`` sliced by (its ``by``) when it was given any; else every slice field but
+    bookkeeping, one-valued and many-valued fields (the rules: ``realrecall.evaluate.slicing``).
+    """
+    if result.sliced_by:
+        return result.sliced_by, ()
     fields, skipped = [], []
+    queries = result.queries
+    origins = [q.origin for q in queries]
     for name in result.slice_fields():
-        count = len({q.field(name) for q in result.queries})
-        if count > MAX_SLICE_VALUES:
-            skipped.append(
-                f"field {name!r} has {count} values: not sliced (give --by {name} to slice it anyway)"
-            )
-        else:
+        reason = not_a_default_slice(name, [q.field(name) for q in queries], origins)
+        if reason is None:
             fields.append(name)
+        elif reason:
+            skipped.append(reason)
     return tuple(fields), tuple(skipped)
 
 
