@@ -276,3 +276,26 @@ def test_the_root_listing_from_the_table_is_the_commands_own(columns: str, root:
     assert (listed.stdout or listed.stderr) == registered.stdout
     assert "Commands:" in registered.stdout
     assert "  gold " in registered.stdout
+
+
+def test_every_option_and_argument_of_every_command_has_help() -> None:
+    """``--help`` explains each option: an option without help shows only its name and type."""
+    import typer.main
+
+    from realrecall.cli import app
+
+    def commands(group: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+        yield prefix.strip() or "realrecall", group
+        for name, command in group.commands.items():
+            if hasattr(command, "commands"):
+                yield from commands(command, f"{prefix}{name} ")
+            else:
+                yield f"{prefix}{name}", command
+
+    missing = [
+        f"{name} {param.opts[0] if param.opts else param.name}"
+        for name, command in commands(typer.main.get_command(app))
+        for param in command.params
+        if not (getattr(param, "help", None) or "").strip()
+    ]
+    assert missing == []

@@ -62,7 +62,9 @@ def generate_command(
     ] = "llm",
     model: Annotated[str, typer.Option(help="chat model name")] = "gpt-4o-mini",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (default: env)")] = None,
-    temperature: Annotated[float, typer.Option()] = 0.7,
+    temperature: Annotated[
+        float, typer.Option(help="sampling temperature of the chat model (0: its likeliest words)")
+    ] = 0.7,
     max_tokens: Annotated[int, typer.Option(help="answer token limit per request")] = 200,
     prompt: Annotated[Path | None, typer.Option(help="a prompt file replacing the built-in one")] = None,
     strategy: Annotated[
@@ -109,7 +111,13 @@ def generate_command(
         typer.Option(help="sample the chunks: a share (0.05) or a count (50, a rate kept by later runs)"),
     ] = None,
     stratify_by: Annotated[str, typer.Option(help="metadata field the sample is stratified by")] = "document",
-    seed: Annotated[int, typer.Option()] = 0,
+    seed: Annotated[
+        int,
+        typer.Option(
+            help="seed of every random choice: the sample, each question's type, language and form, "
+            "the style examples"
+        ),
+    ] = 0,
     shard: Annotated[str | None, typer.Option(help="i/n: this runner's share of the chunks")] = None,
     style_examples: Annotated[Path | None, typer.Option(help="real questions (gold JSONL) to match")] = None,
     n_style_examples: Annotated[int, typer.Option(help="how many real questions to show")] = 3,
