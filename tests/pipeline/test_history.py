@@ -108,3 +108,19 @@ def test_a_wrong_field_anywhere_in_a_row_is_one_line_naming_it(tmp_path, row, ex
         load_history(path)
     assert str(info.value).startswith(f"{path}:1: {expected}")
     assert "\n" not in str(info.value)
+
+
+def test_every_column_of_the_history_table_has_a_header(tmp_path):
+    from support import cli
+
+    path = tmp_path / "history.jsonl"
+    append_history(path, a_row())
+    append_history(path, a_row(unchanged=True))
+    done = cli.run("history", str(path))
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if "┃" in line)
+    cells = [cell.strip() for cell in header.split("┃")]
+    assert cells[0] == "time"
+    assert all(cells), header
+    assert "status" in cells
+    assert "unchanged" in done.stdout

@@ -91,8 +91,10 @@ def history_command(
             warn(f"{path}: no run recorded yet")
             return
         table = Table(title=plain(f"history ({path})"), title_justify="left", show_edge=False)
-        for column in ("time", "metric", "real", "synthetic", "calibrated", "gap", "change", ""):
-            table.add_column(column, justify="right" if column not in ("time", "metric", "") else "left")
+        for column in ("time", "metric", "real", "synthetic", "calibrated", "gap", "change", "status"):
+            table.add_column(
+                column, justify="right" if column not in ("time", "metric", "status") else "left"
+            )
         for row in trend.rows:
             mark = plain("drop", style="red") if row.drop else plain("unchanged" if row.unchanged else "")
             table.add_row(
