@@ -112,3 +112,16 @@ def test_html_with_history_draws_the_trend_of_the_scheduled_runs(report: Calibra
     assert trend.count("<polyline") == 3  # synthetic, real and calibrated
     assert "<polygon" in trend  # the real interval band
     assert "over scheduled runs" not in render(report, "html")
+
+
+def test_the_report_is_titled_by_the_retrievers_name_not_its_parameter_string() -> None:
+    document = results_document(
+        [("s", ranks_set("synthetic", 9, 1, prefix="s")), ("r", ranks_set("real", 6, 4, prefix="r"))]
+    )
+    document["retriever"] = {"name": "bm25", "description": "bm25s 0.3.16 k1=0.9 b=0.4 method=lucene"}
+    report = calibrate(document, n_resamples=200)
+    html = render(report, "html")
+    assert "<h1>Calibration of bm25</h1>" in html
+    assert "bm25s 0.3.16 k1=0.9 b=0.4 method=lucene" in html  # beneath the title, not in it
+    assert render(report, "markdown").splitlines()[2] == "# Calibration of bm25"
+    assert json.loads(render(report, "json"))["retriever_name"] == "bm25"

@@ -59,7 +59,11 @@ class GateResult:
 
 @dataclass(frozen=True)
 class CalibrationReport:
-    """Everything ``realrecall calibrate`` reports; every output format renders this."""
+    """Everything ``realrecall calibrate`` reports; every output format renders this.
+
+    ``retriever``: its description, parameters and versions (``bm25s 0.3.16 k1=0.9 b=0.4 ...``);
+    ``retriever_name``: its name (``bm25``), which titles a report.
+    """
 
     headline: Headline
     retriever: str
@@ -77,6 +81,7 @@ class CalibrationReport:
     sources: tuple[str, ...]
     seed: int
     n_resamples: int
+    retriever_name: str = ""
 
     def overall(self, metric: str | None = None) -> SliceGap:
         """The all-queries row of ``metric`` (default: the headline metric)."""
@@ -251,6 +256,7 @@ def calibrate(
         sources=tuple(str(s) for s in sources if isinstance(s, str | Path)),
         seed=seed,
         n_resamples=n_resamples,
+        retriever_name=primary.name,
     )
 
 

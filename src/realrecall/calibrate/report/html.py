@@ -55,7 +55,12 @@ def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
     head = escape(report.headline.text)
     body = [
         f'<p class="headline" id="headline">{head}</p>',
-        f"<h1>Calibration of {escape(report.retriever)}</h1>",
+        f"<h1>Calibration of {escape(report.retriever_name or report.retriever)}</h1>",
+        *(
+            [f'<p class="note">{escape(report.retriever)}</p>']
+            if report.retriever_name and report.retriever != report.retriever_name
+            else []
+        ),
         *(f'<p class="warning">warning: {escape(w)}</p>' for w in report.warnings),
         *(
             f'<p class="{"gate-passed" if g.passed else "gate-failed"}">gate '

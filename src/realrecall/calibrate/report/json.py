@@ -42,6 +42,7 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             "calibrated_ci": None if report.calibrated is None else _ci(report.calibrated.interval),
         },
         "retriever": report.retriever,
+        "retriever_name": report.retriever_name,
         "metrics": list(report.metrics),
         "slice_fields": list(report.slice_fields),
         "overall": [_gap_record(g) for g in report.gaps if g.field is None],

@@ -29,7 +29,9 @@ __all__ = ["render_comparison_markdown", "render_markdown"]
 
 def render_markdown(report: CalibrationReport) -> str:
     """Markdown text; its first line is the headline."""
-    lines = [report.headline.text, "", f"# Calibration of {report.retriever}", ""]
+    lines = [report.headline.text, "", f"# Calibration of {report.retriever_name or report.retriever}", ""]
+    if report.retriever_name and report.retriever != report.retriever_name:
+        lines += [f"_{report.retriever}_", ""]
     if report.warnings:
         lines += [f"> warning: {w}" for w in report.warnings] + [""]
     for gate in report.gates:
