@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 
@@ -125,3 +126,27 @@ def test_the_report_is_titled_by_the_retrievers_name_not_its_parameter_string() 
     assert "bm25s 0.3.16 k1=0.9 b=0.4 method=lucene" in html  # beneath the title, not in it
     assert render(report, "markdown").splitlines()[2] == "# Calibration of bm25"
     assert json.loads(render(report, "json"))["retriever_name"] == "bm25"
+
+
+def test_the_calibrated_table_says_where_each_estimate_comes_from_in_every_format() -> None:
+    # lookup: measured on 10 real queries; howto: one real query; compare: no real query (predicted).
+    real = ranks_set("real", 7, 3, prefix="rl", type="lookup") + ranks_set(
+        "real", 1, 0, prefix="rh", type="howto"
+    )
+    synthetic = (
+        ranks_set("synthetic", 18, 2, prefix="sl", type="lookup")
+        + ranks_set("synthetic", 10, 0, prefix="sh", type="howto")
+        + ranks_set("synthetic", 9, 1, prefix="sc", type="compare")
+    )
+    report = calibrate(results_document([("s", synthetic), ("r", real)]), n_resamples=200)
+    assert report.calibrated is not None
+    assert report.calibrated.model is not None
+    predicted = f"predicted: {report.calibrated.model.model}"
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(report_table(report))
+    for text in (render(report, "markdown"), render(report, "html"), console.export_text()):
+        lines = text.replace("<tr", "\n<tr").splitlines()  # an HTML table is one line
+        assert any("howto" in line and "1 real query" in line for line in lines), text
+        assert not any("howto" in line and "measured" in line for line in lines)
+        assert any("compare" in line and predicted in line for line in lines), text
+        assert any("lookup" in line and "measured" in line for line in lines), text

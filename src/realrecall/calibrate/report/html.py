@@ -19,11 +19,12 @@ from realrecall.calibrate.report.page import page, table
 from realrecall.calibrate.report.svg import Bar, Point, Series, gap_bars, histograms, line_chart, scatter
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
+    CALIBRATED_HEADER,
     REALISM_HEADER,
     agreement_line,
     agreement_rows,
+    calibrated_rows,
     diagnostics_rows,
-    figure,
     gap_rows,
     realism_line,
     realism_rows,
@@ -199,11 +200,14 @@ def _calibrated(report: CalibrationReport) -> list[str]:
         return []
     when = f"of {c.calibrated_on[:10]}" if c.calibrated_on else "undated"
     text = f"{c.text} Real set {when}" + (f", {c.age_text}" if c.age_text else "") + "."
-    rows = [[str(s.value), s.source, figure(s.weight), figure(s.synthetic), figure(s.gap),
-             figure(s.corrected), str(s.n_synthetic), str(s.n_real)] for s in c.strata]  # fmt: skip
-    header = [c.by or "stratum", "figure", "weight", "synthetic", "gap", "estimate", "n synthetic", "n real"]
+    header = [c.by or "stratum", *CALIBRATED_HEADER]
     notes = [f'<p class="warning">{escape(n)}</p>' for n in c.notes]
-    return ["<h2>Calibrated estimate</h2>", f"<p>{escape(text)}</p>", table(header, rows), *notes]
+    return [
+        "<h2>Calibrated estimate</h2>",
+        f"<p>{escape(text)}</p>",
+        table(header, calibrated_rows(c)),
+        *notes,
+    ]
 
 
 def _agreement(report: CalibrationReport) -> list[str]:

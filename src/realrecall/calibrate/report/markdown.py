@@ -11,9 +11,11 @@ from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
+    CALIBRATED_HEADER,
     REALISM_HEADER,
     agreement_line,
     agreement_rows,
+    calibrated_rows,
     ci_text,
     diagnostics_rows,
     figure,
@@ -121,14 +123,7 @@ def _calibrated(report: CalibrationReport) -> list[str]:
         + ".",
         "",
     ]
-    lines += _table(
-        [c.by or "stratum", "figure", "weight", "synthetic", "gap", "estimate", "n synth", "n real"],
-        [
-            [str(s.value), s.source, figure(s.weight), figure(s.synthetic), signed(s.gap),
-             figure(s.corrected), str(s.n_synthetic), str(s.n_real)]
-            for s in c.strata
-        ],
-    )  # fmt: skip
+    lines += _table([c.by or "stratum", *CALIBRATED_HEADER], calibrated_rows(c))
     return lines + ([""] if c.notes else []) + [f"- {note}" for note in c.notes]
 
 

@@ -18,8 +18,10 @@ from realrecall.calibrate.comparison import ComparisonReport
 from realrecall.calibrate.gap import SliceGap
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
+    CALIBRATED_HEADER,
     agreement_line,
     agreement_rows,
+    calibrated_rows,
     ci_text,
     diagnostics_rows,
     figure,
@@ -66,6 +68,13 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
         when = f"of {c.calibrated_on[:10]}" if c.calibrated_on else "undated"
         stale = " [STALE]" if c.stale else ""
         parts.append(_text(f"{c.text} Real set {when}{stale}."))
+        strata = Table(title=_text(f"calibrated {c.metric} by {c.by or 'stratum'}"), title_justify="left",
+                       box=box.SIMPLE_HEAD, pad_edge=False)  # fmt: skip
+        for column in (c.by or "stratum", *CALIBRATED_HEADER):
+            strata.add_column(column, justify="left" if column in (c.by or "stratum", "figure") else "right")
+        for row in calibrated_rows(c):
+            strata.add_row(*_plain(*row))
+        parts.append(strata)
     parts.append(_diagnostics_table(report))
     parts.append(_text(realism_line(report)))
     if report.rank_agreement is not None:

@@ -6,15 +6,18 @@ import math
 from collections.abc import Sequence
 
 from realrecall.calibrate.agreement import RankAgreement
+from realrecall.calibrate.calibrated_estimate import MEASURED, CalibratedEstimate, Stratum
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.gap import SliceGap
 from realrecall.calibrate.statistics import Interval
 
 __all__ = [
     "AGREEMENT_HEADER",
+    "CALIBRATED_HEADER",
     "REALISM_HEADER",
     "agreement_line",
     "agreement_rows",
+    "calibrated_rows",
     "ci_text",
     "diagnostics_rows",
     "figure",
@@ -59,6 +62,34 @@ def gap_rows(gaps: Sequence[SliceGap]) -> list[list[str]]:
         ]
         for g in gaps
     ]  # fmt: skip
+
+
+CALIBRATED_HEADER = ("figure", "weight", "synthetic", "gap", "estimate", "n synthetic", "n real")
+"""The calibrated estimate's columns after the stratum's (named by the field it is by)."""
+
+
+def calibrated_rows(estimate: CalibratedEstimate) -> list[list[str]]:
+    """Rows: stratum, where its figure comes from, weight, synthetic, gap, estimate, n synthetic, n real.
+
+    The figure column says how each estimate was made, so the row reads: ``measured`` is the
+    stratum's real mean (synthetic minus its own gap); ``1 real query`` the same from one query (0 or
+    1, not a measurement anyone should quote); a predicted stratum names the model whose prediction
+    it is (``predicted: pooled real`` is the real mean pooled over the measured strata, whatever this
+    stratum's synthetic figure), since it has no gap of its own.
+    """
+    return [
+        [str(s.value), stratum_figure(s, estimate), figure(s.weight), figure(s.synthetic), signed(s.gap),
+         figure(s.corrected), str(s.n_synthetic), str(s.n_real)]
+        for s in estimate.strata
+    ]  # fmt: skip
+
+
+def stratum_figure(stratum: Stratum, estimate: CalibratedEstimate) -> str:
+    """Where a stratum's estimate comes from: ``measured``, ``1 real query``, ``predicted: MODEL``."""
+    if stratum.source == MEASURED:
+        return "1 real query" if stratum.n_real == 1 else "measured"
+    model = estimate.model.model if estimate.model is not None else ""
+    return f"{stratum.source}: {model}" if model else stratum.source
 
 
 def diagnostics_rows(report: CalibrationReport) -> list[list[str]]:
