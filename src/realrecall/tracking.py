@@ -31,6 +31,7 @@ import os
 import re
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -136,7 +137,14 @@ def figures_as_metrics(report: CalibrationReport, result: EvaluationResult | Non
     if report.calibrated is not None:
         c = report.calibrated
         _put(metrics, f"calibrated/{metric_name(c.metric)}", c.value, c.interval)
-    for gold_set in result.gold_sets if result is not None else ():
+    # A gold set's own figures only where its origin has several sets: the only real (or synthetic) set's
+    # figures are the real/ (synthetic/) ones above, with their intervals; logged again without them,
+    # one number would have two records, one with an interval and one without.
+    gold_sets = result.gold_sets if result is not None else ()
+    origins = Counter(origin for g in gold_sets for origin in g.origins)
+    for gold_set in gold_sets:
+        if len(gold_set.origins) == 1 and origins[next(iter(gold_set.origins))] == 1:
+            continue
         for metric, value in gold_set.overall.metrics.items():
             _put(metrics, f"gold_set/{_clean(gold_set.name)}/{metric_name(metric)}", value, None)
     return metrics
@@ -181,6 +189,8 @@ def _put(metrics: dict[str, float], name: str, value: float, interval: Any) -> N
 
 
 def _flatten(params: dict[str, str], prefix: str, value: object) -> None:
+    if value is None:
+        return  # not set (an option left to its default, a corpus without a hash): absent, not 'null'
     if isinstance(value, Mapping):
         for key, inner in value.items():
             _flatten(params, f"{prefix}.{_clean(str(key))}", inner)

@@ -102,9 +102,14 @@ def test_log_mlflow_logs_what_calibrate_shows_with_fingerprints_and_artifacts(
     metrics = run.data.metrics
     _assert_figures_match(metrics, _calibrate_json(results))
     data = json.loads(results.read_text(encoding="utf-8"))
-    for gold_set in data["gold_sets"]:
-        for metric, value in gold_set["overall"]["metrics"].items():
-            assert metrics[f"gold_set/{gold_set['name']}/{metric.replace('@', '_at_')}"] == value
+    # One real and one synthetic set: their figures are real/ and synthetic/, each with its interval,
+    # never logged twice (a second record without the interval).
+    assert [g["origins"] for g in data["gold_sets"]] == [{"real": 175}, {"synthetic": 239}]
+    assert not any(name.startswith("gold_set/") for name in metrics)
+    for name in metrics:
+        figure = name.removesuffix("_low").removesuffix("_high")
+        if "/" in figure and not figure.endswith("/n"):
+            assert {f"{figure}_low", f"{figure}_high"} <= set(metrics) or figure.startswith("calibrated/")
     assert not any("@" in name for name in metrics)
 
     params = run.data.params
@@ -121,6 +126,8 @@ def test_log_mlflow_logs_what_calibrate_shows_with_fingerprints_and_artifacts(
         assert json.loads(params[f"generators.{name}"]) == generators
     for gold_set in data["gold_sets"]:
         assert params[f"gold_set.{gold_set['name']}.sha256"] == gold_set["sha256"]
+    assert "null" not in params.values()
+    assert "None" not in params.values()
 
     client = _client(store)
     assert sorted(a.path for a in client.list_artifacts(run.info.run_id)) == [
@@ -131,6 +138,31 @@ def test_log_mlflow_logs_what_calibrate_shows_with_fingerprints_and_artifacts(
     assert (downloaded / "report.html").read_bytes() == report.read_bytes()
     gold_sets = json.loads((downloaded / "gold_sets.json").read_text(encoding="utf-8"))
     assert {g["name"]: g["sha256"] for g in gold_sets} == {g["name"]: g["sha256"] for g in data["gold_sets"]}
+
+
+def test_each_gold_set_is_logged_apart_where_an_origin_has_several() -> None:
+    from calibrate.results_builder import ranks_set, results_document
+    from realrecall.calibrate import calibrate
+    from realrecall.evaluate.results import load_results
+    from realrecall.tracking import figures_as_metrics
+
+    document = results_document([
+        ("tickets", ranks_set("real", 8, 2, prefix="t")), ("chat", ranks_set("real", 5, 5, prefix="c")),
+        ("synthetic", ranks_set("synthetic", 9, 1, prefix="s")),
+    ])  # fmt: skip
+    result = load_results(document)
+    metrics = figures_as_metrics(calibrate(result, n_resamples=200), result)
+    assert metrics["gold_set/tickets/recall_at_1"] == 0.8
+    assert metrics["gold_set/chat/recall_at_1"] == 0.5
+    assert not any(name.startswith("gold_set/synthetic/") for name in metrics)
+
+
+def test_a_parameter_left_unset_is_absent_not_the_string_null() -> None:
+    from realrecall.tracking import _flatten
+
+    params: dict[str, str] = {}
+    _flatten(params, "retriever", {"name": "chroma", "options": {"embedding_model": None, "k": 10}})
+    assert params == {"retriever.name": "chroma", "retriever.options.k": "10"}
 
 
 def test_evaluate_mlflow_logs_its_result_to_the_uri_of_the_environment(
