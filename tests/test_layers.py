@@ -39,8 +39,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("corpus", "gold", "runs", "resolution", "style_leak"),
     # File formats: each reads one family of files into plain records.
     ("formats",),
-    # Leaf types and text helpers the formats and the types share; the labels the type rules give.
-    ("collection", "evidence", "provenance", "text_features", "tokens", "labels"),
+    # Leaf types and text helpers the formats and the types share; the labels the type rules give;
+    # control characters in data shown as escapes (every renderer's).
+    ("collection", "evidence", "provenance", "text_features", "tokens", "labels", "printable"),
     # Reading and writing files safely; what a grade may be; the one client of an LLM endpoint; how a
     # stage declares its settings.
     ("files", "grades", "llm", "settings"),

@@ -210,8 +210,7 @@ def test_the_process_imports_only_its_commands_module(tmp_path: Path) -> None:
         "from realrecall.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "shared = {'realrecall.cli.application', 'realrecall.cli.console', 'realrecall.cli.retriever_help',"
-        " 'realrecall.cli.settings_options'}
-"
+        " 'realrecall.cli.settings_options'}\n"
         "print(sorted(m for m in sys.modules if m.startswith('realrecall.cli.') and m not in shared))"
     )
     for args, modules in [

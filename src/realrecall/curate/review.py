@@ -14,11 +14,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from realrecall.calibrate.defaults import headline_metric
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.curate.duplicates import NearDuplicates, find_near_duplicates
 from realrecall.errors import InputError, OutputError
 from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results, read_per_query
+from realrecall.evaluate.settings import headline_metric
 from realrecall.files import file_sha256, iter_jsonl, write_jsonl_atomic, written_in_place
 from realrecall.gold import ORIGINS, GoldSet, load_gold
 

@@ -16,10 +16,26 @@ from realrecall.evaluate.retrievers.options import RunSettings
 from realrecall.resolution import DEFAULT_COVERAGE, GoldFrom, check_coverage
 from realrecall.settings import Flag, StageSettings
 
-__all__ = ["DEFAULT_RETRIEVER", "EvaluateSettings", "check_cutoffs", "default_metrics"]
+__all__ = [
+    "DEFAULT_RETRIEVER",
+    "HEADLINE_METRIC",
+    "EvaluateSettings",
+    "check_cutoffs",
+    "default_metrics",
+    "headline_metric",
+]
 
 DEFAULT_RETRIEVER = "bm25"
 """The retriever built when none is named (and no run is scored)."""
+
+HEADLINE_METRIC = "recall@10"
+"""The metric reports lead with when none is named (calibrate's ``METRIC``), if it was evaluated."""
+
+
+def headline_metric(metrics: Sequence[str]) -> str:
+    """The metric a report leads with when none is named: ``HEADLINE_METRIC`` if evaluated, else the
+    first. ``gold review`` lists the misses at its cut-off, so it shows what the headline counts."""
+    return HEADLINE_METRIC if HEADLINE_METRIC in metrics else metrics[0]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -42,7 +42,7 @@ options = {{ per_chunk = 1, seed = 0 }}
 [evaluate]
 retriever = "bm25"
 k = [1, 3, 5, 10, 20]
-by = ["type", "language"]
+by = ["type", "language", "form"]
 
 [calibrate]
 metric = "recall@10"
