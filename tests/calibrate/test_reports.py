@@ -150,3 +150,18 @@ def test_the_calibrated_table_says_where_each_estimate_comes_from_in_every_forma
         assert not any("howto" in line and "measured" in line for line in lines)
         assert any("compare" in line and predicted in line for line in lines), text
         assert any("lookup" in line and "measured" in line for line in lines), text
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "ticks"),
+    [(0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]), (0.0, 35.0, [0.0, 10.0, 20.0, 30.0]),
+     (0.0, 45.0, [0.0, 10.0, 20.0, 30.0, 40.0]), (0.0, 12.0, [0.0, 5.0, 10.0]),
+     (0.0, 0.3, [0.0, 0.1, 0.2, 0.3])],
+)  # fmt: skip
+def test_histogram_ticks_stand_at_round_values(low: float, high: float, ticks: list[float]) -> None:
+    from realrecall.calibrate.report.svg import Series, histograms, nice_ticks
+
+    assert nice_ticks(low, high) == ticks
+    svg = histograms([Series("real", "#000", [low, high])], title="t", low=low, high=high, bins=7)
+    labels = [float(x) for x in re.findall(r'text-anchor="middle" [^>]*>(-?[0-9.e+-]+)</text>', svg)]
+    assert labels == ticks  # never a bin edge such as 0.428571 or 3.5

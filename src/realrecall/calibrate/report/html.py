@@ -16,7 +16,16 @@ from typing import Any, Protocol
 from realrecall.calibrate.agreement import RankAgreement
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.report.page import page, table
-from realrecall.calibrate.report.svg import Bar, Point, Series, gap_bars, histograms, line_chart, scatter
+from realrecall.calibrate.report.svg import (
+    Bar,
+    Point,
+    Series,
+    gap_bars,
+    histograms,
+    line_chart,
+    nice_step,
+    scatter,
+)
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
     CALIBRATED_HEADER,
@@ -156,12 +165,14 @@ def _distributions(report: CalibrationReport) -> list[str]:
         reason = report.diagnostics.overlap_skipped or "no corpus"
         charts.append(f'<p class="note">Overlap distributions skipped: {escape(reason)}.</p>')
     longest = max([1.0, *real.question_words.values, *synthetic.question_words.values])
-    top = float(5 * -(-int(longest) // 5))
+    # Bins of a round width (1, 2, 5, 10... words), at most ten, so every bin edge is a round number.
+    width = max(1.0, nice_step(longest, 10))
+    bins = max(1, math.ceil(longest / width - 1e-9))
     charts.append(
         histograms(
             [Series("real", REAL_COLOUR, real.question_words.values),
              Series("synthetic", SYNTHETIC_COLOUR, synthetic.question_words.values)],
-            title="question length", low=0.0, high=top, bins=min(10, int(top)), x_label="words",
+            title="question length", low=0.0, high=bins * width, bins=bins, x_label="words",
         )
     )  # fmt: skip
     return charts

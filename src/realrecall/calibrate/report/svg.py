@@ -126,6 +126,28 @@ def gap_bars(bars: Sequence[Bar], *, title: str, width: int = 560) -> str:
     return "".join(parts) + "</svg>"
 
 
+def nice_step(span: float, count: int = 5) -> float:
+    """The round step (1, 2 or 5 times a power of ten) that parts ``span`` in at most about ``count``."""
+    if span <= 0 or not math.isfinite(span):
+        return 1.0
+    power = 10.0 ** math.floor(math.log10(span / count))
+    return next(m * power for m in (1, 2, 5, 10) if span / (m * power) <= count)
+
+
+def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Axis ticks at round values (multiples of :func:`nice_step`) from ``low`` to ``high``."""
+    step = nice_step(high - low, count)
+    digits = max(0, -math.floor(math.log10(step)))
+    first = math.ceil(low / step - 1e-9)
+    ticks = []
+    for n in range(first, first + count * 3):
+        value = round(n * step, digits)
+        if value > high + step * 1e-9:
+            break
+        ticks.append(value)
+    return ticks
+
+
 def histograms(series: Sequence[Series], *, title: str, low: float, high: float, bins: int = 10,
                x_label: str = "", width: int = 560, height: int = 240) -> str:  # fmt: skip
     """Overlaid histograms (share of each set per bin) of values between ``low`` and ``high``."""
@@ -150,9 +172,9 @@ def histograms(series: Sequence[Series], *, title: str, low: float, high: float,
                 f'<rect class="hist-bar" x="{bx:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w - 1:.1f}" '
                 f'height="{h:.1f}" fill="{s.colour}" fill-opacity="0.8"/>'
             )
-    for i in range(0, bins + 1, max(1, bins // 5)):
-        parts.append(f'<text x="{left + plot_w * i / bins:.1f}" y="{top + plot_h + 16}" text-anchor="middle" '
-                     f"{_FONT}>{low + step * i:g}</text>")  # fmt: skip
+    for tick in nice_ticks(low, high):
+        parts.append(f'<text x="{left + plot_w * (tick - low) / (high - low):.1f}" y="{top + plot_h + 16}" '
+                     f'text-anchor="middle" {_FONT}>{tick:g}</text>')  # fmt: skip
     parts.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" {_FONT}>'
                  f"{escape(x_label)}</text>")  # fmt: skip
     parts.append(_legend(series, width - right - 200, 4, across=True))
