@@ -4,8 +4,9 @@ What only GitHub has is substituted, and nothing else (docs/ci/README.md lists t
 
 - ``uses:`` steps (checkout, setup-python, upload-artifact) are not run: the workspace is a clone the
   test made, Python is this one, and artifacts stay where the steps wrote them;
-- a ``pip install`` line is skipped: realrecall is already installed (its ``realrecall`` command is
-  first on PATH);
+- the install step runs as written, into a virtual environment of its own (its packages beside the
+  test's, so that nothing is downloaded), with ``REALRECALL_SOURCE`` a ``file://`` URL to a copy of
+  this checkout (as a user's repository may hold one) and ``RUNNER_TEMP`` a temporary folder;
 - ``${{ secrets.OPENAI_API_KEY }}`` is a placeholder key, and the endpoint is the fake OpenAI server
   on 127.0.0.1 (``OPENAI_BASE_URL``), which writes a question for every chunk;
 - ``GITHUB_STEP_SUMMARY`` is a file in the temporary folder, and ``git push`` goes to a bare
@@ -41,7 +42,8 @@ yaml = pytest.importorskip("yaml", reason="PyYAML reads the workflow files")
 
 pytestmark = pytest.mark.slow  # two nightly runs of the sample pipeline, one PR run and one gate step
 
-RECIPE = Path(__file__).resolve().parents[2] / "docs" / "ci"
+ROOT = Path(__file__).resolve().parents[2]
+RECIPE = ROOT / "docs" / "ci"
 SECRETS = {"OPENAI_API_KEY": "sk-test-placeholder-key"}
 _EXPRESSION = re.compile(r"\$\{\{\s*secrets\.([A-Z_]+)\s*\}\}")
 
@@ -60,7 +62,6 @@ def _load(name: str) -> dict[str, Any]:
 
 def _environment(workflow: dict[str, Any], job: dict[str, Any], extra: dict[str, str]) -> dict[str, str]:
     env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     for key, value in {**workflow.get("env", {}), **job.get("env", {})}.items():
         text = str(value)
         secret = _EXPRESSION.fullmatch(text.strip())
@@ -72,8 +73,40 @@ def _environment(workflow: dict[str, Any], job: dict[str, Any], extra: dict[str,
 
 def _script(text: str) -> str:
     assert "${{" not in text, f"a run: step needs GitHub to expand an expression: {text}"
-    # realrecall is installed already: the install line is the one thing a run: step may not do here.
-    return re.sub(r"(?m)^(\s*)pip install .*$", r"\1: already installed", text)
+    return text
+
+
+@dataclass(frozen=True)
+class Installation:
+    """A virtual environment for the workflows' install steps, and the source they install from."""
+
+    venv: Path
+    source: Path
+
+    def env(self, temp: Path) -> dict[str, str]:
+        """What the steps see: the environment's commands first on PATH, the source, a runner temp."""
+        temp.mkdir(parents=True, exist_ok=True)
+        return {
+            "PATH": f"{self.venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            "VIRTUAL_ENV": str(self.venv),
+            "REALRECALL_SOURCE": self.source.as_uri(),
+            "RUNNER_TEMP": str(temp),
+        }
+
+
+def _installation(root: Path) -> Installation:
+    """An empty environment that sees the test's packages (so the install resolves offline) and a copy
+    of this checkout's project files to install realrecall from, as a user's repository may vendor it."""
+    source = root / "realrecall-source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, source / name)
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    venv = root / "venv"
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300
+    )
+    return Installation(venv, source)
 
 
 def run_workflow(
@@ -141,6 +174,7 @@ class Nights:
     asked_first: int
     asked_second: int
     summary: Path
+    installation: Installation
 
 
 @pytest.fixture(scope="module")
@@ -151,16 +185,18 @@ def nights(tmp_path_factory: pytest.TempPathFactory) -> Nights:
         pytest.skip("git is not installed")
     root = tmp_path_factory.mktemp("recipe")
     workspace, remote = _make_repository(root)
+    installation = _installation(root)
     summary = root / "summary.md"
     with FakeOpenAI() as server, pytest.MonkeyPatch.context() as patch:
         server.chat_handler = http_question_handler  # valid, distinct questions, as a model writes
         patch.setenv("OPENAI_BASE_URL", server.base_url)
-        extra = {"GITHUB_STEP_SUMMARY": str(summary)}
+        extra = {"GITHUB_STEP_SUMMARY": str(summary), **installation.env(root / "runner-1")}
         first = run_workflow("scheduled.yml", workspace, extra)
         asked_first = server.count("chat")
+        extra = {**extra, **installation.env(root / "runner-2")}
         second = run_workflow("scheduled.yml", workspace, extra)
         asked_second = server.count("chat") - asked_first
-    return Nights(root, workspace, remote, first, second, asked_first, asked_second, summary)
+    return Nights(root, workspace, remote, first, second, asked_first, asked_second, summary, installation)
 
 
 @dataclass(frozen=True)
@@ -170,6 +206,7 @@ class PullRequest:
     workspace: Path
     summary: Path
     steps: list[StepRun]
+    installation: Installation
 
 
 @pytest.fixture(scope="module")
@@ -180,8 +217,9 @@ def pull_request(nights: Nights, tmp_path_factory: pytest.TempPathFactory) -> Pu
     folder = tmp_path_factory.mktemp("pull_request")
     workspace, summary = folder / "workspace", folder / "summary.md"
     shutil.copytree(nights.workspace, workspace, symlinks=True)
-    steps = run_workflow("pull-request.yml", workspace, {"GITHUB_STEP_SUMMARY": str(summary)})
-    return PullRequest(workspace, summary, steps)
+    extra = {"GITHUB_STEP_SUMMARY": str(summary), **nights.installation.env(folder / "runner")}
+    steps = run_workflow("pull-request.yml", workspace, extra)
+    return PullRequest(workspace, summary, steps, nights.installation)
 
 
 def _assert_ran(steps: list[StepRun]) -> None:
@@ -192,9 +230,18 @@ def _assert_ran(steps: list[StepRun]) -> None:
 def test_the_scheduled_workflow_regenerates_evaluates_and_commits_its_history(nights: Nights) -> None:
     _assert_ran(nights.first)
     assert [s.name for s in nights.first] == [
-        "Install realrecall", "Regenerate, evaluate, calibrate, record the history",
-        "Commit the synthetic set and the history",
+        "Install realrecall with the extras the pipeline needs",
+        "Regenerate, evaluate, calibrate, record the history", "Commit the synthetic set and the history",
     ]  # fmt: skip
+    # The install step ran for real: realrecall, built from the source it names, with the extras
+    # `realrecall extras` gave for the pipeline (the realism score's scikit-learn), in its environment.
+    venv = nights.installation.venv
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import realrecall; print(realrecall.__file__)"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert Path(where.strip()).is_relative_to(venv)
+    assert "realism" in nights.first[0].output or "scikit-learn" in nights.first[0].output
     folder = nights.workspace / "realrecall"
     chunks = len((folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines())
     assert nights.asked_first >= chunks  # a question asked of the endpoint for every chunk
@@ -241,13 +288,38 @@ def test_the_gate_fails_the_check_on_the_bound_even_where_the_point_passes(
     steps = run_workflow(
         "pull-request.yml",
         workspace,
-        {"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")},
+        {
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            **pull_request.installation.env(tmp_path / "t"),
+        },
         starting_at="Gate on the real figure's lower bound",
     )
     gate = next(s for s in steps if s.name == "Gate on the real figure's lower bound")
     assert gate.returncode == 1
     assert "its lower bound is under --fail-under 0.8" in gate.output
     assert (workspace / "report.html").is_file()  # the report is written before the gate fails
+
+
+def test_the_first_pull_request_before_any_nightly_run_says_what_to_run_and_gates_on_the_real_set(
+    pull_request: PullRequest, tmp_path: Path
+) -> None:
+    # A repository whose nightly workflow never ran: no synthetic set yet.
+    workspace, _ = _make_repository(tmp_path)
+    assert not (workspace / "realrecall" / "synthetic.jsonl").exists()
+    extra = {
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        **pull_request.installation.env(tmp_path / "t"),
+    }
+    steps = run_workflow(
+        "pull-request.yml", workspace, extra, starting_at="Evaluate on the real and the synthetic set"
+    )
+    _assert_ran(steps)
+    evaluate = steps[0]
+    notices = [line for line in evaluate.output.splitlines() if line.startswith("::notice::")]
+    assert len(notices) == 1
+    assert "run the nightly workflow once" in notices[0]
+    assert "file not found" not in evaluate.output
+    assert "Quote real recall@10 = 0.85" in steps[-1].output
 
 
 def test_the_workflows_run_on_the_events_the_recipe_names() -> None:

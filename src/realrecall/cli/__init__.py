@@ -48,6 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Run the whole pipeline offline on the bundled sample data and show the gap report.",
     ),
     "history": ("pipeline", "Show the trend of the real, synthetic and calibrated figures over runs."),
+    "extras": (
+        "pipeline",
+        "Print the optional extras a pipeline needs, for pip install 'realrecall[EXTRAS]' (a CI job's).",
+    ),
     "realism": (
         "realism",
         "Can a classifier tell the synthetic questions from the real ones? AUC near 0.5: they read alike.",

@@ -1,4 +1,4 @@
-"""``realrecall run``, ``realrecall history`` and ``realrecall demo``: the jobs users schedule."""
+"""``realrecall run``, ``history``, ``demo`` and ``extras``: the jobs users schedule, and their install."""
 
 from __future__ import annotations
 
@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from realrecall.cli.application import MLFLOW_HELP, MLFLOW_URI_HELP, app, note, out, user_errors, warn
+from realrecall.cli.application import (
+    MLFLOW_HELP,
+    MLFLOW_URI_HELP,
+    app,
+    note,
+    out,
+    user_errors,
+    warn,
+    write_stdout,
+)
 from realrecall.cli.console import plain
 
 if TYPE_CHECKING:
@@ -104,6 +113,21 @@ def history_command(
         out.print(table)
         for row in trend.drops:
             warn(f"{row.metric} dropped by {-row.change:.3f} on {row.time}")  # type: ignore[operator]
+
+
+@app.command("extras")
+def extras_command(
+    config: Annotated[Path, typer.Argument(help="pipeline.toml")],
+    retriever: Annotated[
+        str | None, typer.Option(help="The retriever to install for, instead of the one pipeline.toml names.")
+    ] = None,
+) -> None:
+    """Print the optional extras a pipeline needs, for pip install 'realrecall[EXTRAS]' (a CI job's)."""
+    with user_errors():
+        from realrecall.pipeline.extras import pipeline_extras
+
+        extras = pipeline_extras(config, retriever=retriever)
+    write_stdout(",".join(extras) + "\n")
 
 
 def _show(result: PipelineResult, history: Path) -> None:

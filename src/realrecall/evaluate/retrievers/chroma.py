@@ -196,4 +196,5 @@ RETRIEVER = RetrieverSpec(
     summary="a Chroma collection (server or local folder), queried by its own or an endpoint's embeddings",
     libraries=("chromadb",),
     export=export_chunks,
+    extra="chroma",
 )

@@ -190,4 +190,5 @@ RETRIEVER = RetrieverSpec(
     libraries=("lancedb",),
     inputs=_local_folder,
     export=export_chunks,
+    extra="lancedb",
 )

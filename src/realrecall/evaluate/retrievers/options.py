@@ -113,6 +113,7 @@ class RetrieverSpec(Generic[Options]):
     (those count already), by option name, e.g. a local store given as text; see ``input_paths``.
     ``export``: for a vector store, how ``realrecall corpus export --from NAME`` reads its records
     (with the same options); a retriever with one is a store wherever stores are listed.
+    ``extra``: the optional extra that installs them (``pip install 'realrecall[chroma]'``), if any.
     """
 
     name: str
@@ -122,6 +123,7 @@ class RetrieverSpec(Generic[Options]):
     libraries: tuple[str, ...] = ()
     inputs: Callable[[Options], Mapping[str, Path | None]] | None = None
     export: StoreExporter[Options] | None = None
+    extra: str | None = None
 
     def input_paths(self, options: Options) -> dict[str, Path]:
         """Every file and folder the retriever reads, by option name: each ``Path`` option given, and

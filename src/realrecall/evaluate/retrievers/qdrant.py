@@ -192,4 +192,5 @@ RETRIEVER = RetrieverSpec(
     summary="a Qdrant collection (server or local mode), queried by an endpoint's embeddings",
     libraries=("qdrant-client",),
     export=export_chunks,
+    extra="qdrant",
 )
