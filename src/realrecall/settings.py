@@ -16,7 +16,9 @@ and everything else is derived from that declaration:
   keyword arguments), refusing an unknown name with the closest one; ``settings_with`` is what a
   library function taking ``settings=None, **options`` calls;
 - the command line's options (``realrecall.cli.settings_options``): one ``--field-name`` per field
-  (``Flag`` renames it), with the declaration's help and the field's default;
+  (``Flag`` renames it), with the declaration's help and the field's default; a field whose text
+  form its type cannot give (weights whose names may go without one, a shard written ``0/4``, a
+  ``--screen/--no-screen`` switch standing for a choice) declares how it is read with ``Text``;
 - the docs' tables (``setting_rows``).
 
 A field whose type is itself a ``Settings`` class is *flattened*: its fields are set by their own names
@@ -50,6 +52,7 @@ __all__ = [
     "SettingField",
     "Settings",
     "StageSettings",
+    "Text",
     "check_choice",
     "setting_fields",
     "setting_rows",
@@ -71,6 +74,24 @@ class Flag:
 
     name: str
     metavar: str | None = None
+
+
+@dataclass(frozen=True)
+class Text:
+    """How a setting is read from a command line or a config file when its type's own form will not
+    do: ``Annotated[Mapping[str, float], "Weights.", Text(read_weights, "NAME[=WEIGHT],...")]``.
+
+    ``read`` takes what was given (a command line's text, a config file's value, or a value already in
+    the field's form, which it returns as it is) and returns the field's value, or raises a
+    SettingError naming the setting (or an InputError whose words name what is wrong). ``form`` is how
+    the command line gives it: ``"text"``, one value; ``"repeated"``, one option per item (``read``
+    gets the list); ``"switch"``, ``--name/--no-name`` (``read`` gets True or False; given neither, the
+    field keeps its default). ``metavar``: what the value looks like in ``--help``.
+    """
+
+    read: Callable[[Any], object]
+    metavar: str = "TEXT"
+    form: Literal["text", "repeated", "switch"] = "text"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +126,8 @@ class SettingField:
     flag: Flag | None
     path: tuple[str, ...]
     """Attributes from the outer settings object to the value: ``("run_settings", "workers")``."""
+    text: Text | None = None
+    """How the value is read from text, when the type's own form will not do."""
 
     @property
     def option(self) -> str:
@@ -114,7 +137,7 @@ class SettingField:
     @property
     def has_text_form(self) -> bool:
         """Whether a command line or a config file can give it (a callback cannot)."""
-        return _text_form(self.hint)
+        return self.text is not None or _text_form(self.hint)
 
 
 def setting_fields(cls: type[Settings]) -> tuple[SettingField, ...]:
@@ -170,6 +193,7 @@ def _own_fields(cls: type[Settings]) -> tuple[SettingField, ...]:
                 default=default,
                 flag=next((extra for extra in extras if isinstance(extra, Flag)), None),
                 path=(item.name,),
+                text=next((extra for extra in extras if isinstance(extra, Text)), None),
             )
         )
     _OWN[cls] = tuple(found)
@@ -189,8 +213,9 @@ def settings_from(
     (default: the defaults). An unknown name is a SettingError naming the closest one.
 
     ``text``: the values are a command line's text (``"1,5,10"``, ``"none"``, ``["k1=1.2"]``), parsed
-    by each field's type first; otherwise they are typed, as Python and TOML give them. ``base``: the
-    folder relative paths are read from (a config file's).
+    by each field's type first; otherwise they are typed, as Python and TOML give them. A field with a
+    ``Text`` reads its value either way. ``base``: the folder relative paths are read from (a config
+    file's).
     """
     table = {item.name: item for item in setting_fields(cls)}
     for key in values:
@@ -200,7 +225,9 @@ def settings_from(
     nested: dict[str, dict[str, object]] = {}
     for key, value in values.items():
         item = table[key]
-        if text:
+        if item.text is not None:
+            value = item.text.read(value)
+        elif text:
             value = parse(key, value, item.hint)
         if base is not None and isinstance(value, str | Path) and Path in _members(item.hint):
             value = _relative_to(base, value)

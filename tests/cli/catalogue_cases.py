@@ -535,7 +535,7 @@ OPTION_VALUES: list[Case] = [
     Case("generate-llm-base-url-not-url", with_(GEN_LLM, "--base-url", "localhost:8000"), ("localhost:8000",),
          server=True),
     Case("generate-llm-price-negative", with_(GEN_LLM, "--price-in", "-1"), ("price",), server=True),
-    Case("generate-llm-max-tokens-zero", with_(GEN_LLM, "--max-tokens", "0"), ("max_tokens",), server=True),
+    Case("generate-llm-max-tokens-zero", with_(GEN_LLM, "--max-tokens", "0"), ("--max-tokens",), server=True),
     Case("generate-llm-temperature-five", with_(GEN_LLM, "--temperature", "5"), ("temperature",), server=True),
     Case("generate-llm-poll-interval-zero", with_(GEN_LLM, "--batch", "--poll-interval", "0"), ("poll",),
          server=True),

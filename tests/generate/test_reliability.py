@@ -244,7 +244,7 @@ def test_from_options_reads_strings_the_way_the_command_line_does(tmp_path):
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"per_chunk": "two"}, "per_chunk must be an integer, got 'two'"),
+        ({"per_chunk": "two"}, "per_chunk must be a whole number, got 'two'"),
         ({"temperature": "hot"}, "temperature must be a number, got 'hot'"),
         ({"judge": "yes"}, "judge must be true or false, got 'yes'"),
         ({"types": ["lookup"]}, "types must be a string like"),

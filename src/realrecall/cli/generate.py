@@ -6,7 +6,6 @@ paths and the endpoint's words are data, never markup.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,14 +18,14 @@ from typer.core import TyperCommand
 
 from realrecall.cli.application import app, err, is_interactive, note, out, user_errors, warn
 from realrecall.cli.console import plain
-from realrecall.errors import InputError
+from realrecall.cli.settings_options import Group, settings_options
 from realrecall.files import check_distinct, output_error
 
-# Only the question types at start-up: the generator (asyncio, curate, numpy) loads when it runs.
-from realrecall.generate.question_types import QUESTION_TYPES
+# Only the settings at start-up: the generator (asyncio, curate, numpy) loads when it runs.
+from realrecall.generate.config import GenerateConfig
 
 if TYPE_CHECKING:
-    from realrecall.generate import CostEstimate, GenerateConfig, GenerateProgress, GenerateSummary
+    from realrecall.generate import CostEstimate, GenerateProgress, GenerateSummary
     from realrecall.llm import BatchStatus, ChatClient
 
 STRATEGIES = "{strategies}"
@@ -48,166 +47,44 @@ class GenerateHelp(TyperCommand):
         super().format_help(ctx, formatter)
 
 
-TYPES_HELP = "question types with weights, e.g. lookup=2,conceptual=1; choose from " + ", ".join(
-    QUESTION_TYPES
-)
+# The generate stage's options are GenerateConfig's fields; the strategies are named when help is shown.
+GENERATE_OPTIONS = Group(GenerateConfig, "config", help_suffix={"strategy": f" Choose from {STRATEGIES}."})
 
 
 @app.command("generate", cls=GenerateHelp)
+@settings_options(GENERATE_OPTIONS)
 def generate_command(
     corpus: Annotated[Path, typer.Option(help="chunks to write questions for (JSONL, BEIR folder, JSON)")],
     output: Annotated[Path, typer.Option(help="the synthetic gold set (JSONL); rerunning resumes it")],
-    backend: Annotated[
-        str, typer.Option(help="llm (a chat model) or extractive (offline, no model)")
-    ] = "llm",
-    model: Annotated[str, typer.Option(help="chat model name")] = "gpt-4o-mini",
+    *,
+    config: GenerateConfig,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (default: env)")] = None,
-    temperature: Annotated[
-        float, typer.Option(help="sampling temperature of the chat model (0: its likeliest words)")
-    ] = 0.7,
-    max_tokens: Annotated[int, typer.Option(help="answer token limit per request")] = 200,
-    prompt: Annotated[Path | None, typer.Option(help="a prompt file replacing the built-in one")] = None,
-    strategy: Annotated[
-        str | None,
-        typer.Option(
-            help=f"how the llm backend writes a question ({STRATEGIES}); default: situation, or direct "
-            "with --prompt"
-        ),
-    ] = None,
-    forms: Annotated[
-        str | None,
-        typer.Option(
-            help="query forms with weights, e.g. keywords=2,question=2,typo=1 (also statement); default: "
-            "measured from --style-examples, else keywords=2,question=2,typo=1"
-        ),
-    ] = None,
-    types: Annotated[str, typer.Option(help=TYPES_HELP)] = "lookup=2,conceptual=1",
-    languages: Annotated[
-        str | None,
-        typer.Option(
-            help="keep the chunks in these languages, e.g. de,en (default: every chunk, each question in "
-            "its chunk's language); with --cross-language the questions' languages, with weights"
-        ),
-    ] = None,
-    cross_language: Annotated[
-        bool, typer.Option(help="ask in the --languages mix whatever each chunk's language")
-    ] = False,
-    screen: Annotated[
-        bool | None,
-        typer.Option(
-            "--screen/--no-screen",
-            help="skip chunks no user would ask about: rules by default; --screen adds one model request "
-            "per chunk, --no-screen turns the rules off",
-            show_default=False,
-        ),
-    ] = None,
-    multi_chunk: Annotated[
-        float, typer.Option(help="share of questions over two related chunks (gold holds both), e.g. 0.2")
-    ] = 0.0,
-    persona: Annotated[list[str] | None, typer.Option(help="who asks (repeatable)")] = None,
-    per_chunk: Annotated[int, typer.Option(help="questions per chunk")] = 1,
-    sample: Annotated[
-        float | None,
-        typer.Option(help="sample the chunks: a share (0.05) or a count (50, a rate kept by later runs)"),
-    ] = None,
-    stratify_by: Annotated[str, typer.Option(help="metadata field the sample is stratified by")] = "document",
-    seed: Annotated[
-        int,
-        typer.Option(
-            help="seed of every random choice: the sample, each question's type, language and form, "
-            "the style examples"
-        ),
-    ] = 0,
-    shard: Annotated[str | None, typer.Option(help="i/n: this runner's share of the chunks")] = None,
-    style_examples: Annotated[Path | None, typer.Option(help="real questions (gold JSONL) to match")] = None,
-    n_style_examples: Annotated[int, typer.Option(help="how many real questions to show")] = 3,
-    type_rules: Annotated[
-        Path | None, typer.Option(help="type and form rules (TOML/JSON) the real set was typed by")
-    ] = None,
-    max_overlap: Annotated[
-        float | None, typer.Option(help="drop/regenerate above this lexical overlap")
-    ] = None,
-    near_duplicate: Annotated[float, typer.Option(help="Jaccard bound for near-duplicates; 0 = off")] = 0.8,
-    judge: Annotated[bool, typer.Option(help="check answerability with an LLM call")] = False,
-    judge_model: Annotated[str | None, typer.Option(help="model of the judge (default: --model)")] = None,
-    judge_prompt: Annotated[Path | None, typer.Option(help="a prompt file for the judge")] = None,
-    max_attempts: Annotated[int, typer.Option(help="answers asked per question before giving up")] = 3,
-    concurrency: Annotated[int, typer.Option(help="requests in flight")] = 8,
-    price_in: Annotated[float | None, typer.Option(help="price per million input tokens")] = None,
-    price_out: Annotated[float | None, typer.Option(help="price per million output tokens")] = None,
-    cache: Annotated[Path | None, typer.Option(help="answer cache (default: beside --output)")] = None,
-    prune: Annotated[
-        bool, typer.Option(help="drop cached answers this run does not plan (other shards, old parameters)")
-    ] = False,
     dry_run: Annotated[bool, typer.Option(help="count requests, tokens and cost; send nothing")] = False,
     batch: Annotated[bool, typer.Option(help="use the Batch API (cheaper, slower; resumable)")] = False,
     poll_interval: Annotated[float, typer.Option(help="seconds between batch status checks")] = 30.0,
     batch_timeout: Annotated[
         float | None, typer.Option(help="stop waiting after this many seconds (rerun resumes)")
     ] = None,
-    request_timeout: Annotated[
-        float,
-        typer.Option(help="seconds one model request may take before it is retried (each of 6 attempts)"),
-    ] = 60.0,
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
         from realrecall.corpus import load_corpus
-        from realrecall.generate import (
-            BatchOptions,
-            GenerateConfig,
-            estimate,
-            generate,
-            parse_shard,
-            parse_weights,
-        )
+        from realrecall.generate import BatchOptions, estimate, generate
 
-        check_paths(corpus, output, cache, style_examples, prompt, judge_prompt, type_rules)
-        if not (math.isfinite(request_timeout) and request_timeout > 0):
-            raise InputError(
-                f"--request-timeout must be a number of seconds > 0, got {request_timeout:g}",
-                hint="e.g. --request-timeout 30",
-            )
-        config = GenerateConfig(
-            backend=backend,
-            model=model,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            prompt=prompt,
-            strategy=strategy,
-            forms=None if forms is None else parse_weights(forms, what="query form"),
-            types=parse_weights(types, what="question type", known=QUESTION_TYPES),
-            languages={} if languages is None else parse_weights(languages, what="language"),
-            cross_language=cross_language,
-            screen="rules" if screen is None else "model" if screen else "off",
-            multi_chunk=multi_chunk,
-            personas=tuple(persona or ()),
-            per_chunk=per_chunk,
-            sample=int(sample) if sample is not None and sample >= 1 and sample.is_integer() else sample,
-            stratify_by=stratify_by,
-            seed=seed,
-            shard=None if shard is None else parse_shard(shard),
-            style_examples=style_examples,
-            n_style_examples=n_style_examples,
-            max_overlap=max_overlap,
-            near_duplicate=near_duplicate or None,
-            judge=judge,
-            judge_model=judge_model,
-            judge_prompt=judge_prompt,
-            max_attempts=max_attempts,
-            concurrency=concurrency,
-            price_in=price_in,
-            price_out=price_out,
-            cache_path=cache,
-            request_timeout=request_timeout,
-            type_rules=type_rules,
-            prune=prune,
+        check_paths(
+            corpus,
+            output,
+            config.cache_path,
+            config.style_examples,
+            config.prompt,
+            config.judge_prompt,
+            config.type_rules,
         )
         chunks = load_corpus(corpus)
         if dry_run:
             render_estimate(estimate(chunks, output, config))
             return
-        needs_model = backend == "llm" or judge
+        needs_model = config.backend == "llm" or config.judge
         batch_options = None
         client = None
         if needs_model and batch:

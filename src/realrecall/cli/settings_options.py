@@ -21,7 +21,7 @@ import typer
 
 from realrecall.cli.application import user_errors
 from realrecall.errors import SettingError
-from realrecall.settings import SettingField, Settings, setting_fields, settings_from, shown
+from realrecall.settings import SettingField, Settings, Text, setting_fields, settings_from, shown
 
 __all__ = ["Group", "settings_options"]
 
@@ -138,7 +138,9 @@ def _parameter(item: SettingField, group: Group) -> inspect.Parameter:
     hint = _without_none(item.hint)
     default: Any = shown(item.default) or None
     annotation: Any
-    if hint is bool:
+    if item.text is not None:
+        annotation, default = _read_by_text(item, item.text, help_text, default)
+    elif hint is bool:
         name = item.option.removeprefix("--")
         annotation = Annotated[bool, typer.Option(f"--{name}/--no-{name}", help=help_text)]
         default = bool(item.default)
@@ -151,6 +153,19 @@ def _parameter(item: SettingField, group: Group) -> inspect.Parameter:
     return inspect.Parameter(
         item.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
     )
+
+
+def _read_by_text(item: SettingField, text: Text, help_text: str, default: Any) -> tuple[Any, Any]:
+    """The annotation and default of a setting its own ``Text`` reads: a ``--name/--no-name`` switch
+    (no default shown: neither keeps the field's), an option given once per item, or one text option."""
+    if text.form == "switch":
+        name = item.option.removeprefix("--")
+        option = typer.Option(f"--{name}/--no-{name}", help=help_text, show_default=False)
+        return Annotated[bool | None, option], None
+    option = typer.Option(item.option, help=help_text, metavar=text.metavar)
+    if text.form == "repeated":
+        return Annotated[list[str] | None, option], None
+    return Annotated[str | None, option], default
 
 
 _METAVARS: dict[object, str] = {int: "int", float: "float", str: "str", Path: "path"}

@@ -1,4 +1,11 @@
-"""What a generation run is asked to do: one frozen value, checked when it is made."""
+"""``GenerateConfig``: every option of the generate stage, declared once, with its default and rules.
+
+``realrecall generate``'s options, the ``[generate] options`` table of pipeline.toml and the keyword
+arguments of ``GenerateConfig`` are its fields (``realrecall.settings`` derives the command line's
+options from the declarations below). Kept free of heavy imports: the CLI reads it at start-up, so
+the checks that need the strategy registry, the query forms or the language detector load them when
+a config is made.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +14,40 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from realrecall.errors import InputError
-from realrecall.generate.forms import check_forms
-from realrecall.generate.languages import check_language_codes
+from realrecall.errors import InputError, SettingError
 from realrecall.generate.question_types import QUESTION_TYPES
-from realrecall.generate.screening import SCREEN_MODES
-from realrecall.generate.strategies import DEFAULT, WITH_PROMPT_FILE, find_strategy
 from realrecall.llm.types import LLMConfig
+from realrecall.settings import Flag, StageSettings, Text, settings_from
 
-__all__ = ["BACKENDS", "QUESTION_TYPES", "GenerateConfig", "Shard", "parse_shard", "parse_weights"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_STRATEGY",
+    "PROMPT_FILE_STRATEGY",
+    "QUESTION_TYPES",
+    "SCREEN_MODES",
+    "GenerateConfig",
+    "Shard",
+    "parse_shard",
+    "parse_weights",
+]
 
 BACKENDS: Mapping[str, str] = {
     "llm": "an OpenAI-compatible chat model writes each question",
     "extractive": "offline, no model: a sentence of the chunk becomes the query (Inverse Cloze)",
 }
+
+SCREEN_MODES: Mapping[str, str] = {
+    "off": "no screening (--no-screen)",
+    "rules": "the readable rules skip chunks without prose (the default)",
+    "model": "the rules, then one model request per remaining chunk (--screen)",
+}
+
+DEFAULT_STRATEGY = "situation"
+"""The strategy of an llm run that names none (a name of ``generate.strategies.STRATEGIES``)."""
+PROMPT_FILE_STRATEGY = "direct"
+"""The strategy of an llm run that names none and gives a ``prompt`` file (whose prompt it replaces)."""
 
 
 @dataclass(frozen=True)
@@ -80,8 +105,48 @@ def _default_languages() -> dict[str, float]:
     return {}
 
 
+# How the options whose text form their type cannot give are read, from a command line or a file.
+
+
+def _weights(name: str, what: str, known: Mapping[str, str] | None = None) -> Text:
+    """``lookup=2,conceptual`` (a name without a weight weighs 1), or a table of weights."""
+
+    def read(value: object) -> object:
+        if value is None or isinstance(value, Mapping):
+            return value  # a table: its weights are checked as numbers when the config is made
+        if isinstance(value, str):
+            return parse_weights(value, what=what, known=known)
+        raise SettingError(name, f"must be a string like 'a=2,b' or a table of weights, got {value!r}")
+
+    return Text(read, "NAME[=WEIGHT],...")
+
+
+def _read_personas(value: object) -> object:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    raise SettingError("personas", f"must be a list of strings, got {value!r}")
+
+
+def _read_shard(value: object) -> object:
+    if value is None or isinstance(value, Shard):
+        return value
+    if isinstance(value, str):
+        return parse_shard(value)
+    raise SettingError("shard", f"must be a string like '0/4', got {value!r}")
+
+
+def _read_screen(value: object) -> object:
+    if isinstance(value, bool):  # --screen: the model screen too; --no-screen: none
+        return "model" if value else "off"
+    if isinstance(value, str):
+        return value
+    raise SettingError("screen", f"must be off, rules or model, got {value!r}")
+
+
 @dataclass(frozen=True, kw_only=True)
-class GenerateConfig:
+class GenerateConfig(StageSettings):
     """Every choice of a generation run. Paths are read when the run starts.
 
     Anything that changes what a question would be (backend, model, prompt, temperature, types,
@@ -93,51 +158,102 @@ class GenerateConfig:
     to ``generate`` keeps its own ``LLMConfig``.
     """
 
-    backend: str = "llm"
-    model: str = "gpt-4o-mini"
-    temperature: float = 0.7
-    max_tokens: int | None = 200
-    prompt: Path | None = None
-    types: Mapping[str, float] = field(default_factory=_default_types)
-    languages: Mapping[str, float] = field(default_factory=_default_languages)
-    personas: tuple[str, ...] = ()
-    per_chunk: int = 1
-    sample: float | None = None
-    stratify_by: str = "document"
-    seed: int = 0
-    shard: Shard | None = None
-    style_examples: Path | None = None
-    n_style_examples: int = 3
-    max_overlap: float | None = None
-    near_duplicate: float | None = 0.8
-    judge: bool = False
-    judge_model: str | None = None
-    judge_prompt: Path | None = None
-    max_attempts: int = 3
-    concurrency: int = 8
-    price_in: float | None = None
-    price_out: float | None = None
-    cache_path: Path | None = None
-    request_timeout: float = 60.0
-    type_rules: Path | None = None
-    prune: bool = False
+    backend: Annotated[str, "llm (a chat model) or extractive (offline, no model)."] = "llm"
+    model: Annotated[str, "Chat model name."] = "gpt-4o-mini"
+    temperature: Annotated[
+        float, "Sampling temperature of the chat model, in [0, 2] (0: its likeliest words)."
+    ] = 0.7
+    max_tokens: Annotated[int | None, "Answer token limit per request."] = 200
+    prompt: Annotated[
+        Path | None, "A prompt file replacing the direct strategy's built-in one (and choosing it)."
+    ] = None
+    types: Annotated[
+        Mapping[str, float],
+        "Question types with weights, e.g. lookup=2,conceptual=1; choose from "
+        + ", ".join(QUESTION_TYPES)
+        + ".",
+        _weights("types", "question type", QUESTION_TYPES),
+    ] = field(default_factory=_default_types)
+    languages: Annotated[
+        Mapping[str, float],
+        "Keep the chunks in these languages, e.g. de,en (default: every chunk, each question in its "
+        "chunk's language); with --cross-language the questions' languages, with weights.",
+        _weights("languages", "language"),
+    ] = field(default_factory=_default_languages)
+    personas: Annotated[
+        tuple[str, ...], "Who asks (repeatable).", Flag("--persona"), Text(_read_personas, form="repeated")
+    ] = ()
+    per_chunk: Annotated[int, "Questions per chunk."] = 1
+    sample: Annotated[
+        int | float | None,
+        "Sample the chunks: a share (0.05) or a count (50, a rate kept by later runs).",
+    ] = None
+    stratify_by: Annotated[str, "Metadata field the sample is stratified by."] = "document"
+    seed: Annotated[
+        int,
+        "Seed of every random choice: the sample, each question's type, language and form, the style "
+        "examples, the requests' seeds.",
+    ] = 0
+    shard: Annotated[Shard | None, "i/n: this runner's share of the chunks.", Text(_read_shard, "I/N")] = None
+    style_examples: Annotated[Path | None, "Real questions (gold JSONL) to match."] = None
+    n_style_examples: Annotated[int, "How many real questions to show."] = 3
+    max_overlap: Annotated[float | None, "Drop and regenerate above this lexical overlap."] = None
+    near_duplicate: Annotated[float | None, "Jaccard bound for near-duplicates; 0 = off."] = 0.8
+    judge: Annotated[bool, "Check answerability with an LLM call."] = False
+    judge_model: Annotated[str | None, "Model of the judge (default: --model)."] = None
+    judge_prompt: Annotated[Path | None, "A prompt file for the judge."] = None
+    max_attempts: Annotated[int, "Answers asked per question before giving up."] = 3
+    concurrency: Annotated[int, "Requests in flight."] = 8
+    price_in: Annotated[float | None, "Price per million input tokens."] = None
+    price_out: Annotated[float | None, "Price per million output tokens."] = None
+    cache_path: Annotated[Path | None, "Answer cache (default: beside --output).", Flag("--cache")] = None
+    request_timeout: Annotated[
+        float, "Seconds one model request may take before it is retried (each of 6 attempts)."
+    ] = 60.0
+    type_rules: Annotated[Path | None, "Type and form rules (TOML/JSON) the real set was typed by."] = None
+    prune: Annotated[bool, "Drop cached answers this run does not plan (other shards, old parameters)."] = (
+        False
+    )
     """Drop cached answers of slots this run does not plan (other shards, other parameters, deleted
     chunks). Off by default: they cost nothing to keep and a later run may need them again."""
-    cross_language: bool = False
+    cross_language: Annotated[bool, "Ask in the --languages mix whatever each chunk's language."] = False
     """Ask in the languages of ``languages`` whatever the chunk's language (else: only chunks in them)."""
-    screen: str = "rules"
+    screen: Annotated[
+        str,
+        "Skip chunks no user would ask about: rules by default; --screen adds one model request per "
+        "chunk, --no-screen turns the rules off.",
+        Text(_read_screen, form="switch"),
+    ] = "rules"
     """Chunk screening: ``off``, ``rules`` (default) or ``model`` (the rules, then a model request)."""
-    multi_chunk: float = 0.0
+    multi_chunk: Annotated[
+        float, "Share of questions over two related chunks (gold holds both), e.g. 0.2."
+    ] = 0.0
     """The share of question slots asked over two related chunks (llm backend; see generate.pairs)."""
-    strategy: str | None = None
+    strategy: Annotated[
+        str | None, "How the llm backend writes a question; default: situation, or direct with --prompt."
+    ] = None
     """How the llm backend writes a question: a name of ``generate.strategies.STRATEGIES`` (``situation``,
     ``direct``...); None: situation, or direct when a ``prompt`` file replaces the direct prompt. Only
     the llm backend has one."""
-    forms: Mapping[str, float] | None = None
+    forms: Annotated[
+        Mapping[str, float] | None,
+        "Query forms with weights, e.g. keywords=2,question=2,typo=1 (also statement); default: measured "
+        "from --style-examples, else keywords=2,question=2,typo=1.",
+        _weights("forms", "query form"),
+    ] = None
     """Query forms with weights (``generate.forms``); None: measured from the style examples, else
     the default mix."""
 
     def __post_init__(self) -> None:
+        # NaN and infinity before the fields are converted (which refuses them as not numbers at all):
+        # these rules say what the value must be.
+        numbers = (self.request_timeout, self.price_in, self.price_out)
+        if any(isinstance(number, float) and not math.isfinite(number) for number in numbers):
+            _check_request_timeout(self.request_timeout)
+            _check_prices(self)
+        super().__post_init__()
+        if self.near_duplicate == 0:  # 0 switches the filter off, as on the command line
+            object.__setattr__(self, "near_duplicate", None)
         if self.backend not in BACKENDS:
             raise InputError(f"unknown backend {self.backend!r}", hint=f"choose from {', '.join(BACKENDS)}")
         for name in self.types:
@@ -148,6 +264,8 @@ class GenerateConfig:
         _check_weights(self.types, "question type")
         if self.languages:
             _check_weights(self.languages, "language")
+            from realrecall.generate.languages import check_language_codes  # the detector's model
+
             check_language_codes(self.languages)
         elif self.cross_language:
             raise InputError("cross_language needs languages to ask in", hint="e.g. --languages de=1,en=1")
@@ -164,20 +282,13 @@ class GenerateConfig:
         if not self.model.strip() or not self.stratify_by.strip():
             raise InputError("model and stratify_by must not be empty")
         if self.max_overlap is not None and not 0.0 <= self.max_overlap <= 1.0:
-            raise InputError(f"max_overlap must be within [0, 1], got {self.max_overlap}")
+            raise SettingError("max_overlap", f"must be within [0, 1], got {self.max_overlap}")
         if self.near_duplicate is not None and not 0.0 < self.near_duplicate <= 1.0:
-            raise InputError(f"near_duplicate must be within (0, 1], got {self.near_duplicate}")
+            raise SettingError("near_duplicate", f"must be within (0, 1], got {self.near_duplicate}")
         if not 0.0 <= self.temperature <= 2.0:
-            raise InputError(f"temperature must be within [0, 2], got {self.temperature}")
-        for price in (self.price_in, self.price_out):
-            # NaN or infinity would reach the summary as a cost that is not valid JSON.
-            if price is not None and not (math.isfinite(price) and price >= 0):
-                raise InputError(f"prices must be numbers >= 0, got {price}")
-        if not _positive_seconds(self.request_timeout):
-            raise InputError(
-                f"request_timeout must be a number of seconds > 0, got {self.request_timeout!r}",
-                hint="e.g. 30",
-            )
+            raise SettingError("temperature", f"must be within [0, 2], got {self.temperature}")
+        _check_request_timeout(self.request_timeout)
+        _check_prices(self)
         if any(not persona.strip() for persona in self.personas):
             raise InputError("a persona is empty", hint="describe each persona in a few words")
 
@@ -190,7 +301,7 @@ class GenerateConfig:
         """How the llm backend writes a question (None for the extractive backend)."""
         if self.backend != "llm":
             return None
-        return self.strategy or (WITH_PROMPT_FILE if self.prompt is not None else DEFAULT)
+        return self.strategy or (PROMPT_FILE_STRATEGY if self.prompt is not None else DEFAULT_STRATEGY)
 
     def llm_config(self, base_url: str | None = None) -> LLMConfig:
         """The endpoint settings of the client realrecall makes for this run (request timeout included)."""
@@ -221,11 +332,8 @@ class GenerateConfig:
                     f"unknown {label} {key!r}", path=source, hint=f"{guess}valid: {', '.join(names)}"
                 )
         folder = Path(base) if base is not None else Path(source).parent if source is not None else None
-        values: dict[str, Any] = {}
         try:
-            for key, value in options.items():
-                values[key] = _option_value(key, value, folder)
-            return cls(**values)
+            return settings_from(cls, options, base=folder)
         except InputError as exc:
             if exc.path is not None:
                 raise
@@ -235,9 +343,9 @@ class GenerateConfig:
 def _check_screen_options(config: GenerateConfig) -> None:
     if config.screen not in SCREEN_MODES:
         raise InputError(f"unknown screen {config.screen!r}", hint=f"choose from {', '.join(SCREEN_MODES)}")
-    if not (_is_number(config.multi_chunk) and 0.0 <= config.multi_chunk <= 1.0):
-        raise InputError(
-            f"multi_chunk must be a share within [0, 1], got {config.multi_chunk!r}", hint="e.g. 0.2"
+    if not 0.0 <= config.multi_chunk <= 1.0:
+        raise SettingError(
+            "multi_chunk", f"must be a share within [0, 1], got {config.multi_chunk!r}", hint="e.g. 0.2"
         )
     if config.multi_chunk and config.backend != "llm":
         raise InputError(
@@ -247,6 +355,10 @@ def _check_screen_options(config: GenerateConfig) -> None:
 
 
 def _check_prompting_options(config: GenerateConfig) -> None:
+    # The registry and the forms load the strategies' modules and the gold reader: not at start-up.
+    from realrecall.generate.forms import check_forms
+    from realrecall.generate.strategies import find_strategy
+
     if config.strategy is not None:
         find_strategy(config.strategy)  # a name is checked with any backend, so a typo is never ignored
     strategy = config.effective_strategy
@@ -254,97 +366,6 @@ def _check_prompting_options(config: GenerateConfig) -> None:
         find_strategy(strategy).check(config)
     if config.forms is not None:
         check_forms(config.forms)
-
-
-_PATH_OPTIONS = ("prompt", "style_examples", "judge_prompt", "cache_path", "type_rules")
-_TEXT_OPTIONS = ("backend", "model", "stratify_by", "judge_model", "strategy")
-_NUMBER_OPTIONS = (
-    "multi_chunk",
-    "temperature",
-    "max_overlap",
-    "near_duplicate",
-    "price_in",
-    "price_out",
-    "request_timeout",
-)
-_INTEGER_OPTIONS = (
-    "max_tokens",
-    "per_chunk",
-    "seed",
-    "n_style_examples",
-    "max_attempts",
-    "concurrency",
-)
-_OPTIONAL = (
-    "max_tokens",
-    "sample",
-    "max_overlap",
-    "near_duplicate",
-    "price_in",
-    "price_out",
-    "judge_model",
-    "strategy",
-    "forms",
-)
-
-
-def _option_value(key: str, value: Any, folder: Path | None) -> Any:
-    """One option as GenerateConfig takes it; InputError naming the key for a value of the wrong kind."""
-    if value is None and key in (*_OPTIONAL, *_PATH_OPTIONS, "shard"):
-        return None
-    if key == "near_duplicate" and _is_number(value) and value == 0:
-        return None  # as on the command line: 0 switches the filter off
-    if key in ("types", "languages", "forms"):
-        what = {"types": "question type", "languages": "language", "forms": "query form"}[key]
-        if isinstance(value, str):
-            return parse_weights(value, what=what, known=QUESTION_TYPES if key == "types" else None)
-        if isinstance(value, Mapping) and all(_is_number(weight) for weight in value.values()):
-            return {str(name): float(weight) for name, weight in value.items()}
-        raise InputError(f"{key} must be a string like 'a=2,b' or a table of weights, got {value!r}")
-    if key == "personas":
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list | tuple) and all(isinstance(item, str) for item in value):
-            return tuple(value)
-        raise InputError(f"personas must be a list of strings, got {value!r}")
-    if key == "shard":
-        if isinstance(value, Shard):
-            return value
-        if isinstance(value, str):
-            return parse_shard(value)
-        raise InputError(f"shard must be a string like '0/4', got {value!r}")
-    if key in _PATH_OPTIONS:
-        if not isinstance(value, str | Path) or not str(value).strip():
-            raise InputError(f"{key} must be a path, got {value!r}")
-        path = Path(value).expanduser()
-        return path if path.is_absolute() or folder is None else folder / path
-    if key in _TEXT_OPTIONS:
-        if not isinstance(value, str):
-            raise InputError(f"{key} must be a string, got {value!r}")
-        return value
-    if key == "screen":
-        if isinstance(value, bool):  # true: the model screen too; false: none
-            return "model" if value else "off"
-        if not isinstance(value, str):
-            raise InputError(f"screen must be off, rules or model, got {value!r}")
-        return value
-    if key in ("judge", "prune", "cross_language"):
-        if not isinstance(value, bool):
-            raise InputError(f"{key} must be true or false, got {value!r}")
-        return value
-    if key == "sample":
-        if not _is_number(value):
-            raise InputError(f"sample must be a share like 0.05 or a count like 50, got {value!r}")
-        return value
-    if key in _NUMBER_OPTIONS:
-        if not _is_number(value):
-            raise InputError(f"{key} must be a number, got {value!r}")
-        return float(value)
-    if key in _INTEGER_OPTIONS:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise InputError(f"{key} must be an integer, got {value!r}")
-        return value
-    return value
 
 
 def _is_number(value: Any) -> bool:
@@ -360,9 +381,10 @@ def _check_sample(value: Any) -> None:
     share = _is_number(value) and math.isfinite(value) and 0 < value < 1
     count = _is_number(value) and 1 <= value <= 10**9 and float(value).is_integer()
     if not (share or count):
-        raise InputError(
-            f"sample must be a share of the chunks between 0 and 1 (e.g. 0.05) or a whole count >= 1 "
-            f"(e.g. 50), got {value!r}",
+        raise SettingError(
+            "sample",
+            f"must be a share of the chunks between 0 and 1 (e.g. 0.05) or a whole count >= 1 (e.g. 50), "
+            f"got {value!r}",
         )
 
 
@@ -373,4 +395,18 @@ def _check_weights(weights: Mapping[str, float], what: str) -> None:
 
 def _check_range(name: str, value: int, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InputError(f"{name} must be an integer within [{low}, {high}], got {value!r}")
+        raise SettingError(name, f"must be an integer within [{low}, {high}], got {value!r}")
+
+
+def _check_request_timeout(value: object) -> None:
+    if not _positive_seconds(value):
+        raise SettingError(
+            "request_timeout", f"must be a number of seconds > 0, got {value!r}", hint="e.g. 30"
+        )
+
+
+def _check_prices(config: GenerateConfig) -> None:
+    for price in (config.price_in, config.price_out):
+        # NaN or infinity would reach the summary as a cost that is not valid JSON.
+        if price is not None and not (_is_number(price) and math.isfinite(price) and price >= 0):
+            raise InputError(f"prices must be numbers >= 0, got {price}")

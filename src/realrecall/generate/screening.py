@@ -35,7 +35,6 @@ __all__ = [
     "MIN_CHUNK_WORDS",
     "MIN_PROSE_WORDS",
     "REASONS",
-    "SCREEN_MODES",
     "line_kinds",
     "looks_like_code",
     "prose_paragraphs",
@@ -44,12 +43,6 @@ __all__ = [
     "screen_chunks",
     "screen_reason",
 ]
-
-SCREEN_MODES: Mapping[str, str] = {
-    "off": "no screening (--no-screen)",
-    "rules": "the readable rules skip chunks without prose (the default)",
-    "model": "the rules, then one model request per remaining chunk (--screen)",
-}
 
 # Why a chunk was skipped, as the summary and the docs say it.
 REASONS: Mapping[str, str] = {

@@ -15,16 +15,11 @@ from realrecall.errors import InputError
 from realrecall.generate import direct, situation
 from realrecall.generate.strategy import StrategySpec
 
-__all__ = ["DEFAULT", "STRATEGIES", "WITH_PROMPT_FILE", "choices", "find_strategy", "register", "unregister"]
+__all__ = ["STRATEGIES", "choices", "find_strategy", "register", "unregister"]
 
 _REGISTRY: dict[str, StrategySpec] = {spec.name: spec for spec in (situation.STRATEGY, direct.STRATEGY)}
 STRATEGIES: Mapping[str, StrategySpec] = MappingProxyType(_REGISTRY)
 """Name -> spec of every registered strategy (read-only; add with ``register``)."""
-
-DEFAULT = situation.STRATEGY.name
-"""The strategy of an ``llm`` run that names none."""
-WITH_PROMPT_FILE = direct.STRATEGY.name
-"""The strategy of an ``llm`` run that names none and gives a ``prompt`` file (the prompt it replaces)."""
 
 
 def register(spec: StrategySpec, *, replace: bool = False) -> None:

@@ -1,0 +1,143 @@
+"""generate's options are GenerateConfig's fields (``realrecall.settings``): each one set on the command
+line or in a pipeline's ``[generate] options`` reaches the library as the field's value, and a bad one
+breaks the config's rule with one message, named the way its front end names it.
+
+The fields are walked from the declaration, so a field added to GenerateConfig is an option here with
+no test edited; ``SAMPLES`` only holds the values whose rules want a shape their type cannot suggest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from realrecall.errors import InputError
+from realrecall.generate.config import GenerateConfig, Shard
+from realrecall.settings import SettingField, setting_fields, shown
+from support import cli
+from support.settings_samples import sample
+
+SAMPLES: dict[str, Any] = {
+    "backend": "extractive",
+    "strategy": "situation",  # not the tests' default (conftest.py), nor the declared one
+    "types": {"lookup": 1.0, "yes_no": 2.0},
+    "languages": {"de": 1.0, "en": 2.0},
+    "forms": {"keywords": 1.0, "typo": 0.5},
+    "personas": ("an admin", "a student, new to it"),  # a comma inside one persona
+    "shard": Shard(1, 4),
+    "screen": "model",
+    "sample": 0.5,
+    "multi_chunk": 0.25,
+}
+# Settings that need another one beside them to be valid.
+COMPANIONS: dict[str, dict[str, Any]] = {"cross_language": {"languages": {"de": 1.0, "en": 2.0}}}
+
+
+def walked() -> list[SettingField]:
+    return [item for item in setting_fields(GenerateConfig) if item.has_text_form]
+
+
+def value_for(item: SettingField, folder: Path) -> Any:
+    return SAMPLES[item.name] if item.name in SAMPLES else sample(item, folder)
+
+
+def words(item: SettingField, value: Any) -> list[str]:
+    """The command-line words that set ``item`` to ``value``."""
+    form = item.text.form if item.text is not None else None
+    if form == "switch" or isinstance(value, bool):
+        name = item.option.removeprefix("--")
+        on = value if isinstance(value, bool) else value == "model"
+        return [f"--{name}" if on else f"--no-{name}"]
+    if form == "repeated":
+        return [word for one in value for word in (item.option, one)]
+    if isinstance(value, Mapping):
+        return [item.option, ",".join(f"{key}={weight}" for key, weight in value.items())]
+    return [item.option, str(value) if isinstance(value, Shard) else shown(value)]
+
+
+def toml_value(value: Any) -> Any:
+    """The value as a TOML table gives it (a shard as its text, a path as a string)."""
+    if isinstance(value, Shard):
+        return str(value)
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+@pytest.mark.parametrize("item", walked(), ids=lambda item: item.name)
+def test_each_setting_is_an_option_whose_value_reaches_the_library(item, monkeypatch, tmp_path):
+    value = value_for(item, tmp_path)
+    received: list[GenerateConfig] = []
+
+    def generate(corpus: Any, output: Any, config: GenerateConfig, **arguments: Any) -> None:
+        received.append(config)
+        raise InputError("stopped before generating anything")
+
+    monkeypatch.setattr("realrecall.generate.generate", generate)
+    (tmp_path / "chunks.jsonl").write_text(json.dumps({"id": "c1", "text": "Some text."}) + "\n")
+    companions = COMPANIONS.get(item.name, {})
+    given = [word for name, other in companions.items() for word in words(_field(name), other)]
+    done = cli.run(
+        "generate", "--corpus", "chunks.jsonl", "--output", "out.jsonl", *words(item, value), *given,
+        cwd=tmp_path, env={"OPENAI_API_KEY": "unused"},
+    )  # fmt: skip
+
+    assert done.err_lines == ["error: stopped before generating anything"]
+    config = received[0]
+    assert getattr(config, item.name) == value
+    defaults = GenerateConfig()
+    others = [other.name for other in walked() if other.name != item.name and other.name not in companions]
+    assert {name: getattr(config, name) for name in others} == {
+        name: getattr(defaults, name) for name in others
+    }
+
+
+@pytest.mark.parametrize("item", walked(), ids=lambda item: item.name)
+def test_each_setting_is_a_key_of_the_pipelines_generate_options(item, tmp_path):
+    value = value_for(item, tmp_path)
+    companions = {name: toml_value(other) for name, other in COMPANIONS.get(item.name, {}).items()}
+    config = GenerateConfig.from_options(
+        {item.name: toml_value(value), **companions}, source=tmp_path / "p.toml"
+    )
+    assert getattr(config, item.name) == value
+
+
+def test_each_option_shows_its_declarations_help():
+    help_text = " ".join(cli.run("generate", "--help", env={"COLUMNS": "2000"}).stdout.split())
+    for item in walked():
+        assert " ".join(item.help.split()) in help_text, item.name
+    assert "--persona TEXT" in help_text
+    assert "--shard I/N" in help_text
+    assert "--screen / --no-screen" in help_text
+    assert "--cache <path>" in help_text
+
+
+def test_a_bad_option_value_is_the_configs_rule_naming_the_option(tmp_path):
+    (tmp_path / "chunks.jsonl").write_text(json.dumps({"id": "c1", "text": "Some text."}) + "\n")
+    args = ["generate", "--corpus", "chunks.jsonl", "--output", "out.jsonl", "--backend", "extractive"]
+    done = cli.run(*args, "--per-chunk", "0", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.err_lines == [
+        "error: --per-chunk must be an integer within [1, 1000], got 0; see 'realrecall generate --help'"
+    ]
+    typo = cli.run(*args, "--concurrency", "many", cwd=tmp_path)
+    assert typo.err_lines == [
+        "error: --concurrency must be a whole number, got 'many'; see 'realrecall generate --help'"
+    ]
+    with pytest.raises(InputError, match=r"^concurrency must be an integer within \[1, 10000\], got 0$"):
+        GenerateConfig(concurrency=0)
+
+
+def test_near_duplicate_0_switches_the_filter_off_wherever_it_is_given():
+    assert GenerateConfig(near_duplicate=0).near_duplicate is None
+    assert GenerateConfig.from_options({"near_duplicate": 0}).near_duplicate is None
+
+
+def _field(name: str) -> SettingField:
+    return next(item for item in setting_fields(GenerateConfig) if item.name == name)
