@@ -18,8 +18,10 @@ which the run asks for everything that depends on how questions are written:
   of one request per slot).
 
 The options of the whole run (model, forms, style examples, the regeneration feedback) reach the
-source through ``SourceContext``; ``check(config)`` refuses a config the strategy cannot run (a
-prompt file it has no use for, say) when the config is made.
+source through ``SourceContext``. A strategy's own options are fields of ``GenerateConfig`` (so the
+command line, pipeline.toml and Python take them like any other): ``prepare`` reads them (``prompt``,
+the file that replaces the direct strategy's prompt), and ``check(config)`` refuses, when the config
+is made, what the strategy cannot run (a prompt file the situation strategy has no use for).
 """
 
 from __future__ import annotations
