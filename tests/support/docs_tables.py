@@ -4,8 +4,8 @@
 
 A generated table sits between two comment lines naming it, ``<!-- generated: NAME ... -->`` and
 ``<!-- end generated: NAME -->``; everything between them is rewritten, nothing else is touched.
-tests/test_docs_tables.py fails when a table differs from what the registries say, or when a
-registered retriever has no options table in docs/retrievers.md.
+tests/test_docs_tables.py fails when a table differs from what the registries say. A registered
+retriever whose section has no options table of its own gets one under "other retrievers".
 """
 
 from __future__ import annotations
@@ -78,18 +78,30 @@ def strategies_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def other_retrievers(documented: set[str]) -> str:
+    """The options of each registered retriever the page gives no options table of its own."""
+    from realrecall.evaluate.retrievers.registry import RETRIEVERS
+
+    others = [name for name in RETRIEVERS if f"options {name}" not in documented]
+    if not others:
+        return "(none: each has its section above)\n"
+    parts = [f"`{name}`: {RETRIEVERS[name].summary}.\n\n{options_table(name)}" for name in others]
+    return "\n".join(parts)
+
+
 def _retriever(name: str) -> Any:
     from realrecall.evaluate.retrievers.registry import CUSTOM, RETRIEVERS
 
     return CUSTOM if name == CUSTOM.name else RETRIEVERS[name]
 
 
-def table(name: str) -> str:
-    """The text of the generated table called ``name`` (``metrics``, ``options bm25``...)."""
+def table(name: str, page: str = "") -> str:
+    """The text of the generated table called ``name`` (``metrics``, ``options bm25``...) in ``page``."""
     makers: dict[str, Callable[[], str]] = {
         "metrics": metrics_table,
         "retrievers": retrievers_table,
         "strategies": strategies_table,
+        "other retrievers": lambda: other_retrievers(set(blocks(page))),
     }
     if name.startswith("options "):
         return options_table(name.removeprefix("options "))
@@ -98,7 +110,7 @@ def table(name: str) -> str:
 
 def regenerated(text: str) -> str:
     """``text`` with every generated table rewritten."""
-    return _BLOCK.sub(lambda m: m.group(1) + table(m.group("name")) + m.group(4), text)
+    return _BLOCK.sub(lambda m: m.group(1) + table(m.group("name"), text) + m.group(4), text)
 
 
 def blocks(text: str) -> list[str]:
