@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
@@ -34,3 +35,31 @@ def test_every_relative_link_of_the_readme_and_the_docs_names_a_file_that_exists
             if path and "://" not in path and not (page.parent / path).exists():
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert broken == []
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``realrecall.a.b`` is a module, or an attribute of the deepest module it names."""
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for name in parts[split:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def test_every_file_and_python_name_the_readme_and_the_docs_name_exists():
+    # docs/extending.md once sent readers to names that had moved; a moved name must move its docs too.
+    missing = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        paths = re.findall(r"`((?:src|tests|benchmarks)/[\w/.-]+\.(?:py|md|toml))`", text)
+        missing += [f"{page.relative_to(ROOT)}: {path}" for path in paths if not (ROOT / path).exists()]
+        names = re.findall(r"`(realrecall(?:\.\w+)+)", text)
+        missing += [f"{page.relative_to(ROOT)}: {name}" for name in names if not _resolves(name)]
+    assert missing == []
