@@ -70,7 +70,8 @@ def options_table(name: str) -> str:
 
 def strategies_table() -> str:
     """Each name ``--strategy`` takes and what it does (``generate.strategies.STRATEGIES``)."""
-    from realrecall.generate.strategies import DEFAULT, STRATEGIES
+    from realrecall.generate.config import DEFAULT_STRATEGY as DEFAULT
+    from realrecall.generate.strategies import STRATEGIES
 
     lines = ["| `--strategy` | how a question is written |", "|---|---|"]
     for name, spec in STRATEGIES.items():
