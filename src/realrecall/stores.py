@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from realrecall.errors import InputError, RealrecallError
-from realrecall.evaluate.retrievers.options import StoreExporter, make_options
+from realrecall.evaluate.retrievers.base import check_timeout
+from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, StoreExporter, make_options
 from realrecall.evaluate.retrievers.registry import store_spec
 from realrecall.files import check_distinct, write_jsonl_atomic
 
@@ -35,23 +36,27 @@ def export_corpus(
     options: Mapping[str, object] | object | None = None,
     page_size: int = 500,
     progress: Callable[[int, int], None] | None = None,
+    request_timeout: float = REQUEST_TIMEOUT,
 ) -> int:
     """Write every record of ``store`` to ``output`` as a corpus (JSON Lines); returns the number written.
 
     ``options``: the store retriever's options, typed or as text (``{"port": "8000"}``).
-    ``progress(done, total)`` is called as records are read. Raises ``InputError`` (an unknown store,
-    a missing extra, an unreachable store, a record without text, two records with one id) and
-    ``OutputError``; nothing is written unless the whole export succeeds.
+    ``progress(done, total)`` is called as records are read. ``request_timeout``: seconds a store's
+    server may take to answer one request. Raises ``InputError`` (an unknown store, a missing extra, an
+    unreachable or silent server, a damaged store folder, a store with no record, a record without
+    text, two records with one id) and ``OutputError``; nothing is written unless the whole export
+    succeeds.
     """
     spec = store_spec(store)
     export_chunks = cast("StoreExporter[Any]", spec.export)  # store_spec gives only specs with one
     built = make_options(spec, options)
     if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
         raise InputError(f"page size must be a positive integer, got {page_size!r}")
+    check_timeout(request_timeout, setting="request_timeout")
     # Every file of a local store's folder is an input: an output among them would break the store.
     store_paths = {f"--option {key}": path for key, path in spec.input_paths(built).items()}
     check_distinct(store_paths, {"--output": output})
-    export = export_chunks(built, page_size=page_size)
+    export = export_chunks(built, page_size=page_size, request_timeout=request_timeout)
     return write_jsonl_atomic(output, _checked(export.records, export.total, spec.name, progress))
 
 
@@ -76,6 +81,10 @@ def _checked(
             progress(done, max(total, done))
     if progress is not None:
         progress(done, max(total, done))
+    if not done:  # a corpus of no chunk is refused by every command that reads one
+        raise InputError(
+            f"the {store} store holds no record to export", hint="check the collection (or table) name"
+        )
 
 
 def _reading(records: Iterator[dict[str, Any]], store: str) -> Iterator[dict[str, Any]]:

@@ -11,7 +11,7 @@ import pytest
 
 from generate.fakes import FakeChatClient, FakeLLMError, make_corpus, passage_of
 from realrecall.corpus import Chunk, Corpus
-from realrecall.errors import InputError, RealrecallError
+from realrecall.errors import InputError, LLMError, RealrecallError
 from realrecall.generate import (
     GenerateConfig,
     GenerateProgress,
@@ -571,3 +571,25 @@ def test_questions_are_typed_by_the_rules_the_real_set_was_typed_by(tmp_path: Pa
         )
     with pytest.raises(InputError, match="the type rules"):
         generate(Corpus(chunks), rules, GenerateConfig(backend="extractive", type_rules=rules))
+
+
+def test_an_endpoint_that_never_answers_stops_the_run_after_a_few_questions(output):
+    client = FakeChatClient()
+    silent = "timed out after 6 attempts at http://127.0.0.1:9/v1: no answer within the timeout"
+    client.script.extend(FakeLLMError(silent, reason="timeout") for _ in range(20))
+
+    with pytest.raises(LLMError) as caught:
+        generate(make_corpus(20), output, GenerateConfig(concurrency=1), client=client)
+
+    assert str(caught.value).startswith(silent + "; stopped after 3 questions in a row got no answer")
+    assert len(client.requests) == 3  # not one request per question of the run
+
+
+def test_answers_between_timeouts_keep_the_run_going(output):
+    client = FakeChatClient()
+    timeout = FakeLLMError("timed out after 6 attempts", reason="timeout")
+    client.script.extend([timeout, timeout, json.dumps({"question": "how do I reset it?"}), timeout, timeout])
+
+    summary = generate(make_corpus(6), output, GenerateConfig(concurrency=1), client=client)
+
+    assert summary.stage("generation").failures == {"timeout": 4}

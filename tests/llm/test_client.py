@@ -460,3 +460,26 @@ def test_a_call_that_succeeds_at_once_skips_the_retry_machinery(
     assert fake_openai.count("chat") == 3
     assert client.stats.requests == 3
     assert client.stats.retries == {"server_error": 1}
+
+
+def test_an_endpoint_that_never_answers_is_named_in_the_one_line(
+    config: LLMConfig, question_request: ChatRequest
+) -> None:
+    from support.silent_server import SilentServer
+
+    with SilentServer() as server:
+        silent = replace(config, base_url=f"{server.url}/v1", timeout=0.3, max_attempts=2)
+        with pytest.raises(LLMCallError) as caught:
+            complete(OpenAIChatClient(silent), question_request)
+
+    assert str(caught.value).startswith(f"timed out after 2 attempts at {server.url}/v1")
+    assert caught.value.reason == "timeout"
+
+
+def test_a_refused_request_does_not_name_the_endpoint(
+    fake_openai: FakeOpenAI, config: LLMConfig, question_request: ChatRequest
+) -> None:
+    fake_openai.inject_fault("400")
+    with pytest.raises(LLMCallError) as caught:
+        complete(OpenAIChatClient(config), question_request)
+    assert fake_openai.base_url not in str(caught.value)  # the endpoint answered: what it said matters

@@ -106,3 +106,35 @@ def test_bad_input_is_refused_before_any_request(
     with pytest.raises(InputError, match=message):
         OpenAIEmbedder("m", config).embed(texts)  # type: ignore[arg-type]
     assert fake_openai.count("embeddings") == 0
+
+
+def test_an_embeddings_endpoint_that_never_answers_is_named(config: LLMConfig) -> None:
+    from dataclasses import replace
+
+    from support.silent_server import SilentServer
+
+    with SilentServer() as server:
+        silent = replace(config, base_url=f"{server.url}/v1", timeout=0.3, max_attempts=1)
+        with pytest.raises(LLMCallError) as caught:
+            OpenAIEmbedder("m", silent).embed(TEXTS[:2])
+
+    assert str(caught.value).startswith(f"embeddings: timed out after 1 attempt at {server.url}/v1")
+
+
+def test_store_queries_are_embedded_with_the_runs_request_timeout() -> None:
+    """RunSettings.request_timeout (--request-timeout) is the timeout of the endpoint that embeds a
+    store's queries (and the dense retriever's, made the same way); nothing is sent here."""
+    from realrecall.evaluate.retrievers import DenseOptions, RunSettings
+    from realrecall.evaluate.retrievers import dense as dense_module
+    from realrecall.evaluate.retrievers.store_common import query_embedder
+
+    settings = RunSettings(request_timeout=7.5, use_cache=False)
+    embedder = query_embedder(
+        embedder=None, embed_model="m", base_url="http://127.0.0.1:9/v1", llm_config=None, settings=settings
+    )
+    assert isinstance(embedder, OpenAIEmbedder)
+    assert embedder.config.timeout == 7.5
+    dense_options = DenseOptions(embed_model="m", base_url="http://127.0.0.1:9/v1")
+    dense_embedder = dense_module._openai_embedder(dense_options, settings)
+    assert isinstance(dense_embedder, OpenAIEmbedder)
+    assert dense_embedder.config.timeout == 7.5

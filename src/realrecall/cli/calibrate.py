@@ -143,6 +143,10 @@ def calibrate(
         float | None,
         typer.Option(help="One-call mode: share of an evidence span a chunk must hold to be gold (0.5)."),
     ] = None,
+    request_timeout: Annotated[
+        float | None,
+        typer.Option(help="One-call mode: seconds a store's server or an embeddings endpoint may take (60)."),
+    ] = None,
     mlflow: Annotated[bool, typer.Option("--mlflow", help=MLFLOW_HELP)] = False,
     mlflow_uri: Annotated[str | None, typer.Option("--mlflow-uri", help=MLFLOW_URI_HELP)] = None,
 ) -> None:
@@ -152,7 +156,9 @@ def calibrate(
         from realrecall.files import check_distinct
 
         one_call = synthetic is not None or real is not None
-        evaluation = _evaluation(retriever, retriever_option, k, split_list(by), gold_from, evidence_coverage)
+        evaluation = _evaluation(
+            retriever, retriever_option, k, split_list(by), gold_from, evidence_coverage, request_timeout
+        )
         check_distinct(
             {**numbered("results", results or []), "--calibrate-on": calibrate_on, "--answers": answers,
              "--synthetic": synthetic, "--real": real, "--corpus": corpus, "--run": run,
@@ -181,9 +187,10 @@ def calibrate(
         else:
             if not results:
                 raise InputError("no results given", hint="pass results.json, or --synthetic G1 --real G2")
-            if gold_from is not None or evidence_coverage is not None:
+            if gold_from is not None or evidence_coverage is not None or request_timeout is not None:
                 raise InputError(
-                    "--gold-from and --evidence-coverage apply to one-call mode (--synthetic/--real)",
+                    "--gold-from, --evidence-coverage and --request-timeout apply to one-call mode "
+                    "(--synthetic/--real)",
                     hint="results files are scored already: pass them to evaluate",
                 )
             from realrecall.calibrate import calibrate as run_calibrate
@@ -257,9 +264,11 @@ def _evaluation(
     by: list[str],
     gold_from: str | None,
     coverage: float | None,
+    request_timeout: float | None = None,
 ) -> EvaluateSettings:
     given = {"retriever": retriever, "retriever_options": retriever_option or None, "k": k,
-             "by": by or None, "gold_from": gold_from, "evidence_coverage": coverage}  # fmt: skip
+             "by": by or None, "gold_from": gold_from, "evidence_coverage": coverage,
+             "request_timeout": request_timeout}  # fmt: skip
     return settings_from(
         EvaluateSettings, {name: value for name, value in given.items() if value is not None}, text=True
     )

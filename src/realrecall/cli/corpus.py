@@ -9,6 +9,7 @@ import typer
 
 from realrecall.cli.application import ProgressBar, command_group, note, user_errors
 from realrecall.cli.retriever_help import STORES, RetrieverHelp
+from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT
 
 corpus_app = command_group("corpus", "Work with corpora: export one from a vector store.")
 
@@ -26,6 +27,9 @@ def export(
         ),
     ] = None,
     page_size: Annotated[int, typer.Option(help="Records read from the store per request.")] = 500,
+    request_timeout: Annotated[
+        float, typer.Option(help="Seconds a store's server may take to answer one request (default 60).")
+    ] = REQUEST_TIMEOUT,
 ) -> None:
     """Write the ids, texts and metadata a vector store serves as a corpus (JSON Lines), page by page."""
     with user_errors():
@@ -34,5 +38,8 @@ def export(
 
         options = parse_option_assignments(option or [], flag="--option")
         with ProgressBar("exporting") as progress:
-            written = export_corpus(store, output, options=options, page_size=page_size, progress=progress)
+            written = export_corpus(
+                store, output, options=options, page_size=page_size, progress=progress,
+                request_timeout=request_timeout,
+            )  # fmt: skip
         note(f"{written} chunks written to {output}", style="")

@@ -35,6 +35,10 @@ __all__ = ["CLIENT_HINT", "Settler", "still_valid"]
 CLIENT_HINT = "pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge"
 
 
+# Failures that mean the endpoint did not answer at all (see Settler.stop_if_silent).
+_UNANSWERED = frozenset({"timeout", "connection"})
+
+
 class Settler:
     """Settles one slot at a time (``settle``), for as many workers as the run has: the question
     source, the judge, the near-duplicate index of the kept questions, and what was rejected and why.
@@ -81,6 +85,7 @@ class Settler:
         self.added = 0
         self.failed = 0
         self.exhausted = 0  # slots whose every attempt was rejected (not endpoint failures)
+        self.unanswered = 0  # slots in a row whose requests got no answer (timeouts, no connection)
 
     async def settle(self, slot: Slot) -> None:
         reasons: list[str] = []
@@ -92,6 +97,7 @@ class Settler:
             stage = self.generation
             try:
                 candidate = await self.source.propose(slot, attempt, rejected)
+                self.unanswered = 0
                 spent[0] += candidate.usage.prompt_tokens
                 spent[1] += candidate.usage.completion_tokens
                 stage = self.judging
@@ -102,12 +108,27 @@ class Settler:
                 reason = getattr(exc, "reason", None) or "llm_error"
                 stage.failures[reason] += 1
                 self.fail(slot, "failed", reason, [*reasons, reason], message=str(exc))
+                self.stop_if_silent(reason, exc)
                 return
             if outcome is None:
                 return
             reasons.append(outcome)
             rejected = (candidate, outcome)
         self.fail(slot, "shortfall", reasons[-1], reasons)
+
+    def stop_if_silent(self, reason: str, exc: LLMError) -> None:
+        """Stop the run once as many questions in a row as run at once (at least 3) got no answer,
+        each after its whole retry budget: an endpoint that accepts and never answers would otherwise
+        take the whole run's time, question by question. What was kept stays kept; a rerun resumes."""
+        if reason not in _UNANSWERED:
+            self.unanswered = 0
+            return
+        self.unanswered += 1
+        if self.unanswered >= max(3, self.config.concurrency):
+            raise LLMError(
+                f"{exc}; stopped after {self.unanswered} questions in a row got no answer: check that "
+                "the endpoint is running, or allow more time with --request-timeout (a rerun resumes)"
+            )
 
     async def examine(self, slot: Slot, candidate: Candidate, spent: list[int]) -> str | None:
         """Keep the candidate (returns None) or return the reason it was rejected."""

@@ -109,7 +109,9 @@ class OpenAIChatClient:
                     self._dropped.add(refused)
                     continue
                 self._stats.failure(gave_up.fault.reason)
-                raise gave_up_error(gave_up, secret=self._endpoint.api_key, attempts=attempts) from None
+                raise gave_up_error(
+                    gave_up, secret=self._endpoint.api_key, attempts=attempts, server=self._endpoint.name
+                ) from None
             attempts += used
             result = answer_result(answer, attempts=attempts, response_format=mode)
             # What the endpoint wrote is stored (cache, gold set): a key it echoes is blanked here.

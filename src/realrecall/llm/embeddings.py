@@ -121,7 +121,9 @@ class OpenAIEmbedder:
                     self._stats.fallback("float")
                     continue
                 self._stats.failure(fault.reason)
-                raise gave_up_error(gave_up, secret=self._endpoint.api_key, what="embeddings: ") from None
+                raise gave_up_error(
+                    gave_up, secret=self._endpoint.api_key, what="embeddings: ", server=self._endpoint.name
+                ) from None
             return rows
 
     async def _send(self, sdk: openai.AsyncOpenAI, batch: list[str], encoding: Encoding) -> list[np.ndarray]:

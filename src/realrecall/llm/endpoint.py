@@ -41,6 +41,11 @@ class Endpoint:
     api_key: str = field(repr=False)
     timeout: float
 
+    @property
+    def name(self) -> str:
+        """The endpoint as an error names it: its base URL, or the SDK's default (OpenAI's API)."""
+        return self.base_url or "the OpenAI API"
+
 
 def is_loopback(url: str) -> bool:
     """True when ``url`` names this machine (localhost, 127.0.0.0/8 or ::1)."""

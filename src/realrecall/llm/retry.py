@@ -298,15 +298,21 @@ async def call_with_retries(
 
 
 def gave_up_error(
-    gave_up: GaveUp, *, secret: str, attempts: int | None = None, what: str = ""
+    gave_up: GaveUp, *, secret: str, attempts: int | None = None, what: str = "", server: str | None = None
 ) -> LLMCallError:
-    """The user-facing error for a call that gave up, e.g. ``rate limited (429) after 6 attempts: ...``."""
+    """The user-facing error for a call that gave up, e.g. ``rate limited (429) after 6 attempts: ...``.
+
+    A call the endpoint never answered (timed out, no connection) names ``server``, the endpoint's URL:
+    ``timed out after 6 attempts at http://127.0.0.1:8000/v1: Request timed out.``
+    """
     fault = gave_up.fault
     count = gave_up.attempts if attempts is None else attempts
     description = _DESCRIPTIONS.get(fault.reason, fault.reason.replace("_", " "))
     if fault.status is not None:
         description += f" ({fault.status})"
     message = f"{what}{description} after {count} attempt{'' if count == 1 else 's'}"
+    if server is not None and fault.reason in ("timeout", "connection"):
+        message += f" at {server}"
     detail = redact(" ".join(fault.detail.split()), secret)
     if detail:
         if len(detail) > _DETAIL_LIMIT:

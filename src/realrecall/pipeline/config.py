@@ -20,6 +20,7 @@ k = [1, 5, 10, 50]
 metrics = ["recall@10", "recall@2000tok"]   # optional: explicit metrics (default: what k gives)
 by = ["type", "language"]
 query_timeout = 30               # seconds a custom retriever may take per query (default: no limit)
+request_timeout = 60             # seconds a store's server or an embeddings endpoint may take (default 60)
 gold_from = "auto"               # or "ids", "evidence" (auto: ids the corpus holds, evidence for the rest)
 evidence_coverage = 0.5          # share of an evidence span a chunk must hold to be gold, in (0, 1]
 # With options, the retriever is a table instead: [evaluate.retriever] with name = "bm25", k1 = 1.2 ...
@@ -81,6 +82,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
         "by": list,
         "embed_model": str,
         "query_timeout": float | int,
+        "request_timeout": float | int,
         "gold_from": str,
         "evidence_coverage": float | int,
     },
@@ -97,6 +99,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
 }
 _REQUIRED = {"corpus": ("path",), "generate": ("output",)}
 _EVALUATE = EvaluateSettings()
+_RUN = _EVALUATE.run_settings
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ class PipelineConfig:
     retriever_options: Mapping[str, Any] = field(default_factory=dict)  # [evaluate.retriever], checked
     embed_model: str | None = None
     query_timeout: float | None = None
+    request_timeout: float = _RUN.request_timeout
     k: tuple[int, ...] = _EVALUATE.k
     metrics: tuple[str, ...] = ()  # explicit metrics, e.g. budgeted ones; empty: what k gives
     by: tuple[str, ...] = ("type", "language")
@@ -173,6 +177,8 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     query_timeout = section["evaluate"].get("query_timeout")
     if query_timeout is not None:
         check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
+    request_timeout = section["evaluate"].get("request_timeout", _RUN.request_timeout)
+    check.positive("evaluate", "request_timeout", request_timeout, hint="seconds per request, e.g. 60")
     gold_from, evidence_coverage = check.resolution(section["evaluate"])
     calibrate = section["calibrate"]
     fail_under = calibrate.get("fail_under", {})
@@ -230,6 +236,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         retriever_options=retriever_options,
         embed_model=section["evaluate"].get("embed_model"),
         query_timeout=float(query_timeout) if query_timeout is not None else None,
+        request_timeout=float(request_timeout),
         k=tuple(k),
         metrics=metrics,
         by=tuple(by),

@@ -97,7 +97,7 @@ def run_pipeline(
         retriever=config.retriever,
         retriever_options=config.retriever_options,
         embed_model=config.embed_model,
-        run_settings=RunSettings(query_timeout=config.query_timeout),
+        run_settings=RunSettings(query_timeout=config.query_timeout, request_timeout=config.request_timeout),
         k=config.k,
         metrics=config.metrics,
         by=config.by,

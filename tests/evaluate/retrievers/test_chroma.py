@@ -287,7 +287,7 @@ def test_a_store_failing_mid_run_is_one_line_naming_the_query(
     folder = tmp_path / "chroma_db"
     fill(chromadb().PersistentClient(path=str(folder), settings=settings()), "plain")
     options = {"path": folder, "collection": "plain", "embed_model": EMBED_MODEL}
-    opened = chroma_module._open_collection(chroma_module.ChromaOptions(**options))
+    opened = chroma_module._open_collection(chroma_module.ChromaOptions(**options), lambda call: call())
 
     class Failing:
         def count(self) -> int:
@@ -296,7 +296,7 @@ def test_a_store_failing_mid_run_is_one_line_naming_the_query(
         def query(self, **_: Any) -> Any:
             raise ConnectionError("connection refused")
 
-    monkeypatch.setattr(chroma_module, "_open_collection", lambda _options: Failing())
+    monkeypatch.setattr(chroma_module, "_open_collection", lambda _options, _ask: Failing())
     retriever = build_retriever("chroma", load_corpus(CORPUS), options=options)
     with pytest.raises(InputError) as caught:
         retrieve(retriever, {"q1": "harbord port"}, 5)

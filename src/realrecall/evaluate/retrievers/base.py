@@ -126,21 +126,13 @@ def check_k(k: int) -> None:
         raise InputError(f"k must be a positive integer, got {k!r}")
 
 
-def check_timeout(query_timeout: float | None) -> None:
-    """A query timeout is None (no limit) or a positive, finite number of seconds."""
-    if query_timeout is None:
+def check_timeout(seconds: float | None, *, setting: str = "query_timeout") -> None:
+    """A timeout is None (no limit) or a positive, finite number of seconds."""
+    if seconds is None:
         return
-    if (
-        isinstance(query_timeout, bool)
-        or not isinstance(query_timeout, int | float)
-        or not math.isfinite(query_timeout)
-        or query_timeout <= 0
-    ):
-        raise SettingError(
-            "query_timeout",
-            f"must be a positive number of seconds, got {query_timeout!r}",
-            hint="e.g. 30, or no timeout at all",
-        )
+    number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    if not number or not math.isfinite(seconds) or seconds <= 0:
+        raise SettingError(setting, f"must be a positive number of seconds, got {seconds!r}", hint="e.g. 30")
 
 
 def check_queries(queries: Sequence[str]) -> None:

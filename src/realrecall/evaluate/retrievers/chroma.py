@@ -12,7 +12,8 @@ the clients realrecall opens.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,12 +22,15 @@ from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, StoreExport
+from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, RetrieverSpec, RunSettings, StoreExport
 from realrecall.evaluate.retrievers.store_common import (
     StoreRetriever,
+    answered_within,
     chunk_record,
+    damaged,
     field_value,
     one_line,
+    opening,
     query_embedder,
     record_id,
     require,
@@ -59,7 +63,8 @@ class ChromaOptions:
 
 def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) -> StoreRetriever:
     """``chroma``: open the collection and check how its queries will be embedded before any query runs."""
-    collection = _open_collection(options)
+    ask = _asker(options, settings.request_timeout)
+    collection = _open_collection(options, ask)
     where = _where(options)
     embedder = query_embedder(
         embedder=options.embedder,
@@ -78,9 +83,9 @@ def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) 
 
     def search_one(query: str, vector: np.ndarray | None, k: int) -> list[str]:
         if vector is None:
-            result = collection.query(query_texts=[query], n_results=k, include=include)
+            result = ask(lambda: collection.query(query_texts=[query], n_results=k, include=include))
         else:
-            result = collection.query(query_embeddings=[vector], n_results=k, include=include)
+            result = ask(lambda: collection.query(query_embeddings=[vector], n_results=k, include=include))
         ids = result["ids"][0]
         metadatas = result["metadatas"][0] if id_field else [None] * len(ids)
         return [record_id(i, m, id_field, where=where) for i, m in zip(ids, metadatas, strict=True)]
@@ -88,7 +93,7 @@ def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) 
     return StoreRetriever(
         name="chroma",
         description=(
-            f"chroma: {where} ({collection.count()} records), queries embedded by {how}, "
+            f"chroma: {where} ({ask(collection.count)} records), queries embedded by {how}, "
             f"ids from {id_field or 'the store'}"
         ),
         search_one=search_one,
@@ -98,15 +103,22 @@ def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) 
     )
 
 
-def export_chunks(options: ChromaOptions, *, page_size: int = 500) -> StoreExport:
+def export_chunks(
+    options: ChromaOptions, *, page_size: int = 500, request_timeout: float = REQUEST_TIMEOUT
+) -> StoreExport:
     """Every record of the collection as a corpus chunk, read ``page_size`` records at a time."""
-    collection = _open_collection(options)
+    ask = _asker(options, request_timeout)
+    collection = _open_collection(options, ask)
     where = _where(options)
 
     def records() -> Iterator[dict[str, Any]]:
         offset = 0
         while True:
-            page = collection.get(limit=page_size, offset=offset, include=["documents", "metadatas"])
+            page = ask(
+                functools.partial(
+                    collection.get, limit=page_size, offset=offset, include=["documents", "metadatas"]
+                )
+            )
             ids = page["ids"]
             if not ids:
                 return
@@ -123,7 +135,7 @@ def export_chunks(options: ChromaOptions, *, page_size: int = 500) -> StoreExpor
                 )
             offset += len(ids)
 
-    return StoreExport(total=collection.count(), records=records())
+    return StoreExport(total=ask(collection.count), records=records())
 
 
 def _where(options: ChromaOptions) -> str:
@@ -131,7 +143,19 @@ def _where(options: ChromaOptions) -> str:
     return f"Chroma collection {options.collection!r} at {place}"
 
 
-def _open_collection(options: ChromaOptions) -> Any:
+def _server(options: ChromaOptions) -> str:
+    return f"the Chroma server at {options.host}:{options.port}"
+
+
+def _asker(options: ChromaOptions, timeout: float) -> Callable[[Callable[[], Any]], Any]:
+    """How each call to the store is made: a server's answer within ``timeout`` seconds (Chroma's HTTP
+    client waits forever by itself), a local folder's directly."""
+    if options.host is None:
+        return lambda call: call()
+    return lambda call: answered_within(timeout, _server(options), call)
+
+
+def _open_collection(options: ChromaOptions, ask: Callable[[Callable[[], Any]], Any]) -> Any:
     chromadb = require("chromadb", extra="chroma", store="chroma")
     from chromadb.config import Settings
 
@@ -148,21 +172,35 @@ def _open_collection(options: ChromaOptions) -> Any:
             raise InputError(
                 "no Chroma folder here", path=options.path, hint="give the folder the store lives in"
             )
-        client = chromadb.PersistentClient(path=str(options.path), settings=settings)
+        with opening("the Chroma store", path=options.path):
+            client = chromadb.PersistentClient(path=str(options.path), settings=settings)
     else:
-        try:
-            client = chromadb.HttpClient(
-                host=options.host, port=options.port, ssl=options.ssl, settings=settings
-            )
-        except Exception as exc:  # the client reports an unreachable server as ValueError or httpx errors
-            raise InputError(
-                f"cannot reach a Chroma server at {options.host}:{options.port} ({one_line(exc)})",
-                hint="start it (chroma run --path FOLDER) or check host and port",
-            ) from exc
+
+        def connect() -> Any:
+            try:
+                return chromadb.HttpClient(
+                    host=options.host, port=options.port, ssl=options.ssl, settings=settings
+                )
+            except Exception as exc:  # an unreachable server: ValueError or httpx errors
+                raise InputError(
+                    f"cannot reach {_server(options)} ({one_line(exc)})",
+                    hint="start it (chroma run --path FOLDER) or check host and port",
+                ) from exc
+
+        client = ask(connect)
     try:
-        return client.get_collection(options.collection)
+        return ask(lambda: client.get_collection(options.collection))
+    except InputError:
+        raise
     except Exception as exc:
-        names = sorted(str(getattr(item, "name", item)) for item in client.list_collections())
+        try:
+            names = sorted(str(getattr(item, "name", item)) for item in ask(client.list_collections))
+        except InputError:
+            raise
+        except Exception:
+            names = []
+        if options.path is not None and options.collection in names:  # listed, yet unreadable: damaged
+            raise damaged(f"Chroma collection {options.collection!r}", exc, path=options.path) from exc
         raise InputError(
             f"{_where(options)}: no such collection ({one_line(exc)})",
             hint=f"collections there: {', '.join(names)}" if names else "the store holds no collection",

@@ -157,11 +157,11 @@ def with_cache(embedder: Embedder, settings: RunSettings) -> Embedder:
 
 def build_dense(corpus: Corpus, options: DenseOptions, settings: RunSettings) -> DenseRetriever:
     """``dense``: the embedder given in the options, else the OpenAI-compatible one for ``embed_model``."""
-    embedder = options.embedder if options.embedder is not None else _openai_embedder(options)
+    embedder = options.embedder if options.embedder is not None else _openai_embedder(options, settings)
     return DenseRetriever(corpus, with_cache(embedder, settings), progress=settings.index_progress)
 
 
-def _openai_embedder(options: DenseOptions) -> Embedder:
+def _openai_embedder(options: DenseOptions, settings: RunSettings) -> Embedder:
     if not options.embed_model:
         raise InputError(
             "the dense retriever needs an embedding model",
@@ -171,7 +171,11 @@ def _openai_embedder(options: DenseOptions) -> Embedder:
     from realrecall.llm import LLMConfig
     from realrecall.llm.embeddings import OpenAIEmbedder
 
-    config = options.llm_config if options.llm_config is not None else LLMConfig(base_url=options.base_url)
+    config = (
+        options.llm_config
+        if options.llm_config is not None
+        else LLMConfig(base_url=options.base_url, timeout=settings.request_timeout)
+    )
     embedder: Embedder = OpenAIEmbedder(options.embed_model, config)
     return embedder
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from realrecall.errors import InputError, QueryTimedOut, RetrieverQueryError
+from realrecall.errors import InputError, QueryTimedOut, RealrecallError, RetrieverQueryError
 from realrecall.evaluate.retrievers.base import check_k, check_queries, check_timeout
 
 __all__ = ["FunctionRetriever", "SearchFunction", "describe_exception", "normalise_hits"]
@@ -94,6 +94,8 @@ class FunctionRetriever:
                 hint="make the function faster, or allow more time per query (query timeout)",
                 kind=self._kind,
             ) from None
+        except RealrecallError:  # one line already (a store's server that never answered, say)
+            raise
         except (Exception, SystemExit) as exc:  # sys.exit() in a retriever is its failure, not ours
             # The user's bug: one line here, its traceback kept as the cause (shown with --debug).
             raise RetrieverQueryError(

@@ -10,7 +10,7 @@ The client comes from the ``lancedb`` package (extra ``lancedb``), imported only
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,10 +19,12 @@ from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, StoreExport
+from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, RetrieverSpec, RunSettings, StoreExport
 from realrecall.evaluate.retrievers.store_common import (
     StoreRetriever,
+    answered_within,
     chunk_record,
+    damaged,
     one_line,
     query_embedder,
     record_id,
@@ -58,7 +60,8 @@ class LanceDBOptions:
 
 def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings) -> StoreRetriever:
     """``lancedb``: open the table and check its columns and how queries are embedded, before any query."""
-    table = _open_table(options)
+    ask = _asker(options, settings.request_timeout)
+    table = _open_table(options, ask)
     where = _where(options)
     columns = set(table.schema.names)
     if options.id_field not in columns:
@@ -98,13 +101,14 @@ def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings
         )
         if options.distance is not None:
             request = request.distance_type(options.distance)
-        rows = request.select([id_field, "_distance"]).limit(k).to_list()
+        rows = ask(request.select([id_field, "_distance"]).limit(k).to_list)
         return [record_id(row.get(id_field), None, None, where=where) for row in rows]
 
     return StoreRetriever(
         name="lancedb",
         description=(
-            f"lancedb: {where} ({table.count_rows()} rows), queries embedded by {how}, ids from {id_field!r}"
+            f"lancedb: {where} ({ask(table.count_rows)} rows), queries embedded by {how}, "
+            f"ids from {id_field!r}"
         ),
         search_one=search_one,
         embedder=embedder,
@@ -113,9 +117,12 @@ def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings
     )
 
 
-def export_chunks(options: LanceDBOptions, *, page_size: int = 500) -> StoreExport:
+def export_chunks(
+    options: LanceDBOptions, *, page_size: int = 500, request_timeout: float = REQUEST_TIMEOUT
+) -> StoreExport:
     """Every row of the table as a corpus chunk, read ``page_size`` rows at a time."""
-    table = _open_table(options)
+    ask = _asker(options, request_timeout)
+    table = _open_table(options, ask)
     where = _where(options)
     schema = table.schema
     for needed in (options.id_field, options.text_field):
@@ -128,7 +135,8 @@ def export_chunks(options: LanceDBOptions, *, page_size: int = 500) -> StoreExpo
     kept = [item.name for item in schema if not _is_vector(item.type)]
 
     def records() -> Iterator[dict[str, Any]]:
-        for batch in table.search().select(kept).limit(None).to_batches(page_size):
+        batches = iter(ask(lambda: table.search().select(kept).limit(None).to_batches(page_size)))
+        while (batch := ask(lambda: next(batches, None))) is not None:
             for row in batch.to_pylist():
                 metadata = {
                     key: value
@@ -143,7 +151,7 @@ def export_chunks(options: LanceDBOptions, *, page_size: int = 500) -> StoreExpo
                     where=where,
                 )
 
-    return StoreExport(total=table.count_rows(), records=records())
+    return StoreExport(total=ask(table.count_rows), records=records())
 
 
 def _is_vector(kind: Any) -> bool:
@@ -155,22 +163,42 @@ def _where(options: LanceDBOptions) -> str:
     return f"LanceDB table {options.table!r} at {options.uri}"
 
 
-def _open_table(options: LanceDBOptions) -> Any:
+def _asker(options: LanceDBOptions, timeout: float) -> Callable[[Callable[[], Any]], Any]:
+    """How each call to the database is made: a remote one's answer within ``timeout`` seconds, a
+    local folder's directly."""
+    if "://" not in options.uri:
+        return lambda call: call()
+    return lambda call: answered_within(timeout, f"LanceDB at {options.uri}", call)
+
+
+def _open_table(options: LanceDBOptions, ask: Callable[[Callable[[], Any]], Any]) -> Any:
     lancedb = require("lancedb", extra="lancedb", store="lancedb")
-    if "://" not in options.uri and not Path(options.uri).expanduser().is_dir():
+    local = "://" not in options.uri
+    if local and not Path(options.uri).expanduser().is_dir():
         # connect() would make an empty database there: a mistyped folder must not.
         raise InputError(
             "no LanceDB folder here", path=options.uri, hint="give the folder the database lives in"
         )
     try:
-        database = lancedb.connect(options.uri)
+        database = ask(lambda: lancedb.connect(options.uri))
+    except InputError:
+        raise
     except Exception as exc:
         raise InputError(f"cannot open LanceDB at {options.uri} ({one_line(exc)})") from exc
     try:
-        return database.open_table(options.table)
+        return ask(lambda: database.open_table(options.table))
+    except InputError:
+        raise
     except Exception as exc:
-        listed = database.list_tables()
-        names = sorted(str(name) for name in getattr(listed, "tables", listed))
+        try:
+            listed = ask(database.list_tables)
+            names = sorted(str(name) for name in getattr(listed, "tables", listed))
+        except InputError:
+            raise
+        except Exception:
+            names = []
+        if local and options.table in names:  # listed, yet it cannot be opened: its files are damaged
+            raise damaged(f"LanceDB table {options.table!r}", exc, path=options.uri) from exc
         raise InputError(
             f"{_where(options)}: no such table ({one_line(exc)})",
             hint=f"tables there: {', '.join(names)}" if names else "the database holds no table",

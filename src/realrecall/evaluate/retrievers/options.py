@@ -32,6 +32,7 @@ if typing.TYPE_CHECKING:
     from realrecall.evaluate.retrievers.base import Retriever
 
 __all__ = [
+    "REQUEST_TIMEOUT",
     "RetrieverSpec",
     "RunSettings",
     "StoreExport",
@@ -47,6 +48,11 @@ Options = TypeVar("Options")
 _Options_contra = TypeVar("_Options_contra", contravariant=True)
 
 
+REQUEST_TIMEOUT = 60.0
+"""Seconds one request to a server a retriever talks to (a vector store, an embeddings endpoint) may
+take by default: a server that accepts and never answers must not hang a job."""
+
+
 def default_cache_dir() -> Path:
     """``$XDG_CACHE_HOME/realrecall/embeddings``, or ``~/.cache/realrecall/embeddings``."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
@@ -57,7 +63,8 @@ def default_cache_dir() -> Path:
 # retriever (where embeddings are cached, how many threads call a custom function, how long a call may
 # take, who hears about indexing progress). No ranking depends on them, every retriever that embeds or
 # calls user code reads the same ones (hybrid passes them to both halves), and they keep their own
-# flags (--cache-dir, --workers, --query-timeout), so they are not repeated in every options type.
+# flags (--cache-dir, --workers, --query-timeout, --request-timeout), so they are not repeated in every
+# options type, and a timeout changed never changes a retriever's fingerprint.
 # They are settings of the evaluate stage too (``EvaluateSettings.run_settings``, flattened), so the
 # command line and pipeline.toml take them by these fields' names.
 @dataclass(frozen=True, kw_only=True)
@@ -75,6 +82,11 @@ class RunSettings(Settings):
     query_timeout: Annotated[
         float | None, "Seconds a custom retriever may take per query (default: no limit)."
     ] = None
+    request_timeout: Annotated[
+        float,
+        "Seconds a vector store's server or an embeddings endpoint may take to answer one request; a "
+        f"silent server ends the run in one line naming it (default {REQUEST_TIMEOUT:g}).",
+    ] = REQUEST_TIMEOUT
     index_progress: Callable[[int, int], None] | None = None
 
     def __post_init__(self) -> None:
@@ -82,6 +94,13 @@ class RunSettings(Settings):
         check_timeout(self.query_timeout)
         if self.workers < 1:
             raise SettingError("workers", f"must be a whole number >= 1, got {self.workers!r}", hint="e.g. 4")
+        if self.request_timeout is None:  # no limit for a query, never for a request to a server
+            raise SettingError(
+                "request_timeout",
+                "must be a positive number of seconds, got None",
+                hint="a server that never answers must not hang the run: give e.g. 60",
+            )
+        check_timeout(self.request_timeout, setting="request_timeout")
 
     @property
     def resolved_cache_dir(self) -> Path:
@@ -97,9 +116,12 @@ class StoreExport:
 
 
 class StoreExporter(Protocol[_Options_contra]):
-    """Reads every record of a vector store as corpus chunks, ``page_size`` records a request."""
+    """Reads every record of a vector store as corpus chunks, ``page_size`` records a request, each
+    request to a store's server answered within ``request_timeout`` seconds."""
 
-    def __call__(self, options: _Options_contra, *, page_size: int) -> StoreExport: ...
+    def __call__(
+        self, options: _Options_contra, *, page_size: int, request_timeout: float = ...
+    ) -> StoreExport: ...
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,11 @@ not made for threads: its queries run one at a time.
 
 from __future__ import annotations
 
+import functools
+import math
 import os
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,12 +27,15 @@ from realrecall.corpus import Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings, StoreExport
+from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, RetrieverSpec, RunSettings, StoreExport
 from realrecall.evaluate.retrievers.store_common import (
     StoreRetriever,
+    answered_within,
     chunk_record,
+    damaged,
     field_value,
     one_line,
+    opening,
     query_embedder,
     record_id,
     require,
@@ -65,7 +71,8 @@ class QdrantOptions:
 
 def build_qdrant(corpus: Corpus, options: QdrantOptions, settings: RunSettings) -> StoreRetriever:
     """``qdrant``: open the collection and the query embedder before any query runs."""
-    client = _open_client(options)
+    ask = _asker(options, settings.request_timeout)
+    client = _open_client(options, ask, settings.request_timeout)
     where = _where(options)
     embedder = query_embedder(
         embedder=options.embedder,
@@ -86,16 +93,18 @@ def build_qdrant(corpus: Corpus, options: QdrantOptions, settings: RunSettings) 
     def search_one(query: str, vector: np.ndarray | None, k: int) -> list[str]:
         if vector is None:  # cannot happen: an embedder is required above, so every query has a vector
             raise RuntimeError("qdrant search without a query vector")
-        points = client.query_points(
-            options.collection,
-            query=vector.tolist(),
-            using=options.vector_name,
-            limit=k,
-            with_payload=with_payload,
+        points = ask(
+            lambda: client.query_points(
+                options.collection,
+                query=vector.tolist(),
+                using=options.vector_name,
+                limit=k,
+                with_payload=with_payload,
+            )
         ).points
         return [record_id(point.id, point.payload, id_field, where=where) for point in points]
 
-    count = client.count(options.collection, exact=True).count
+    count = ask(lambda: client.count(options.collection, exact=True)).count
     return StoreRetriever(
         name="qdrant",
         description=(
@@ -110,18 +119,28 @@ def build_qdrant(corpus: Corpus, options: QdrantOptions, settings: RunSettings) 
     )
 
 
-def export_chunks(options: QdrantOptions, *, page_size: int = 500) -> StoreExport:
+def export_chunks(
+    options: QdrantOptions, *, page_size: int = 500, request_timeout: float = REQUEST_TIMEOUT
+) -> StoreExport:
     """Every point of the collection as a corpus chunk, scrolled ``page_size`` points at a time."""
-    client = _open_client(options)
+    ask = _asker(options, request_timeout)
+    client = _open_client(options, ask, request_timeout)
     where = _where(options)
-    total = client.count(options.collection, exact=True).count
+    total = ask(lambda: client.count(options.collection, exact=True)).count
 
     def records() -> Iterator[dict[str, Any]]:
         offset: Any = None
         try:
             while True:
-                points, offset = client.scroll(
-                    options.collection, limit=page_size, offset=offset, with_payload=True, with_vectors=False
+                points, offset = ask(
+                    functools.partial(
+                        client.scroll,
+                        options.collection,
+                        limit=page_size,
+                        offset=offset,
+                        with_payload=True,
+                        with_vectors=False,
+                    )
                 )
                 for point in points:
                     payload = dict(point.payload or {})
@@ -138,7 +157,7 @@ def export_chunks(options: QdrantOptions, *, page_size: int = 500) -> StoreExpor
                 if offset is None:
                     return
         finally:
-            client.close()
+            ask(client.close)
 
     return StoreExport(total=total, records=records())
 
@@ -147,7 +166,25 @@ def _where(options: QdrantOptions) -> str:
     return f"Qdrant collection {options.collection!r} at {options.url or options.path}"
 
 
-def _open_client(options: QdrantOptions) -> Any:
+def _server(options: QdrantOptions) -> str:
+    return f"the Qdrant server at {options.url}"
+
+
+def _asker(options: QdrantOptions, timeout: float) -> Callable[[Callable[[], Any]], Any]:
+    """How each call to the store is made: a server's answer within ``timeout`` seconds, a local
+    folder's directly (local mode is not made for other threads), its warnings kept quiet."""
+    if options.url is None:
+
+        def local(call: Callable[[], Any]) -> Any:
+            with warnings.catch_warnings():  # "local mode is not recommended for ...": not for users here
+                warnings.simplefilter("ignore")
+                return call()
+
+        return local
+    return lambda call: answered_within(timeout, _server(options), call)
+
+
+def _open_client(options: QdrantOptions, ask: Callable[[Callable[[], Any]], Any], timeout: float) -> Any:
     require("qdrant_client", extra="qdrant", store="qdrant")
     from qdrant_client import QdrantClient
 
@@ -164,20 +201,35 @@ def _open_client(options: QdrantOptions) -> Any:
                 "no Qdrant folder here", path=options.path, hint="give the folder the local store lives in"
             )
         try:
-            client = QdrantClient(path=str(options.path))
-        except RuntimeError as exc:  # the folder is locked by another client
-            raise InputError(f"cannot open the Qdrant folder ({one_line(exc)})", path=options.path) from exc
+            with opening("the Qdrant folder", path=options.path):
+                client = QdrantClient(path=str(options.path))
+        except InputError as exc:
+            if isinstance(exc.__cause__, RuntimeError) and "already accessed" in str(exc.__cause__):
+                raise InputError(  # the folder is locked by another client: nothing is damaged
+                    f"cannot open the Qdrant folder ({one_line(exc.__cause__)})", path=options.path
+                ) from exc.__cause__
+            raise
     else:
-        client = QdrantClient(url=options.url, api_key=os.environ.get(options.api_key_env) or None)
+        # Its own timeout a little longer than ours: a request left behind by ``ask`` ends too. No
+        # version check: it would ask the server from a thread of its own and warn when it cannot.
+        client = QdrantClient(
+            url=options.url,
+            api_key=os.environ.get(options.api_key_env) or None,
+            timeout=math.ceil(timeout) + 1,
+            check_compatibility=False,
+        )
     try:
-        exists = client.collection_exists(options.collection)
+        exists = ask(lambda: client.collection_exists(options.collection))
+    except InputError:
+        raise
     except Exception as exc:  # an unreachable server: connection errors of httpx or grpc
+        if options.path is not None:
+            raise damaged("the Qdrant folder", exc, path=options.path) from exc
         raise InputError(
-            f"cannot reach a Qdrant server at {options.url} ({one_line(exc)})",
-            hint="start it or check the url",
+            f"cannot reach {_server(options)} ({one_line(exc)})", hint="start it or check the url"
         ) from exc
     if not exists:
-        names = sorted(item.name for item in client.get_collections().collections)
+        names = sorted(item.name for item in ask(client.get_collections).collections)
         raise InputError(
             f"{_where(options)}: no such collection",
             hint=f"collections there: {', '.join(names)}" if names else "the store holds no collection",

@@ -12,18 +12,25 @@ what they do alike:
   ``query_timeout`` work as they do for a custom function.
 - ``record_id`` / ``field_value`` / ``plain_metadata``: a store record as a chunk (its id, or a
   metadata field named by ``id_field``; metadata as JSON values).
+- ``answered_within``: a call to a store's server that must answer within ``RunSettings.request_timeout``
+  (Chroma's HTTP client has no timeout of its own: a server that accepts and never answers would hang
+  the run), and ``opening``: a client failure while a store is opened as one line naming the store.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+import threading
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from realrecall.errors import InputError
+from realrecall.errors import InputError, RealrecallError
 from realrecall.evaluate.retrievers.base import Embedder, check_k, check_queries
 from realrecall.evaluate.retrievers.function import FunctionRetriever
 from realrecall.evaluate.retrievers.options import RunSettings
@@ -33,9 +40,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "StoreRetriever",
+    "answered_within",
     "chunk_record",
+    "damaged",
     "field_value",
     "one_line",
+    "opening",
     "plain_metadata",
     "query_embedder",
     "record_id",
@@ -44,6 +54,37 @@ __all__ = [
 
 # One store query: (query text, its vector or None when the store embeds it, k) -> ranked chunk ids.
 SearchOne = Callable[[str, "np.ndarray | None", int], list[str]]
+
+Answer = TypeVar("Answer")
+
+
+def answered_within(seconds: float, server: str, call: Callable[[], Answer]) -> Answer:
+    """``call()``, or an InputError naming ``server`` once it has not returned within ``seconds``.
+
+    The call runs in a daemon thread, left behind if it never returns (a socket read with no timeout
+    cannot be interrupted), which does not keep the process alive. Its exception, if any, is raised here.
+    """
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["answer"] = call()
+        except BaseException as exc:  # handed over to the caller's thread below
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name=f"realrecall request to {server}", daemon=True).start()
+    if not finished.wait(seconds):
+        raise InputError(
+            f"{server} gave no answer within {seconds:g} s",
+            hint="check that the server is running and answering, or allow more time with --request-timeout",
+        )
+    if "error" in outcome:
+        raise outcome["error"]
+    answer: Answer = outcome["answer"]
+    return answer
 
 
 def require(module: str, *, extra: str, store: str) -> ModuleType:
@@ -80,7 +121,8 @@ def query_embedder(
     from realrecall.llm import LLMConfig
     from realrecall.llm.embeddings import OpenAIEmbedder
 
-    config = llm_config if llm_config is not None else LLMConfig(base_url=base_url)
+    timeout = settings.request_timeout
+    config = llm_config if llm_config is not None else LLMConfig(base_url=base_url, timeout=timeout)
     endpoint: Embedder = OpenAIEmbedder(embed_model, config)
     return with_cache(endpoint, settings)
 
@@ -144,6 +186,30 @@ class StoreRetriever:
                 hint="an embedder returns one row per text",
             )
         return {text: matrix[row] for row, text in enumerate(texts)}
+
+
+def damaged(store: str, exc: BaseException, *, path: str | Path | None) -> InputError:
+    """The one line for a store whose files cannot be read: the folder, what the library said, the fix."""
+    return InputError(
+        f"cannot read {store} ({one_line(exc)})",
+        path=path,
+        hint="its files look damaged, or were written by another version of its library: restore the "
+        "folder from a backup, or rebuild the store",
+    )
+
+
+@contextlib.contextmanager
+def opening(store: str, *, path: str | Path | None) -> Iterator[None]:
+    """Open a local store: a client failure is ``damaged``'s one line, and the library's warnings about
+    it (qdrant's carry a machine path) are not printed around that line."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            yield
+        except RealrecallError:
+            raise
+        except Exception as exc:
+            raise damaged(store, exc, path=path) from exc
 
 
 def one_line(exc: BaseException) -> str:
