@@ -19,8 +19,10 @@ which one part of the library raises for another to catch; none of them is meant
      ├── EmptyResponse              llm: a 200 chat answer with no choices; worth another try
      ├── GaveUp                     llm: a call failed for good; the client turns it into LLMCallError
      ├── Deferred                   generate: a request a batch will answer, in place of its answer
-     ├── QueryTimedOut              evaluate: a custom retriever's call ran past its query timeout
      └── RepeatedKey                files: a JSON object gives one key twice
+    BaseException
+     └── QueryTimedOut              evaluate: a custom retriever's call ran past its query timeout (raised
+                                    inside the user's code, so its ``except Exception`` cannot swallow it)
 """
 
 from __future__ import annotations
@@ -233,8 +235,12 @@ class Deferred(Exception):
     """Raised in place of a request a batch will answer (see ``generate.asking.RequestCollector``)."""
 
 
-class QueryTimedOut(Exception):
-    """A call to the user's retriever function ran past its query timeout."""
+class QueryTimedOut(BaseException):
+    """A call to the user's retriever function ran past its query timeout.
+
+    A ``BaseException``, as ``KeyboardInterrupt`` is: it may be raised inside the user's function (see
+    ``evaluate.retrievers.function``), whose ``except Exception`` must not turn it into an answer.
+    """
 
 
 class RepeatedKey(Exception):

@@ -335,7 +335,27 @@ def test_defaults_flag_a_calibration_older_than_90_days_and_paths_are_relative_t
     assert config.max_age_days == 90
     assert config.retriever == f"{path.parent / 'search' / 'mine.py'}:search"
     assert config.query_timeout == 2.5
-    assert load_pipeline_config(write_job(tmp_path)).retriever == "bm25"
+    job = load_pipeline_config(write_job(tmp_path))
+    assert job.retriever == "bm25"
+    assert (job.query_timeout, job.request_timeout) == (300.0, 60.0)  # a hung retriever or server ends
+
+
+def test_a_hung_retriever_ends_the_scheduled_job_in_one_line_and_records_nothing(tmp_path):
+    job = write_job(tmp_path, backend="extractive")
+    (tmp_path / "hung.py").write_text("import time\ndef search(query, k):\n    time.sleep(3600)\n")
+    job.write_text(
+        job.read_text().replace(
+            "[evaluate]\n", "[evaluate]\nretriever = 'hung.py:search'\nquery_timeout = 0.3\n"
+        )
+    )
+
+    done = cli.run("run", str(job))
+
+    assert done.returncode == 2, done.stderr
+    assert done.err_lines[-1].startswith(
+        f"error: custom retriever {tmp_path / 'hung.py'}:search gave no answer within 0.3 s"
+    )
+    assert not (tmp_path / "history.jsonl").exists()
 
 
 @pytest.mark.parametrize(

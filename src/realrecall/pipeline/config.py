@@ -19,7 +19,7 @@ retriever = "bm25"               # or dense, local-dense, hybrid, module:functio
 k = [1, 5, 10, 50]
 metrics = ["recall@10", "recall@2000tok"]   # optional: explicit metrics (default: what k gives)
 by = ["type", "language"]
-query_timeout = 30               # seconds a custom retriever may take per query (default: no limit)
+query_timeout = 30               # seconds a custom retriever may take per query (default 300)
 request_timeout = 60             # seconds a store's server or an embeddings endpoint may take (default 60)
 gold_from = "auto"               # or "ids", "evidence" (auto: ids the corpus holds, evidence for the rest)
 evidence_coverage = 0.5          # share of an evidence span a chunk must hold to be gold, in (0, 1]
@@ -117,7 +117,7 @@ class PipelineConfig:
     retriever: str = DEFAULT_RETRIEVER
     retriever_options: Mapping[str, Any] = field(default_factory=dict)  # [evaluate.retriever], checked
     embed_model: str | None = None
-    query_timeout: float | None = None
+    query_timeout: float | None = _RUN.query_timeout
     request_timeout: float = _RUN.request_timeout
     k: tuple[int, ...] = _EVALUATE.k
     metrics: tuple[str, ...] = ()  # explicit metrics, e.g. budgeted ones; empty: what k gives
@@ -174,9 +174,8 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     if not all(isinstance(name, str) and name.strip() for name in by):
         check.fail("evaluate", "by", "[evaluate] by must be a list of field names", hint='e.g. by = ["type"]')
     retriever, retriever_options = check.retriever(section["evaluate"], base)
-    query_timeout = section["evaluate"].get("query_timeout")
-    if query_timeout is not None:
-        check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
+    query_timeout = section["evaluate"].get("query_timeout", _RUN.query_timeout)
+    check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
     request_timeout = section["evaluate"].get("request_timeout", _RUN.request_timeout)
     check.positive("evaluate", "request_timeout", request_timeout, hint="seconds per request, e.g. 60")
     gold_from, evidence_coverage = check.resolution(section["evaluate"])
@@ -235,7 +234,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         retriever=_resolve_retriever(retriever, base),
         retriever_options=retriever_options,
         embed_model=section["evaluate"].get("embed_model"),
-        query_timeout=float(query_timeout) if query_timeout is not None else None,
+        query_timeout=float(query_timeout),
         request_timeout=float(request_timeout),
         k=tuple(k),
         metrics=metrics,

@@ -340,3 +340,106 @@ def test_a_callable_is_fingerprinted_by_its_module_source_and_qualified_name() -
     assert identity["function"] == "_fingerprint_of"
     assert len(identity["source_sha256"]) == 64
     assert code_identity(len) == {"function": "builtins:len"}
+
+
+# --- the query timeout is on by default, and a hung function is ended where it runs ------------------
+
+
+def test_a_query_timeout_is_set_by_default() -> None:
+    from realrecall.evaluate.retrievers.options import QUERY_TIMEOUT
+
+    assert RunSettings().query_timeout == QUERY_TIMEOUT == 300.0
+    assert RunSettings(query_timeout=None).query_timeout is None  # no limit, when asked for in Python
+
+
+def test_a_function_that_catches_everything_still_times_out() -> None:
+    def search(query: str, k: int) -> list[str]:
+        try:
+            threading.Event().wait()  # never set
+        except Exception:  # the timeout is not an Exception: it is not swallowed here
+            return ["swallowed"]
+        return []
+
+    with pytest.raises(UserCodeError, match=r"gave no answer within 0\.2 s for query 'q'"):
+        FunctionRetriever(search, name="greedy", query_timeout=0.2).search(["q"], 5)
+
+
+def test_a_function_tied_to_the_thread_that_imported_it_runs_under_a_timeout() -> None:
+    import sqlite3
+
+    connection = sqlite3.connect(":memory:")  # usable only from this thread, as one made at import
+    connection.execute("create table chunks (id text)")
+    connection.execute("insert into chunks values ('a'), ('b')")
+
+    def search(query: str, k: int) -> list[str]:
+        return [row[0] for row in connection.execute("select id from chunks order by id limit ?", (k,))]
+
+    retriever = FunctionRetriever(search, name="sql", query_timeout=30)
+    assert retriever.search(["q1", "q2"], 1) == [["a"], ["a"]]
+
+
+def test_an_earlier_timer_is_put_back_after_each_query() -> None:
+    import signal
+
+    fired: list[int] = []
+    earlier = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        FunctionRetriever(lambda query, k: ["a"], query_timeout=5).search(["q"], 1)
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 25 < left <= 30
+        assert signal.getsignal(signal.SIGALRM) is not None
+        assert not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, earlier)
+
+
+def test_off_the_main_thread_a_hung_function_times_out_too() -> None:
+    release = threading.Event()
+    caught: list[BaseException] = []
+
+    def search(query: str, k: int) -> list[str]:
+        release.wait()
+        return ["a"]
+
+    def from_a_thread() -> None:
+        try:
+            FunctionRetriever(search, name="slow", query_timeout=0.2).search(["q"], 5)
+        except UserCodeError as exc:
+            caught.append(exc)
+
+    worker = threading.Thread(target=from_a_thread)
+    worker.start()
+    worker.join(timeout=30)
+    release.set()
+    assert len(caught) == 1
+    assert "gave no answer within 0.2 s" in str(caught[0])
+
+
+def test_evaluate_with_a_hung_retriever_ends_in_one_line(tmp_path: Path) -> None:
+    from support import cli
+
+    (tmp_path / "hung.py").write_text(
+        "import threading\ndef search(query, k):\n    threading.Event().wait()\n"
+    )
+    (tmp_path / "corpus.jsonl").write_text('{"id": "a", "text": "alpha"}\n')
+    (tmp_path / "gold.jsonl").write_text('{"query_id": "q1", "query": "alpha", "gold": {"a": 1}}\n')
+
+    done = cli.run(
+        "evaluate", "--gold", "gold.jsonl", "--corpus", "corpus.jsonl", "--retriever", "hung.py:search",
+        "--query-timeout", "0.3", cwd=tmp_path,
+    )  # fmt: skip
+
+    assert done.returncode == 2
+    assert done.err_lines == [
+        "error: custom retriever hung.py:search gave no answer within 0.3 s for query 'q1' ('alpha'); "
+        "make the function faster, or allow more time per query (query timeout)"
+    ]
+
+
+def test_the_help_states_the_default_query_timeout() -> None:
+    from support import cli
+
+    done = cli.run("evaluate", "--help")
+    assert "a hung one ends the run in one line (default 300)" in " ".join(done.stdout.split())

@@ -10,18 +10,23 @@ the function is called from that many threads at once (it must then be thread-sa
 the results never depends on it.
 
 A failure on a query is a ``RetrieverQueryError`` naming the query, the original exception as its
-``__cause__``; a function still running after ``query_timeout`` seconds names the query (by default
-there is no limit: a hung function hangs the run). With a timeout each call runs in a helper thread,
-which is left behind if it never returns.
+``__cause__``; a function still running after ``query_timeout`` seconds names the query (``RunSettings``
+gives 300 s by default; None is no limit). On the main thread the timeout is a ``SIGALRM`` timer: the
+call runs where the function was imported (a resource tied to that thread, such as an SQLite
+connection made at import, works) and the timer interrupts it there. Elsewhere (``workers`` > 1, a
+caller's own thread) each call runs in a helper thread, which is left behind if it never returns.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+import signal
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from realrecall.errors import InputError, QueryTimedOut, RealrecallError, RetrieverQueryError
 from realrecall.evaluate.retrievers.base import check_k, check_queries, check_timeout
@@ -125,6 +130,8 @@ class FunctionRetriever:
     def _call(self, query: str, k: int) -> Any:
         if self._timeout is None:
             return self._function(query, k)
+        if threading.current_thread() is threading.main_thread():
+            return _within_on_main_thread(self._timeout, functools.partial(self._function, query, k))
         # A daemon thread: one that never returns is left behind and cannot keep the process alive.
         outcome: dict[str, Any] = {}
         finished = threading.Event()
@@ -143,6 +150,40 @@ class FunctionRetriever:
         if "error" in outcome:
             raise outcome["error"]
         return outcome["hits"]
+
+
+Answer = TypeVar("Answer")
+
+
+def _within_on_main_thread(seconds: float, call: Callable[[], Answer]) -> Answer:
+    """``call()`` on the main thread, or ``QueryTimedOut`` raised inside it by a SIGALRM timer once
+    ``seconds`` have passed. A timer already set (by the caller's own code) is put back afterwards with
+    what was left of it; a call that catches the timeout and returns anyway still times out."""
+    armed = fired = False
+
+    def alarm(signum: int, frame: object) -> None:
+        nonlocal fired
+        if armed:
+            fired = True
+            raise QueryTimedOut
+
+    earlier_handler = signal.signal(signal.SIGALRM, alarm)
+    started = time.monotonic()
+    earlier_delay = earlier_interval = 0.0
+    armed = True
+    try:
+        earlier_delay, earlier_interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+        answer = call()
+    finally:
+        armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, earlier_handler)
+        if earlier_delay:
+            left = earlier_delay - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 1e-6), earlier_interval)
+    if fired:
+        raise QueryTimedOut
+    return answer
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -32,6 +32,7 @@ if typing.TYPE_CHECKING:
     from realrecall.evaluate.retrievers.base import Retriever
 
 __all__ = [
+    "QUERY_TIMEOUT",
     "REQUEST_TIMEOUT",
     "RetrieverSpec",
     "RunSettings",
@@ -47,6 +48,11 @@ __all__ = [
 Options = TypeVar("Options")
 _Options_contra = TypeVar("_Options_contra", contravariant=True)
 
+
+QUERY_TIMEOUT = 300.0
+"""Seconds one query to a custom retriever (or a vector store, a LangChain or LlamaIndex object) may
+take by default: generous for any real search, and a function that never returns ends the run in one
+line instead of hanging a scheduled job."""
 
 REQUEST_TIMEOUT = 60.0
 """Seconds one request to a server a retriever talks to (a vector store, an embeddings endpoint) may
@@ -80,8 +86,10 @@ class RunSettings(Settings):
     use_cache: Annotated[bool, "Read and write the embedding cache of dense retrievers."] = True
     workers: Annotated[int, "Threads calling a custom retriever function at once."] = 1
     query_timeout: Annotated[
-        float | None, "Seconds a custom retriever may take per query (default: no limit)."
-    ] = None
+        float | None,
+        "Seconds a custom retriever (or a store) may take per query; a hung one ends the run in one line "
+        f"(default {QUERY_TIMEOUT:g}).",
+    ] = QUERY_TIMEOUT
     request_timeout: Annotated[
         float,
         "Seconds a vector store's server or an embeddings endpoint may take to answer one request; a "
