@@ -35,6 +35,12 @@ def run_command(
     ] = None,
     mlflow: Annotated[bool, typer.Option("--mlflow", help=MLFLOW_HELP)] = False,
     mlflow_uri: Annotated[str | None, typer.Option("--mlflow-uri", help=MLFLOW_URI_HELP)] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="If this pipeline is running already, start once it has finished (else: refuse)."
+        ),
+    ] = False,
 ) -> None:
     """Run the scheduled job: incremental generate, evaluate on both sets, calibrate, record history."""
     with user_errors():
@@ -50,7 +56,8 @@ def run_command(
             given = parse_option_assignments(retriever_option)
             loaded = replace(loaded, retriever_options={**loaded.retriever_options, **given})
         track = _mlflow_logger(mlflow_uri) if mlflow or mlflow_uri else None
-        _show(run_pipeline(loaded, progress=note, on_warning=warn, on_result=track), loaded.history)
+        done = run_pipeline(loaded, progress=note, on_warning=warn, on_result=track, wait=wait)
+        _show(done, loaded.history)
 
 
 def _mlflow_logger(uri: str | None) -> Callable[[PipelineResult], None]:

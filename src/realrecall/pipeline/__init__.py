@@ -3,6 +3,7 @@
     run.py      run_pipeline: incremental generate, evaluate on both sets, calibrate, a history row
     config.py   load_pipeline_config: pipeline.toml, checked whole before any work
     history.py  the append-only history of runs (typed rows) and the trend of the quoted figures
+    lock.py     one run of a pipeline at a time (pipeline.toml.lock), refused or waited for
     demo.py     the offline demo on the bundled sample data
 
 Names are imported lazily, so ``realrecall history`` does not load the generator.

@@ -29,6 +29,7 @@ from realrecall.pipeline.history import (
     append_history,
     load_history,
 )
+from realrecall.pipeline.lock import lock_path, run_lock
 
 if TYPE_CHECKING:
     from realrecall.calibrate import CalibrationReport, Interval
@@ -65,8 +66,12 @@ def run_pipeline(
     progress: Callable[[str], None] | None = None,
     on_warning: Callable[[str], None] | None = None,
     on_result: Callable[[PipelineResult], None] | None = None,
+    wait: bool = False,
 ) -> PipelineResult:
     """Run the configured job end to end and append its figures to the history file.
+
+    One run of a pipeline at a time (``pipeline.toml.lock``, see ``pipeline.lock``): a second is refused
+    at once with an InputError naming the run in progress, or with ``wait`` starts once it has finished.
 
     Gates (``fail_under``, ``max_gap``) are checked after the history row is written, so a failing
     run is still on record; they raise :class:`GateFailed`. The warnings of evaluate and calibrate
@@ -75,6 +80,30 @@ def run_pipeline(
     caller can show them even when a gate fails. ``on_result`` gets the result at the same point (the
     CLI's ``--mlflow`` logs it there, so a run that fails a gate is tracked too).
     """
+    say = progress or (lambda _message: None)
+    output = config.output_dir
+    results_path, per_query_path = output / "results.json", output / "per_query.jsonl"
+    report_paths = {
+        fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
+    }
+    _check_outputs(config, [results_path, per_query_path, *report_paths.values()])
+    with run_lock(config.path, wait=wait, on_wait=say, on_takeover=on_warning):
+        return _run(
+            config, client, now or dt.datetime.now(dt.UTC), say, on_warning, on_result,
+            (results_path, per_query_path, report_paths),
+        )  # fmt: skip
+
+
+def _run(
+    config: PipelineConfig,
+    client: ChatClient | None,
+    now: dt.datetime,
+    say: Callable[[str], None],
+    on_warning: Callable[[str], None] | None,
+    on_result: Callable[[PipelineResult], None] | None,
+    paths: tuple[Path, Path, Mapping[str, Path]],
+) -> PipelineResult:
+    """``run_pipeline`` once its outputs are checked and its lock is held."""
     from realrecall.calibrate import calibrate
     from realrecall.calibrate.report import render, write_report
     from realrecall.calibrate.report.html import render_html
@@ -82,14 +111,7 @@ def run_pipeline(
     from realrecall.generate import generate
     from realrecall.gold import load_gold
 
-    say = progress or (lambda _message: None)
-    now = now or dt.datetime.now(dt.UTC)
-    output = config.output_dir
-    results_path, per_query_path = output / "results.json", output / "per_query.jsonl"
-    report_paths = {
-        fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
-    }
-    _check_outputs(config, [results_path, per_query_path, *report_paths.values()])
+    results_path, per_query_path, report_paths = paths
     # Every input is read and the retriever built before generation, which may take long and cost
     # requests: a bad line in the real set or a broken retriever file must not wait for it.
     real = [(config.real, "real")] if config.real is not None else []
@@ -214,6 +236,7 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
         **{f"[generate] output's {name}": sidecars[name] for name in ("cache", "failures", "summary")},
     }
     named = {f"[output] dir's {path.name}": path for path in outputs}
+    named["the run's lock file"] = lock_path(config.path)
     check_distinct(inputs, {**generated, "[output] history": config.history, **named})
     check_distinct({"[generate] output": config.synthetic}, {"[output] history": config.history, **named})
 
