@@ -9,7 +9,7 @@ import typer
 
 from realrecall.cli.application import ProgressBar, command_group, note, user_errors
 from realrecall.cli.retriever_help import STORES, RetrieverHelp
-from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT
+from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, parse_option_assignments
 
 corpus_app = command_group("corpus", "Work with corpora: export one from a vector store.")
 
@@ -33,7 +33,6 @@ def export(
 ) -> None:
     """Write the ids, texts and metadata a vector store serves as a corpus (JSON Lines), page by page."""
     with user_errors():
-        from realrecall.evaluate.retrievers.options import parse_option_assignments
         from realrecall.stores import export_corpus
 
         options = parse_option_assignments(option or [], flag="--option")

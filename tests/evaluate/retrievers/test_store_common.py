@@ -53,7 +53,7 @@ def fake_store() -> Iterator[None]:
     """A store of three records whose reading can fail after some, or repeat an id, registered as
     any store is: a retriever spec with an ``export``."""
 
-    def export_chunks(options: FakeOptions, *, page_size: int) -> StoreExport:
+    def export_chunks(options: FakeOptions, *, page_size: int, request_timeout: float = 60.0) -> StoreExport:
         def records() -> Iterator[dict[str, Any]]:
             for n in range(3):
                 if n == options.fail_after:

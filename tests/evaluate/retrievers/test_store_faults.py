@@ -205,8 +205,10 @@ def test_a_silent_server_ends_corpus_export_in_one_line_naming_it(store: str, tm
 def test_every_store_query_has_the_request_timeout_by_default() -> None:
     """No option given: a silent server still ends the run (after the default request timeout)."""
     assert RunSettings().request_timeout == 60.0
-    with pytest.raises(InputError, match="request timeout must be a positive number of seconds, got None"):
+    with pytest.raises(InputError, match="request_timeout must be a number, got None"):
         RunSettings(request_timeout=None)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="request_timeout must be a positive number of seconds, got 0"):
+        RunSettings(request_timeout=0)
 
 
 def test_a_silent_chroma_server_in_python_is_one_input_error(tmp_path: Path) -> None:

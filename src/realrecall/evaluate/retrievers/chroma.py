@@ -183,7 +183,7 @@ def _open_collection(options: ChromaOptions, ask: Callable[[Callable[[], Any]], 
                 )
             except Exception as exc:  # an unreachable server: ValueError or httpx errors
                 raise InputError(
-                    f"cannot reach {_server(options)} ({one_line(exc)})",
+                    f"cannot reach a Chroma server at {options.host}:{options.port} ({one_line(exc)})",
                     hint="start it (chroma run --path FOLDER) or check host and port",
                 ) from exc
 

