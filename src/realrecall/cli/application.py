@@ -305,12 +305,13 @@ class ProgressBar:
 def emit_report(text: str, output: Path | None, *, headline: str) -> None:
     """A rendered report (JSON, Markdown, HTML, plain text) to stdout byte-exact, or written atomically
     to ``output`` with its headline on stdout and a note of where it went. Either way, control
-    characters from data are escaped (``realrecall.printable``), whichever renderer made the text."""
-    if output is None:
+    characters from data are escaped (``realrecall.printable``), whichever renderer made the text.
+    ``-o -`` is stdout: the report alone, as without ``-o``."""
+    from realrecall.files import atomic_write_text, is_standard_output
+
+    if output is None or is_standard_output(output):
         write_stdout(text)
         return
-    from realrecall.files import atomic_write_text
-
     atomic_write_text(output, printable(text))
     out.print(plain(headline))
     note(f"report written to {output}", style="")

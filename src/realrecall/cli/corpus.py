@@ -28,7 +28,7 @@ def export(
     ] = None,
     page_size: Annotated[int, typer.Option(help="Records read from the store per request.")] = 500,
     request_timeout: Annotated[
-        float, typer.Option(help="Seconds a store's server may take to answer one request (default 60).")
+        float, typer.Option(help="Seconds a store's server may take to answer one request.")
     ] = REQUEST_TIMEOUT,
 ) -> None:
     """Write the ids, texts and metadata a vector store serves as a corpus (JSON Lines), page by page."""

@@ -66,7 +66,17 @@ def judge(
             "--corpus": corpus,
             **{f"--per-query {i}": p for i, p in enumerate(per_query, 1)},
         }
-        check_distinct(inputs, {"--output": output})
+        from realrecall.generate.store import sidecar_paths
+
+        beside = sidecar_paths(output)
+        check_distinct(
+            inputs,
+            {"--output": output, "its qrels": output.with_name(output.name + ".qrels"),
+             **{f"its {name}": beside[name] for name in ("cache", "failures", "summary")}},
+        )  # fmt: skip
+        from realrecall.files import check_file_output
+
+        check_file_output(output, label="the output", why="judge reads its labels back to resume")
         from realrecall.corpus import load_corpus
         from realrecall.curate.judge import judge_pool
         from realrecall.evaluate.results import read_per_query

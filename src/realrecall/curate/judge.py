@@ -33,13 +33,13 @@ from typing import Any
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError, LLMError
 from realrecall.evaluate.results import QueryResult
-from realrecall.files import atomic_write_text
+from realrecall.files import atomic_write_text, check_file_output
 from realrecall.generate.asking import ask, derive_seed
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import StageCounter, StageSummary
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, render
 from realrecall.gold import GoldSet
-from realrecall.llm.types import ChatClient, ChatRequest
+from realrecall.llm.types import UNANSWERED, ChatClient, ChatRequest
 
 __all__ = ["JUDGE_GRADE_SCHEMA", "JudgeSummary", "judge_pool", "parse_grade", "pool_pairs"]
 
@@ -137,6 +137,7 @@ def judge_pool(
 ) -> JudgeSummary:
     """Grade the pooled pairs (see the module doc) and write the labels beside the gold set."""
     output_path = Path(output)
+    check_file_output(output_path, label="the output", why="judge reads its labels back to resume")
     if gold.path is not None and Path(gold.path).resolve() == output_path.resolve():
         raise InputError(
             "the judge's labels would overwrite the gold set",
@@ -202,12 +203,24 @@ async def _grade_all(
     progress: Callable[[int, int], None] | None,
 ) -> int:
     gate = asyncio.Semaphore(concurrency)
-    done = failed = 0
+    done = failed = unanswered = 0
+    stopped = False
 
     async def one(key: str, query_id: str, passage_id: str) -> None:
-        nonlocal done, failed
+        nonlocal done, failed, unanswered, stopped
         async with gate:
-            graded = await _grade(key, query_id, passage_id, asking)
+            if stopped:  # the endpoint stopped answering: no pair still waiting asks it
+                return
+            graded, silent = await _grade(key, query_id, passage_id, asking)
+        unanswered = unanswered + 1 if silent is not None else 0
+        # As many pairs in a row as are asked at once got no answer at all: the endpoint is down or
+        # silent, and every other pair would wait out its whole retry budget the same way.
+        if silent is not None and unanswered >= max(3, concurrency):
+            stopped = True
+            raise LLMError(
+                f"{silent}; stopped after {unanswered} pairs in a row got no answer: check that the "
+                "endpoint is running, or allow more time with --timeout (a rerun resumes)"
+            )
         done += 1
         failed += graded is None
         if progress is not None:
@@ -217,7 +230,10 @@ async def _grade_all(
     return failed
 
 
-async def _grade(key: str, query_id: str, passage_id: str, asking: _Asking) -> int | None:
+async def _grade(
+    key: str, query_id: str, passage_id: str, asking: _Asking
+) -> tuple[int | None, LLMError | None]:
+    """The pair's grade (None: failed, recorded), and the error when the endpoint never answered."""
     a = asking
     messages = render(
         a.prompt,
@@ -227,6 +243,7 @@ async def _grade(key: str, query_id: str, passage_id: str, asking: _Asking) -> i
         },
     )
     reason = "no_answer"
+    unanswered: LLMError | None = None
     for attempt in range(_MAX_ATTEMPTS):
         request = ChatRequest(
             messages, a.model, temperature=0.0, max_tokens=200, json_schema=JUDGE_GRADE_SCHEMA,
@@ -238,6 +255,8 @@ async def _grade(key: str, query_id: str, passage_id: str, asking: _Asking) -> i
             )
         except LLMError as exc:
             reason = f"llm_error: {exc}"
+            if getattr(exc, "reason", None) in UNANSWERED:
+                unanswered = exc
             break
         parsed = None if failure else parse_grade(text)
         if parsed is not None:
@@ -250,11 +269,11 @@ async def _grade(key: str, query_id: str, passage_id: str, asking: _Asking) -> i
             }
             record = {"query_id": query_id, "passage_id": passage_id, "grade": grade, "reason": why}
             a.store.add_record(key, {**record, "provenance": provenance})
-            return grade
+            return grade, None
         reason = failure or "not_a_grade"
     a.counter.failures[reason.split(":")[0]] += 1
     a.store.add_failure({"slot": key, "query_id": query_id, "passage_id": passage_id, "reason": reason})
-    return None
+    return None, unanswered
 
 
 def _slot_key(model: str, prompt_sha256: str, query_id: str, passage_id: str) -> str:

@@ -27,16 +27,12 @@ from realrecall.generate.sources import AnswerabilityJudge, Candidate, QuestionS
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.strategy import SourceContext
 from realrecall.generate.summary import StageCounter
-from realrecall.llm.types import ChatClient, Usage
+from realrecall.llm.types import UNANSWERED, ChatClient, Usage
 from realrecall.text_features import lexical_overlap
 
 __all__ = ["CLIENT_HINT", "Settler", "still_valid"]
 
 CLIENT_HINT = "pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge"
-
-
-# Failures that mean the endpoint did not answer at all (see Settler.stop_if_silent).
-_UNANSWERED = frozenset({"timeout", "connection"})
 
 
 class Settler:
@@ -120,7 +116,7 @@ class Settler:
         """Stop the run once as many questions in a row as run at once (at least 3) got no answer,
         each after its whole retry budget: an endpoint that accepts and never answers would otherwise
         take the whole run's time, question by question. What was kept stays kept; a rerun resumes."""
-        if reason not in _UNANSWERED:
+        if reason not in UNANSWERED:
             self.unanswered = 0
             return
         self.unanswered += 1

@@ -25,7 +25,7 @@ from tenacity.wait import wait_base, wait_exponential_jitter
 
 from realrecall.errors import EmptyResponse, GaveUp, LLMCallError, MalformedResponse
 from realrecall.llm.endpoint import redact
-from realrecall.llm.types import LLMConfig, LLMStats
+from realrecall.llm.types import UNANSWERED, LLMConfig, LLMStats
 
 __all__ = [
     "Fault",
@@ -311,7 +311,7 @@ def gave_up_error(
     if fault.status is not None:
         description += f" ({fault.status})"
     message = f"{what}{description} after {count} attempt{'' if count == 1 else 's'}"
-    if server is not None and fault.reason in ("timeout", "connection"):
+    if server is not None and fault.reason in UNANSWERED:
         message += f" at {server}"
     detail = redact(" ".join(fault.detail.split()), secret)
     if detail:

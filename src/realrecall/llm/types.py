@@ -18,6 +18,7 @@ from realrecall.errors import InputError
 
 __all__ = [
     "RESPONSE_FORMATS",
+    "UNANSWERED",
     "BatchCounts",
     "BatchItemError",
     "BatchStatus",
@@ -31,6 +32,10 @@ __all__ = [
 ]
 
 ResponseFormat = Literal["json_schema", "json_object", "none"]
+
+UNANSWERED = frozenset({"timeout", "connection"})
+"""Failure reasons (``LLMCallError.reason``) of a call the endpoint never answered: it timed out, or no
+connection was made. A run stops once too many in a row end so (the endpoint is down or silent)."""
 
 # Strongest first: a client that falls back moves right along this tuple and never back.
 RESPONSE_FORMATS: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "none")

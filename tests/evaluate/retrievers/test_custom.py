@@ -442,4 +442,5 @@ def test_the_help_states_the_default_query_timeout() -> None:
     from support import cli
 
     done = cli.run("evaluate", "--help")
-    assert "a hung one ends the run in one line (default 300)" in " ".join(done.stdout.split())
+    text = " ".join(done.stdout.split())
+    assert "a hung one ends the run in one line. [default: 300.0]" in text

@@ -87,13 +87,12 @@ class RunSettings(Settings):
     workers: Annotated[int, "Threads calling a custom retriever function at once."] = 1
     query_timeout: Annotated[
         float | None,
-        "Seconds a custom retriever (or a store) may take per query; a hung one ends the run in one line "
-        f"(default {QUERY_TIMEOUT:g}).",
+        "Seconds a custom retriever (or a store) may take per query; a hung one ends the run in one line.",
     ] = QUERY_TIMEOUT
     request_timeout: Annotated[
         float,
         "Seconds a vector store's server or an embeddings endpoint may take to answer one request; a "
-        f"silent server ends the run in one line naming it (default {REQUEST_TIMEOUT:g}).",
+        "silent server ends the run in one line naming it.",
     ] = REQUEST_TIMEOUT
     index_progress: Callable[[int, int], None] | None = None
 
