@@ -20,6 +20,12 @@ or from a :class:`CalibrationReport` already made. mlflow is an optional extra i
 only when called: a missing one is one InputError naming ``pip install 'realrecall[mlflow]'``. The
 tracking URI is the ``tracking_uri`` argument, else ``MLFLOW_TRACKING_URI``; with neither, nothing is
 logged anywhere unexpected: it is an InputError. A run that fails part-way is marked FAILED.
+
+A tracking server that accepts connections and never answers ends the logging in one line naming it,
+within a few minutes: MLflow by itself waits 120 s for each answer and retries seven times (some twenty
+minutes), so while realrecall logs, each request waits ``REQUEST_WAIT`` seconds and is retried
+``REQUEST_RETRIES`` times, unless ``MLFLOW_HTTP_REQUEST_TIMEOUT`` / ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``
+say otherwise.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import re
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +49,14 @@ if TYPE_CHECKING:
     from realrecall.calibrate.calibration import CalibrationReport
     from realrecall.evaluate.results import EvaluationResult, ResultsSource
 
-__all__ = ["TrackedRun", "figures_as_metrics", "fingerprints_as_params", "log_to_mlflow"]
+__all__ = [
+    "REQUEST_RETRIES",
+    "REQUEST_WAIT",
+    "TrackedRun",
+    "figures_as_metrics",
+    "fingerprints_as_params",
+    "log_to_mlflow",
+]
 
 EXTRA = "realrecall[mlflow]"
 DEFAULT_EXPERIMENT = "realrecall"
@@ -53,6 +66,11 @@ DEFAULT_EXPERIMENT = "realrecall"
 _NAME = re.compile(r"[^A-Za-z0-9_\-./ ]")
 _PARAM_LIMIT = 6000
 _METRIC_BATCH, _PARAM_BATCH = 1000, 100
+
+REQUEST_WAIT = 60
+"""Seconds each request to a tracking server may take while realrecall logs (see the module doc)."""
+REQUEST_RETRIES = 2
+"""Retries of a request to a tracking server that failed or gave no answer."""
 
 
 @dataclass(frozen=True)
@@ -217,6 +235,36 @@ def _import_mlflow() -> Any:
 
 def _log(
     mlflow: Any,
+    uri: str,
+    experiment: str,
+    run_name: str,
+    metrics: Mapping[str, float],
+    params: Mapping[str, str],
+    result: EvaluationResult,
+    calibration: CalibrationReport,
+    report: Path | None,
+    tags: dict[str, str],
+) -> TrackedRun:
+    with _bounded_requests():
+        return _log_bounded(uri, experiment, run_name, metrics, params, result, calibration, report, tags)
+
+
+@contextlib.contextmanager
+def _bounded_requests() -> Iterator[None]:
+    """MLflow's HTTP requests wait ``REQUEST_WAIT`` s and retry ``REQUEST_RETRIES`` times inside the
+    block, unless the user's environment sets either (it is put back as it was afterwards)."""
+    bounds = {"MLFLOW_HTTP_REQUEST_TIMEOUT": REQUEST_WAIT, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": REQUEST_RETRIES}
+    added = [name for name in bounds if name not in os.environ]
+    for name in added:
+        os.environ[name] = str(bounds[name])
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
+
+
+def _log_bounded(
     uri: str,
     experiment: str,
     run_name: str,

@@ -270,3 +270,35 @@ def test_a_refused_file_store_is_one_line_with_the_switch(
         OutputError, match=r"MLflow refuses the file store .*; set MLFLOW_ALLOW_FILE_STORE=true"
     ):
         log_to_mlflow(demo / "report" / "results.json", tracking_uri=store)
+
+
+def test_a_tracking_server_that_never_answers_ends_in_one_line_naming_it(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """realrecall's own bound on retries applies (MLflow alone retries seven times, some twenty minutes
+    at its 120 s wait); the wait per request is shortened here through MLflow's own variable."""
+    from support.silent_server import SilentServer
+
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "1")
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", raising=False)
+    with SilentServer() as server:
+        result = cli("log", "mlflow", str(demo / "report" / "results.json"), "--mlflow-uri", server.url)
+    assert result.returncode == 2, result.stderr
+    assert len(result.err_lines) == 1, result.stderr
+    assert result.err_lines[0].startswith(f"error: could not log to MLflow at {server.url}: MlflowException")
+
+
+def test_the_bounds_on_mlflow_requests_hold_while_logging_and_yield_to_the_users(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    from realrecall import tracking
+
+    monkeypatch.delenv("MLFLOW_HTTP_REQUEST_TIMEOUT", raising=False)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "5")  # the user's own choice
+    with tracking._bounded_requests():
+        assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == str(tracking.REQUEST_WAIT) == "60"
+        assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "5"
+    assert "MLFLOW_HTTP_REQUEST_TIMEOUT" not in os.environ
+    assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "5"
