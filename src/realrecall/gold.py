@@ -159,11 +159,15 @@ _QUERY_ID: Callable[[GoldQuery], str] = attrgetter("query_id")
 
 
 @bulk_step  # a query is a handful of objects that all stay: 3M qrels lines read in 4.6 s, not 7-8.5
-def load_gold(path: str | Path, *, origin: str | None = None, name: str | None = None) -> GoldSet:
+def load_gold(
+    path: str | Path, *, origin: str | None = None, name: str | None = None, exact: bool = False
+) -> GoldSet:
     """Read a gold set in any supported format (see the module docstring).
 
     ``origin`` sets the origin of queries whose file does not state one (always the case for BEIR and
-    TREC qrels); it never overrides an origin written in the file.
+    TREC qrels); it never overrides an origin written in the file. TREC qrels go through a fast path
+    first (``realrecall.formats.trec_fast``), which reads the same judgments or declines the file;
+    ``exact=True`` reads them line by line alone (slower; the same gold set).
     """
     if origin is not None and origin not in ORIGINS:
         raise InputError(f"unknown origin {origin!r}", hint=f"choose from {', '.join(ORIGINS)}")
@@ -171,7 +175,7 @@ def load_gold(path: str | Path, *, origin: str | None = None, name: str | None =
     records = _records(p, origin)
     if records is None:
         # A TREC qrels query is its id and judgments: made with no record dict between.
-        judged = trec_qrels.read_judgments(p)
+        judged = trec_qrels.read_judgments(p, exact=exact)
         queries = tuple(map(_judged_query, judged, judged.values(), repeat(origin)))
         del judged
     else:

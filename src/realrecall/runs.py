@@ -16,16 +16,16 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from realrecall.bulk import bulk_step, small_pages
 from realrecall.errors import InputError
-from realrecall.formats import jsonl, sniff_run, trec_columns, trec_runs
-
-if TYPE_CHECKING:
-    from realrecall.formats.trec_runs import RunColumns
+from realrecall.formats import jsonl, sniff_run, trec_fast, trec_runs
+from realrecall.formats.trec_fast import columns as run_columns
+from realrecall.formats.trec_fast.arrow import take_rows
+from realrecall.formats.trec_fast.columns import RunColumns
 
 __all__ = ["Run", "load_run"]
 
@@ -248,13 +248,13 @@ class Run:
         if len(asked) == 0:
             return out
         wanted = pa.array(list(map(ids.__getitem__, asked.tolist())), type=pa.string())
-        prints = trec_runs.fingerprints(wanted)
+        prints = run_columns.fingerprints(wanted)
         if self._prints is None:
             raise RuntimeError(f"run {self.name!r} has columns but no fingerprints")
         where = _find_in_segments(self._prints, self._offsets, segments[asked], prints)
         hit = np.flatnonzero(where >= 0)
         # Compared as Arrow strings: no Python string is made per hit.
-        found = trec_columns.take_rows(columns.passage_ids, where[hit])
+        found = take_rows(columns.passage_ids, where[hit])
         same = pc.equal(found, wanted.take(pa.array(hit))).to_numpy(zero_copy_only=False)
         hit = hit[same]
         out[asked[hit]] = where[hit] - self._offsets[segments[asked[hit]]]
@@ -326,7 +326,7 @@ class Run:
                 take = min(depth, width)
                 chosen[sel, :take] = starts[sel, None] + order[:, :take]
         flat = chosen[np.arange(depth)[None, :] < keep[:, None]]
-        ids: list[str] = trec_columns.take_rows(self._columns.passage_ids, flat).to_pylist()
+        ids: list[str] = take_rows(self._columns.passage_ids, flat).to_pylist()
         out: list[tuple[str, ...]] = [()] * len(query_ids)
         bounds = np.r_[0, np.cumsum(keep)].tolist()
         for j, (i, begin, end) in enumerate(zip(present.tolist(), bounds, bounds[1:], strict=False)):
@@ -454,12 +454,14 @@ def _first_bad_score(docs: Mapping[str, Mapping[str, Any]]) -> tuple[str, str, A
 
 
 @bulk_step
-def load_run(path: str | Path, *, name: str | None = None) -> Run:
+def load_run(path: str | Path, *, name: str | None = None, exact: bool = False) -> Run:
     """Read a run file: JSON Lines if named ``*.jsonl`` or its first line starts with ``{``, else a TREC run.
 
     Raises InputError naming the file, the line and the fix for malformed lines, non-numeric scores,
     duplicate ``(query_id, passage_id)`` pairs (trec_eval stops on them too), and empty files. See
     ``realrecall.formats.trec_runs`` and ``realrecall.formats.jsonl`` for exactly how each is read.
+    A TREC run goes through a fast path first (``realrecall.formats.trec_fast``), which reads the
+    same run or declines the file; ``exact=True`` reads it line by line alone (slower; the same run).
     """
     p = Path(path)
     run_name = name or p.stem
@@ -467,12 +469,9 @@ def load_run(path: str | Path, *, name: str | None = None) -> Run:
     if kind == "jsonl" or p.suffix.lower() in (".jsonl", ".json"):
         ranked, scores = jsonl.read_run(p)
         return Run.from_lists(ranked, name=run_name) if ranked else Run.from_scores(scores, name=run_name)
-    if p.stat().st_size >= trec_runs.COLUMNS_MIN_BYTES:
-        columns = trec_runs.read_run_columns(p)
-        if columns is not None:
-            return Run._from_columns(columns, name=run_name)
-    fast = trec_runs.read_run_fast(p)
+    fast = None if exact else trec_fast.read_run(p)
+    if isinstance(fast, RunColumns):
+        return Run._from_columns(fast, name=run_name)
     if fast is not None:
         return Run._build_positional(*fast, name=run_name, ordered=False)
-    # The fast reader declines anything unusual; this one reads it, or names the line that is wrong.
     return Run._build(trec_runs.read_run(p), name=run_name, ordered=False)

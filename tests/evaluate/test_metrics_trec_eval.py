@@ -7,6 +7,7 @@ per-query and ``all`` values are compared with ``==``. Flags map to our API like
   missing), so the gold set is restricted to the run's queries;
 - ``-M k`` cuts the run: ``Run.top(k)``; ``recip_rank`` under ``-M k`` alone is our ``mrr@k``;
 - ``-l 2`` is ``relevance_threshold=2``.
+Each case is read through each fast path and through the exact reader (``support.trec_readers``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from realrecall.evaluate.scoring import score_queries
 from realrecall.gold import load_gold
 from realrecall.runs import load_run
+from support.trec_readers import READERS, choose
 
 pytestmark = pytest.mark.reference_data
 
@@ -124,15 +126,18 @@ def _compare(expected: dict[tuple[str, str], str], metrics: dict[str, str], scor
     return compared
 
 
-def _gold(data: Path, qrels: str, run, complete: bool) -> dict[str, dict[str, int]]:
-    gold = load_gold(data / qrels).qrels()
+def _gold(data: Path, qrels: str, run, complete: bool, exact: bool) -> dict[str, dict[str, int]]:
+    gold = load_gold(data / qrels, exact=exact).qrels()
     return gold if complete else {qid: judged for qid, judged in gold.items() if qid in run}
 
 
+@pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize(("expected", "qrels", "run", "complete", "depth", "level"), CASES)
 def test_every_measure_equals_trec_eval_10_bit_for_bit(
     trec_eval_data: Path,
     read_trec_eval_output,
+    monkeypatch: pytest.MonkeyPatch,
+    reader: str,
     expected: str,
     qrels: str,
     run: str,
@@ -140,14 +145,14 @@ def test_every_measure_equals_trec_eval_10_bit_for_bit(
     depth: int | None,
     level: int,
 ) -> None:
-    the_run = load_run(trec_eval_data / run)
+    exact = choose(reader, monkeypatch)  # each fast path and the exact reader give the same figures
+    the_run = load_run(trec_eval_data / run, exact=exact)
     if depth is not None:
         the_run = the_run.top(depth)
     printed = read_trec_eval_output(trec_eval_data / expected)
     metrics = {ours: name for name, _ in printed if (ours := our_metric(name))}
-    scores = score_queries(
-        _gold(trec_eval_data, qrels, the_run, complete), the_run, list(metrics), relevance_threshold=level
-    )
+    gold = _gold(trec_eval_data, qrels, the_run, complete, exact)
+    scores = score_queries(gold, the_run, list(metrics), relevance_threshold=level)
 
     compared = _compare(printed, metrics, scores)
 
@@ -156,21 +161,24 @@ def test_every_measure_equals_trec_eval_10_bit_for_bit(
     assert len(scores.query_ids) == int(printed[("num_q", "all")])
 
 
+@pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize(("expected", "qrels", "run", "complete", "level"), MRR_AT_10_CASES)
 def test_mrr_at_10_equals_recip_rank_with_the_run_cut_at_10(
     trec_eval_data: Path,
     read_trec_eval_output,
+    monkeypatch: pytest.MonkeyPatch,
+    reader: str,
     expected: str,
     qrels: str,
     run: str,
     complete: bool,
     level: int,
 ) -> None:
-    the_run = load_run(trec_eval_data / run)
+    exact = choose(reader, monkeypatch)
+    the_run = load_run(trec_eval_data / run, exact=exact)
     printed = read_trec_eval_output(trec_eval_data / expected)
-    scores = score_queries(
-        _gold(trec_eval_data, qrels, the_run, complete), the_run, ["mrr@10"], relevance_threshold=level
-    )
+    gold = _gold(trec_eval_data, qrels, the_run, complete, exact)
+    scores = score_queries(gold, the_run, ["mrr@10"], relevance_threshold=level)
 
     compared = _compare(printed, {"mrr@10": "recip_rank"}, scores)
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from realrecall import score
 from realrecall.bulk import bulk_mode
 from realrecall.errors import InputError
-from realrecall.formats import trec_runs
+from realrecall.formats import trec_fast, trec_runs
+from realrecall.formats.trec_fast import columns
 from realrecall.runs import Run, load_run
 
 pytest.importorskip("pyarrow")
@@ -26,7 +27,7 @@ PLAIN = "q1 Q0 a 1 3.5 tag\nq1 Q0 b 2 2.0 tag\nq2 Q0 c 1 -1e-3 tag\nq2 Q0 d 2 -2
 
 @pytest.fixture(autouse=True)
 def columns_for_every_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trec_runs, "COLUMNS_MIN_BYTES", 0)
+    monkeypatch.setattr(trec_fast, "RUN_COLUMNS_MIN_BYTES", 0)
 
 
 def write(tmp_path: Path, data: str | bytes, name: str = "run.txt") -> Path:
@@ -134,7 +135,7 @@ def test_variants_the_c_parser_takes_read_as_the_exact_reader_does(tmp_path: Pat
 def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: Path, text: str) -> None:
     path = write(tmp_path, text)
 
-    assert trec_runs.read_run_columns(path) is None
+    assert columns.read_run_columns(path) is None
     same_run(load_run(path), exact(path))
 
 
@@ -156,9 +157,9 @@ def comments_by_line(text: str) -> list[int]:
 
 @pytest.mark.parametrize("block", [1, 2, 7, 64, 1 << 24])
 def test_comment_lines_are_found_across_scan_blocks(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
-    monkeypatch.setattr(trec_runs, "_SCAN_BYTES", block)
+    monkeypatch.setattr(columns, "_SCAN_BYTES", block)
 
-    found = trec_runs.comment_lines(COMMENTED.encode())
+    found = columns.comment_lines(COMMENTED.encode())
 
     assert found == comments_by_line(COMMENTED) == [0, 3, 5, 7, 9, 11]
 
@@ -177,8 +178,8 @@ def test_comment_lines_match_a_split_of_every_line(
 ) -> None:
     text = ("\ufeff" if bom else "") + "".join(line + ("\r\n" if crlf else "\n") for line in lines)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(trec_runs, "_SCAN_BYTES", block)
-        assert trec_runs.comment_lines(text.encode()) == comments_by_line(text)
+        patch.setattr(columns, "_SCAN_BYTES", block)
+        assert columns.comment_lines(text.encode()) == comments_by_line(text)
 
 
 @pytest.mark.parametrize("cap", ["_MAX_COMMENT_LINES", "_MAX_LOOKBACKS"])
@@ -186,10 +187,10 @@ def test_past_its_caps_the_comment_scan_hands_the_file_to_the_chunked_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cap: str
 ) -> None:
     path = write(tmp_path, COMMENTED)
-    assert trec_runs.read_run_columns(path) is not None
-    monkeypatch.setattr(trec_runs, cap, 1)
+    assert columns.read_run_columns(path) is not None
+    monkeypatch.setattr(columns, cap, 1)
 
-    assert trec_runs.read_run_columns(path) is None
+    assert columns.read_run_columns(path) is None
     run = load_run(path)
     assert run._positional  # the chunked reader, not the exact one
     same_run(run, exact(path))
@@ -245,10 +246,10 @@ def test_a_fingerprint_depends_on_the_id_alone(ids: list[str], cut: int) -> None
     # Alone, an id takes the whole-array steps; among shorter ones, the steps by index.
     import pyarrow as pa
 
-    whole = trec_runs.fingerprints(pa.array(ids)).tolist()
+    whole = columns.fingerprints(pa.array(ids)).tolist()
     parts = [pa.array(ids[:cut], type=pa.string()), pa.array(ids[cut:], type=pa.string())]
-    split = trec_runs.fingerprints(pa.chunked_array(parts)).tolist()
-    alone = [int(trec_runs.fingerprints(pa.array([id_]))[0]) for id_ in ids]
+    split = columns.fingerprints(pa.chunked_array(parts)).tolist()
+    alone = [int(columns.fingerprints(pa.array([id_]))[0]) for id_ in ids]
 
     assert whole == split == alone
     assert len(set(whole)) == len(set(ids))  # 64 bits: a collision here would be a bug, not chance
@@ -258,10 +259,10 @@ def test_equal_fingerprints_in_one_query_send_the_file_to_the_exact_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Every id hashes alike: distinct ids look like duplicates, so the columns are declined.
-    monkeypatch.setattr(trec_runs, "fingerprints", lambda ids: np.zeros(len(ids), dtype=np.uint64))
+    monkeypatch.setattr(columns, "fingerprints", lambda ids: np.zeros(len(ids), dtype=np.uint64))
     path = write(tmp_path, PLAIN)
 
-    assert trec_runs.read_run_columns(path) is None
+    assert columns.read_run_columns(path) is None
     same_run(load_run(path), exact(path))
 
 
@@ -272,7 +273,7 @@ def test_a_judged_id_whose_fingerprint_collides_is_not_found(
     def by_first_letter(ids: object) -> np.ndarray:
         return np.array([ord(text[0]) for text in ids.to_pylist()], dtype=np.uint64)  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(trec_runs, "fingerprints", by_first_letter)
+    monkeypatch.setattr(columns, "fingerprints", by_first_letter)
     path = write(tmp_path, "q1 Q0 a1 1 2 t\nq1 Q0 b1 2 1 t\n")
     run = load_run(path)
     assert run._columns is not None
@@ -362,8 +363,8 @@ def test_the_parsers_memory_goes_back_before_each_next_step(
     # Given back only at the end, the parser's freed buffers stacked on the peak of reading the run.
     calls: list[str] = []
     for name in ("give_back_memory", "_group_by_query", "fingerprints"):
-        real = getattr(trec_runs, name)
-        monkeypatch.setattr(trec_runs, name, lambda *a, _n=name, _f=real: calls.append(_n) or _f(*a))
+        real = getattr(columns, name)
+        monkeypatch.setattr(columns, name, lambda *a, _n=name, _f=real: calls.append(_n) or _f(*a))
 
     assert load_run(write(tmp_path, PLAIN))._columns is not None
     assert calls == [
@@ -378,14 +379,14 @@ def test_the_parsers_memory_goes_back_before_each_next_step(
 def parsers_tried(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Names of the parsers ``read_run_columns`` tries, in order: "arrow", "space" or "whitespace"."""
     calls: list[str] = []
-    arrow, pandas = trec_runs._parse_arrow, trec_runs._parse
+    arrow, pandas = columns._parse_arrow, columns._parse
     monkeypatch.setattr(
-        trec_runs,
+        columns,
         "_parse_arrow",
         lambda path, layout: calls.append("arrow") or arrow(path, layout),
     )
     monkeypatch.setattr(
-        trec_runs,
+        columns,
         "_parse",
         lambda path, spaces_only, skip: (
             calls.append("space" if spaces_only else "whitespace")
@@ -444,7 +445,7 @@ def test_a_file_that_is_not_utf8_goes_to_the_reader_that_names_its_line(tmp_path
     # The C parsers check only the fields they keep; the exact reader checks every byte.
     path = write(tmp_path, PLAIN.encode().replace(b" Q0 b", b" Q\xff0 b"))
 
-    assert trec_runs.read_run_columns(path) is None
+    assert columns.read_run_columns(path) is None
     with pytest.raises(InputError, match="not valid UTF-8") as error:
         load_run(path)
     assert error.value.line == 2
@@ -457,9 +458,9 @@ def test_the_reader_runs_on_small_pages_in_bulk_mode_and_puts_numpy_s_hint_back(
     # hint is the whole process's, so it is switched only where the caller opted in.
     hint = np._core.multiarray._get_madvise_hugepage
     seen: list[bool] = []
-    real = trec_runs._parse_arrow
+    real = columns._parse_arrow
     monkeypatch.setattr(
-        trec_runs,
+        columns,
         "_parse_arrow",
         lambda path, layout: seen.append(hint()) or real(path, layout),
     )

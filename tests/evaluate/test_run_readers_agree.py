@@ -15,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from realrecall.errors import InputError
-from realrecall.formats import trec_runs
+from realrecall.formats import trec_fast
+from realrecall.formats.trec_fast import chunks as chunks_module
+from realrecall.formats.trec_fast import columns as columns_module
 from realrecall.runs import load_run
 from support.trec_files import one_separator_files
 
@@ -59,16 +61,18 @@ def outcome(read: object) -> tuple[str, object]:
 
 def read_with(path: Path, *, columns: bool, chunks: bool) -> tuple[str, object]:
     """``load_run`` with the columnar and the chunked reader each on or off (off: it declines)."""
-    saved = trec_runs.COLUMNS_MIN_BYTES, trec_runs.read_run_columns, trec_runs.read_run_fast
-    trec_runs.COLUMNS_MIN_BYTES = 0  # the columnar path for every size
+    saved = trec_fast.RUN_COLUMNS_MIN_BYTES, columns_module.read_run_columns, chunks_module.read_run_chunks
+    trec_fast.RUN_COLUMNS_MIN_BYTES = 0  # the columnar path for every size
     if not columns:
-        trec_runs.read_run_columns = lambda path: None  # type: ignore[assignment]
+        columns_module.read_run_columns = lambda path: None  # type: ignore[assignment]
     if not chunks:
-        trec_runs.read_run_fast = lambda path: None  # type: ignore[assignment]
+        chunks_module.read_run_chunks = lambda path: None  # type: ignore[assignment]
     try:
         return outcome(lambda: load_run(path))
     finally:
-        trec_runs.COLUMNS_MIN_BYTES, trec_runs.read_run_columns, trec_runs.read_run_fast = saved
+        trec_fast.RUN_COLUMNS_MIN_BYTES, columns_module.read_run_columns, chunks_module.read_run_chunks = (
+            saved
+        )
 
 
 @given(files)

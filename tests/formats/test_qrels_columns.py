@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from realrecall.errors import InputError
-from realrecall.formats import trec_qrels
+from realrecall.formats import trec_fast, trec_qrels
+from realrecall.formats.trec_fast import columns
 from support.trec_files import one_separator_files
 
 pytest.importorskip("pyarrow")
@@ -30,7 +31,7 @@ def judged_in_order(judged: dict[str, dict[str, int]]) -> list[tuple[str, list[t
 
 
 def exact(path: Path) -> list[tuple[str, list[tuple[str, int]]]]:
-    return judged_in_order(trec_qrels._read_qrels_exact(path))
+    return judged_in_order(trec_qrels.read_qrels(path))
 
 
 @pytest.mark.parametrize(
@@ -65,7 +66,7 @@ def exact(path: Path) -> list[tuple[str, list[tuple[str, int]]]]:
 def test_plain_files_are_read_in_columns_as_the_line_reader_reads_them(tmp_path: Path, data: str) -> None:
     path = write(tmp_path, data)
 
-    judged = trec_qrels.read_qrels_columns(path)
+    judged = columns.read_qrels_columns(path)
 
     assert judged is not None
     assert judged_in_order(judged) == exact(path)
@@ -90,9 +91,9 @@ def test_what_it_cannot_read_exactly_is_declined_and_read_by_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: str | bytes, expected: str
 ) -> None:
     path = write(tmp_path, data)
-    assert trec_qrels.read_qrels_columns(path) is None
+    assert columns.read_qrels_columns(path) is None
 
-    monkeypatch.setattr(trec_qrels, "COLUMNS_MIN_BYTES", 0)
+    monkeypatch.setattr(trec_fast, "QRELS_COLUMNS_MIN_BYTES", 0)
     try:
         outcome = ("judged", judged_in_order(trec_qrels.read_judgments(path)))
     except InputError as error:
@@ -104,14 +105,14 @@ def test_what_it_cannot_read_exactly_is_declined_and_read_by_the_others(
 
 def test_big_files_take_the_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Path] = []
-    real = trec_qrels.read_qrels_columns
-    monkeypatch.setattr(trec_qrels, "read_qrels_columns", lambda path: calls.append(path) or real(path))
+    real = columns.read_qrels_columns
+    monkeypatch.setattr(columns, "read_qrels_columns", lambda path: calls.append(path) or real(path))
     path = write(tmp_path, PLAIN)
 
     trec_qrels.read_judgments(path)
     assert calls == []  # small: the chunked reader, without importing pyarrow
 
-    monkeypatch.setattr(trec_qrels, "COLUMNS_MIN_BYTES", 0)
+    monkeypatch.setattr(trec_fast, "QRELS_COLUMNS_MIN_BYTES", 0)
     assert judged_in_order(trec_qrels.read_judgments(path)) == exact(path)
     assert calls == [path]
 
@@ -125,6 +126,6 @@ grades = st.sampled_from(["1", "0", "2", "-1", "1", "+1", "007", "1.0", "x", "1_
 def test_the_columns_agree_with_the_line_reader(text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = write(Path(folder), text)
-        judged = trec_qrels.read_qrels_columns(path)
+        judged = columns.read_qrels_columns(path)
         if judged is not None:
             assert judged_in_order(judged) == exact(path)

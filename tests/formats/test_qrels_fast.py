@@ -12,6 +12,7 @@ import pytest
 
 from realrecall.errors import InputError
 from realrecall.formats import token_chunks, trec_qrels
+from realrecall.formats.trec_fast.chunks import read_qrels_chunks
 
 PLAIN = "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\nq2 0 d -1\n"
 
@@ -23,7 +24,7 @@ def write(tmp_path: Path, data: str | bytes) -> Path:
 
 
 def exact(path: Path) -> dict[str, dict[str, int]]:
-    return dict(trec_qrels._read_qrels_exact(path))
+    return dict(trec_qrels.read_qrels(path))
 
 
 def same_order(got: dict[str, dict[str, int]], expected: dict[str, dict[str, int]]) -> None:
@@ -53,7 +54,7 @@ def same_order(got: dict[str, dict[str, int]], expected: dict[str, dict[str, int
 )
 def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data):
     path = write(tmp_path, data)
-    fast = trec_qrels.read_qrels_fast(path)
+    fast = read_qrels_chunks(path)
     assert fast is not None
     same_order(fast, exact(path))
 
@@ -70,7 +71,7 @@ def test_plain_files_take_the_chunked_reader_with_the_same_result(tmp_path, data
 )
 def test_files_it_cannot_take_exactly_are_declined_and_read_the_same(tmp_path, data):
     path = write(tmp_path, data)
-    assert trec_qrels.read_qrels_fast(path) is None
+    assert read_qrels_chunks(path) is None
     same_order(trec_qrels.read_judgments(path), exact(path))
 
 
@@ -92,7 +93,7 @@ def test_files_it_cannot_take_exactly_are_declined_and_read_the_same(tmp_path, d
 )
 def test_bad_files_are_declined_and_the_line_reader_names_the_line(tmp_path, data, message, line):
     path = write(tmp_path, data)
-    assert trec_qrels.read_qrels_fast(path) is None
+    assert read_qrels_chunks(path) is None
     with pytest.raises(InputError, match=message) as caught:
         trec_qrels.read_judgments(path)
     assert caught.value.line == line
@@ -111,7 +112,7 @@ def test_a_file_larger_than_one_chunk_reads_the_same(tmp_path, monkeypatch, comm
         for i in range(2_000)
     )
     path = write(tmp_path, data)
-    fast = trec_qrels.read_qrels_fast(path)
+    fast = read_qrels_chunks(path)
     assert fast is not None
     same_order(fast, exact(path))
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from realrecall.errors import InputError
 from realrecall.formats import trec_qrels
+from realrecall.formats.trec_fast import chunks, columns
 
 ids = st.sampled_from(["q1", "q2", "a", "b", "q1", "a", "x#", "#x", "d#1_100", "Ä", '"q"'])
 grades = st.sampled_from(["1", "0", "2", "-1", "1", "+1", "007", "1.0", "x", "1_0", ""])
@@ -42,7 +43,7 @@ files = st.lists(st.one_of(lines(), lines(), lines(), skipped), min_size=1, max_
 
 def outcome(path: Path) -> tuple[str, object]:
     try:
-        judged = trec_qrels._read_qrels_exact(path)
+        judged = trec_qrels.read_qrels(path)
     except InputError as error:
         return "error", error.line
     return "judged", [(query, list(per_query.items())) for query, per_query in judged.items()]
@@ -54,7 +55,7 @@ def test_the_quick_readers_agree_with_the_line_reader(text: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "qrels.txt"
         path.write_text(text, encoding="utf-8")
-        for read in (trec_qrels.read_qrels_fast, trec_qrels.read_qrels_columns):
+        for read in (chunks.read_qrels_chunks, columns.read_qrels_columns):
             quick = read(path)
             if quick is not None:
                 taken = [(query, list(judged.items())) for query, judged in quick.items()]

@@ -1,11 +1,11 @@
-"""``trec_columns.take_rows``: rows of a chunked column in any order, without joining its chunks."""
+"""``trec_fast.arrow.take_rows``: rows of a chunked column in any order, without joining its chunks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from realrecall.formats.trec_columns import take_rows
+from realrecall.formats.trec_fast.arrow import take_rows
 
 
 def test_take_rows_equals_take_across_chunks_in_any_order() -> None:

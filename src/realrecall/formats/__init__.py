@@ -2,12 +2,14 @@
 
 - ``jsonl``: JSON Lines gold sets (a key given twice is refused), corpora (and the JSON ``{id: text}``
   mapping) and runs;
-- ``trec_runs``: TREC run files, a fast path and the exact trec_eval 10 line reader;
-- ``trec_qrels``: TREC qrels (and the one-grade-per-judgment rule BEIR's qrels share);
+- ``trec_runs``: TREC run files, the exact trec_eval 10 line reader;
+- ``trec_qrels``: TREC qrels, the exact reader (and the one-grade-per-judgment rule BEIR's qrels share);
+- ``trec_fast``: the fast paths of both (Arrow columns, chunked splits), each returning what the exact
+  reader returns or declining the file; ``exact=True`` on ``load_run`` and ``load_gold`` skips them;
 - ``beir``: BEIR ``qrels/<split>.tsv`` and ``queries.jsonl``;
 - ``ids``: the id rules every format shares (the grade rules are ``realrecall.grades``, which evidence
   shares too); ``records``: what the readers return;
-  ``token_chunks``: the chunked C-level split the fast TREC readers share.
+  ``token_chunks``: trec_eval's split on C whitespace, and the chunked C-level split of the fast paths.
 
 The types and their ``load_*`` dispatchers live in ``realrecall.gold``, ``realrecall.corpus`` and
 ``realrecall.runs``, which import this package; it imports only the leaves below it (``errors``,
