@@ -67,7 +67,7 @@ def test_an_embedder_with_the_wrong_number_of_rows_is_an_input_error(tmp_path):
         (lambda: z_value(1.5), "confidence must be between 0 and 1, got 1.5"),
         (
             lambda: bootstrap_interval([0.1, 0.2], rng=np.random.default_rng(0), method="magic"),
-            "unknown bootstrap method 'magic'; choose from",
+            "bootstrap must be one of percentile, bca, got 'magic'; e.g. percentile",
         ),
         (lambda: precision_at(None, None), "precision needs a cutoff k; ask for precision@K"),  # type: ignore[arg-type]
         (

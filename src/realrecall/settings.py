@@ -54,6 +54,7 @@ __all__ = [
     "StageSettings",
     "Text",
     "check_choice",
+    "convert",
     "setting_fields",
     "setting_rows",
     "settings_from",
@@ -259,7 +260,7 @@ def settings_with(
 def check_choice(name: str, value: object, choices: typing.Sequence[str]) -> None:
     """The one message for a value that is not one of ``choices``."""
     if value not in choices:
-        raise SettingError(name, f"must be {_one_of(choices)}, got {value!r}")
+        raise SettingError(name, f"must be {_one_of(choices)}, got {value!r}", hint=f"e.g. {choices[0]}")
 
 
 def convert(name: str, value: object, hint: object) -> object:
@@ -269,6 +270,8 @@ def convert(name: str, value: object, hint: object) -> object:
         return _mapping(name, value, _without_none(hint))
     converted = _typed(hint, value)
     if converted is _NO:
+        if typing.get_origin(hint) is Literal:
+            check_choice(name, value, [str(arg) for arg in typing.get_args(hint)])
         raise SettingError(name, f"must be {type_text(hint)}, got {_shown_value(value)}")
     return converted
 
@@ -281,8 +284,13 @@ def parse(name: str, value: object, hint: object) -> object:
             return None
         items = [value] if isinstance(value, str) else value
         if isinstance(items, list | tuple) and all(isinstance(item, str) for item in items):
-            mapping = _assignments(name, items, _value_type(_without_none(hint)))
-            return {key: _parsed(_value_type(_without_none(hint)), item) for key, item in mapping.items()}
+            value_hint = _value_type(_without_none(hint))
+            parsed_items = {}
+            for key, text in _assignments(name, items, value_hint).items():
+                parsed_items[key] = _parsed(value_hint, text)
+                if parsed_items[key] is _NO:
+                    raise SettingError(name, f"of {key!r} must be {type_text(value_hint)}, got {text!r}")
+            return parsed_items
         return value
     if not isinstance(value, str):
         return value

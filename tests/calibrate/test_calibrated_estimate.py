@@ -455,7 +455,7 @@ def test_gates_report_the_interval_and_can_check_the_bound() -> None:
     gap_bound = calibrate(document, max_gap=0.3, gate_on="bound", now=NOW)
     assert gap_point.gates[0].passed
     assert not gap_bound.gates[0].passed
-    with pytest.raises(InputError, match="unknown gate_on 'upper'"):
+    with pytest.raises(InputError, match="gate_on must be one of point, bound, got 'upper'"):
         calibrate(document, gate_on="upper", now=NOW)
 
 

@@ -232,5 +232,5 @@ def test_compare_reports_show_each_origin_and_the_unpaired_queries() -> None:
 
 def test_compare_rejects_an_unknown_test() -> None:
     a, b = two_systems(shift_lookup=4)
-    with pytest.raises(InputError, match="choose from randomization, t, bootstrap"):
+    with pytest.raises(InputError, match="test must be one of randomization, t, bootstrap, got 'wilcoxon'"):
         compare(a, b, test="wilcoxon")

@@ -11,7 +11,9 @@ import pytest
 import realrecall.calibrate as calibrate_package
 from calibrate.results_builder import per_query, ranks_set, results_document
 from realrecall.calibrate import calibrate, load_results
-from realrecall.errors import InputError
+from realrecall.calibrate.settings import CalibrateSettings
+from realrecall.errors import InputError, SettingError
+from realrecall.settings import settings_from
 
 
 def test_public_names_are_all_exported_and_resolve() -> None:
@@ -112,15 +114,15 @@ def test_one_retriever_over_two_chunkings_is_labelled_by_the_corpus_file() -> No
     ("options", "message"),
     [
         ({"confidence": 1.5}, "confidence must be between 0 and 1"),
-        ({"n_resamples": 10}, "too few"),
-        ({"n_resamples": 10**12}, "more than realrecall draws"),
+        ({"n_resamples": 10}, "n_resamples must be at least 100 for an interval, got 10"),
+        ({"n_resamples": 10**12}, "n_resamples must be at most 1000000"),
         ({"seed": -1}, "seed must be a whole number >= 0, got -1"),
-        ({"max_age_days": -1}, "--max-age must be a number of 0 or more, got -1"),
-        ({"max_age_days": float("nan")}, "--max-age must be a number of 0 or more, got nan"),
-        ({"max_gap": float("nan")}, "--max-gap must be a number of 0 or more"),
-        ({"max_gap": -0.1}, "--max-gap must be a number of 0 or more"),
-        ({"fail_under": {"recall@10": float("inf")}}, r"--fail-under recall@10=inf is not a finite number"),
-        ({"answer_k": 0, "answers": {"r0": True}}, "--answer-k must be a positive whole number, got 0"),
+        ({"max_age_days": -1}, "max_age_days must be a number of 0 or more, got -1.0"),
+        ({"max_age_days": float("nan")}, "max_age_days must be a number or none, got nan"),
+        ({"max_gap": float("nan")}, "max_gap must be a number or none, got nan"),
+        ({"max_gap": -0.1}, "max_gap must be a number of 0 or more, got -0.1"),
+        ({"fail_under": {"recall@10": float("inf")}}, "fail_under of 'recall@10' must be a number, got inf"),
+        ({"answer_k": 0, "answers": {"r0": True}}, "answer_k must be a whole number >= 1, got 0"),
     ],
 )
 def test_nonsense_settings_are_input_errors(options: dict, message: str) -> None:
@@ -184,12 +186,21 @@ def test_a_field_that_splits_neither_set_is_not_a_default_slice() -> None:
     assert "source" in calibrate(results_document([("real", mixed)]), n_resamples=200).slice_fields
 
 
-@pytest.mark.parametrize("text", ["recall@10=nan", "recall@10=inf", "recall@10=-inf", "recall@10", "=0.5"])
-def test_a_gate_that_is_not_metric_equals_a_finite_number_is_refused(text: str) -> None:
-    from realrecall.calibrate import parse_gate
-
-    with pytest.raises(InputError, match="is not METRIC=VALUE"):
-        parse_gate(text)
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("recall@10=nan", "--fail-under of 'recall@10' must be a number, got nan"),
+        ("recall@10=inf", "--fail-under of 'recall@10' must be a number, got inf"),
+        ("recall@10=-inf", "--fail-under of 'recall@10' must be a number, got -inf"),
+        ("recall@10", "--fail-under takes KEY=VALUE items, got 'recall@10'"),
+        ("=0.5", "--fail-under takes KEY=VALUE items, got '=0.5'"),
+        ("recall@10=high", "--fail-under of 'recall@10' must be a number, got 'high'"),
+    ],
+)
+def test_a_gate_that_is_not_metric_equals_a_finite_number_is_refused(text: str, message: str) -> None:
+    with pytest.raises(SettingError) as caught:
+        settings_from(CalibrateSettings, {"fail_under": [text]}, text=True)
+    assert str(caught.value.labelled("--fail-under")).startswith(message)
 
 
 def _broken(change) -> dict:  # type: ignore[no-untyped-def]
@@ -249,9 +260,10 @@ def test_the_same_results_file_twice_is_refused_instead_of_counting_every_query_
     [
         (5, {}, "results.json paths, parsed results.json mappings or EvaluationResult, got int"),
         ([5], {}, "got int"),
-        (None, {"confidence": "0.9"}, "confidence must be between 0 and 1"),
-        (None, {"n_resamples": 1000.5}, "the number of resamples must be a whole number"),
-        (None, {"real_date": 20261130}, "real-set date 20261130 is not an ISO date"),
+        (None, {"confidence": "0.9"}, "confidence must be a number, got '0.9'"),
+        (None, {"n_resamples": 1000.5}, "n_resamples must be a whole number, got 1000.5"),
+        (None, {"real_date": 20261130}, "real_date must be text or none, got 20261130"),
+        (None, {"real_date": "last week"}, "real_date must be an ISO date, got 'last week'"),
         (None, {"answers": {"r0": "yes"}}, "the answer label of query 'r0' is 'yes', not true or false"),
     ],
 )

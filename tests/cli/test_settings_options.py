@@ -3,11 +3,13 @@ field, with the declaration's help and default, reaching the library function as
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from realrecall.calibrate.settings import CalibrateSettings, CompareSettings
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.settings import SettingField, Settings, shown
@@ -39,31 +41,62 @@ def command_options(name: str) -> dict[str, Any]:
     return {param.name: param for param in command.params}
 
 
-@pytest.mark.parametrize("item", walked_fields(EvaluateSettings), ids=lambda item: item.name)
-def test_each_evaluate_setting_is_an_option_whose_value_reaches_the_library(item, monkeypatch, tmp_path):
-    value = sample(item, tmp_path)
-    received: list[EvaluateSettings] = []
+@dataclass(frozen=True)
+class Walk:
+    """A command whose options are the fields of ``cls``, and the library function that gets them."""
 
-    def evaluate_files(gold: Any, **arguments: Any) -> None:
-        received.append(arguments["settings"])
+    command: str
+    cls: type[Settings]
+    function: str
+    param: str
+    arguments: tuple[str, ...]
+
+
+WALKS = (
+    Walk("evaluate", EvaluateSettings, "realrecall.evaluate.evaluate_files", "settings", ("-g", "g.jsonl")),
+    Walk("calibrate", CalibrateSettings, "realrecall.calibrate.calibrate", "settings", ("results.json",)),
+    Walk(
+        "calibrate", EvaluateSettings, "realrecall.calibrate.one_call.evaluate_and_calibrate", "evaluation",
+        ("--synthetic", "s.jsonl", "--real", "r.jsonl"),
+    ),
+    Walk("compare", CompareSettings, "realrecall.calibrate.compare", "settings", ("a.json", "b.json")),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("walk", "item"),
+    [(walk, item) for walk in WALKS for item in walked_fields(walk.cls)],
+    ids=lambda value: value.name if isinstance(value, SettingField) else f"{value.command}-{value.param}",
+)
+def test_each_setting_is_an_option_of_its_command_whose_value_reaches_the_library(
+    walk, item, monkeypatch, tmp_path
+):
+    value = sample(item, tmp_path)
+    received: list[Settings] = []
+
+    def library_function(*arguments: Any, **keywords: Any) -> None:
+        received.append(keywords[walk.param])
         raise InputError("stopped before reading anything")
 
-    monkeypatch.setattr("realrecall.evaluate.evaluate_files", evaluate_files)
-    done = cli.run("evaluate", "--gold", "gold.jsonl", *command_line(item, value), cwd=tmp_path)
+    monkeypatch.setattr(walk.function, library_function)
+    done = cli.run(walk.command, *walk.arguments, *command_line(item, value), cwd=tmp_path)
 
     assert done.err_lines == ["error: stopped before reading anything"]
     assert value_of(received[0], item) == value
-    defaults = EvaluateSettings()
-    others = [other for other in walked_fields(EvaluateSettings) if other.name != item.name]
+    defaults = walk.cls()
+    others = [other for other in walked_fields(walk.cls) if other.name != item.name]
     assert all(value_of(received[0], other) == value_of(defaults, other) for other in others)
 
 
-def test_each_option_shows_its_declarations_help_and_default():
-    options = command_options("evaluate")
-    for item in walked_fields(EvaluateSettings):
+@pytest.mark.parametrize("walk", WALKS, ids=lambda walk: f"{walk.command}-{walk.param}")
+def test_each_option_shows_its_declarations_help_and_default(walk):
+    options = command_options(walk.command)
+    for item in walked_fields(walk.cls):
+        if walk.param == "evaluation" and item.name == "by":
+            continue  # one --by slices both stages of one-call mode; its help is calibrate's
         param = options[item.name]
-        assert param.help.startswith(item.help), item.name
-        if not isinstance(item.default, bool) and shown(item.default):
+        assert item.help[1:] in param.help, item.name  # after "One-call mode: " the first letter is small
+        if not isinstance(item.default, bool) and shown(item.default) and walk.param == "settings":
             assert param.default == shown(item.default), item.name
     help_text = cli.run("evaluate", "--help", env={"COLUMNS": "200"}).stdout
     assert "--k <int,...>" in help_text

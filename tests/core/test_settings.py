@@ -67,7 +67,7 @@ def test_typed_values_take_the_fields_form_and_text_is_not_parsed_for_them():
         ({"cutoffs": [0, 5]}, "cutoffs must be >= 1, got [0, 5]"),
         ({"cutoffs": [True]}, "cutoffs must be a list of whole numbers, got [True]"),
         ({"share": float("nan")}, "share must be a number or none, got nan"),
-        ({"mode": "slow"}, "mode must be one of fast, exact, got 'slow'"),
+        ({"mode": "slow"}, "mode must be one of fast, exact, got 'slow'; e.g. fast"),
         ({"weights": {"a": "x"}}, "weights of 'a' must be a number, got 'x'"),
         ({"weights": 3}, "weights must be a table of names to numbers, got 3"),
         ({"depth": 1.5}, "depth must be a whole number, got 1.5"),

@@ -120,7 +120,6 @@ def test_one_call_calibrate_takes_gold_from(tmp_path):
     bad = cli.run("calibrate", str(output), "--gold-from", "evidence")
     assert bad.returncode == 2
     assert bad.err_lines == [
-        "error: --gold-from, --evidence-coverage and --request-timeout apply to one-call mode "
-        "(--synthetic/--real); "
+        "error: --gold-from applies to one-call mode (--synthetic/--real); "
         "results files are scored already: pass them to evaluate"
     ]

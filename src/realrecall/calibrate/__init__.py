@@ -6,7 +6,7 @@ import typing as _typing
 
 from realrecall._lazy import lazy_exports as _lazy_exports
 
-# Exported lazily: the stage loads numpy and scipy, which ``calibrate.defaults`` (read by the CLI's
+# Exported lazily: the stage loads numpy and scipy, which ``calibrate.settings`` (read by the CLI's
 # option defaults at start-up) must not pay for.
 if _typing.TYPE_CHECKING:
     from realrecall.calibrate.agreement import RankAgreement as RankAgreement
@@ -20,7 +20,6 @@ if _typing.TYPE_CHECKING:
     from realrecall.calibrate.calibration import CalibrationReport as CalibrationReport
     from realrecall.calibrate.calibration import GateResult as GateResult
     from realrecall.calibrate.calibration import calibrate as calibrate
-    from realrecall.calibrate.calibration import parse_gate as parse_gate
     from realrecall.calibrate.comparison import ComparisonReport as ComparisonReport
     from realrecall.calibrate.comparison import PairedComparison as PairedComparison
     from realrecall.calibrate.comparison import compare as compare
@@ -33,6 +32,8 @@ if _typing.TYPE_CHECKING:
     from realrecall.calibrate.realism import RealismScore as RealismScore
     from realrecall.calibrate.realism import realism_of_files as realism_of_files
     from realrecall.calibrate.realism import realism_score as realism_score
+    from realrecall.calibrate.settings import CalibrateSettings as CalibrateSettings
+    from realrecall.calibrate.settings import CompareSettings as CompareSettings
     from realrecall.calibrate.statistics import Estimate as Estimate
     from realrecall.calibrate.statistics import Interval as Interval
     from realrecall.evaluate.results import EvaluationResult as EvaluationResult

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from scipy import stats
 from realrecall.calibrate.gap import metric_values, slice_values
 from realrecall.calibrate.prediction import ModelChoice, Prediction, StratumLogits, choose_model
 from realrecall.calibrate.random_effects import ASSUMED_SPREAD, SPREAD_FLOOR, quantile
+from realrecall.calibrate.settings import parse_date
 from realrecall.calibrate.statistics import Estimate, Interval
 from realrecall.errors import InputError
 from realrecall.evaluate.results import QueryResult
@@ -540,17 +541,6 @@ def _share_draws(
     total = sum(shares[i] for i in covered)
     matrix[:, covered] = rng.dirichlet(counts + 0.5, n) * total
     return matrix
-
-
-def parse_date(text: str, *, what: str = "date") -> datetime:
-    """An ISO 8601 date or timestamp; naive values are taken as UTC."""
-    if not isinstance(text, str):
-        raise InputError(f"{what} {text!r} is not an ISO date", hint="write it as 2026-11-30")
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise InputError(f"{what} {text!r} is not an ISO date", hint="write it as 2026-11-30") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _strata(count: int) -> str:

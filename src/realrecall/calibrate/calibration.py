@@ -13,16 +13,16 @@ from typing import Any
 import numpy as np
 from scipy.stats import binomtest
 
-from realrecall.calibrate import defaults
 from realrecall.calibrate.agreement import RankAgreement, rank_agreement
 from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps, metric_values
 from realrecall.calibrate.remeasure import corpus_changed, remeasure_real
-from realrecall.calibrate.statistics import BOOTSTRAP_METHODS, check_settings, estimate_mean
+from realrecall.calibrate.settings import CalibrateSettings
+from realrecall.calibrate.statistics import estimate_mean
 from realrecall.corpus import Corpus, load_corpus
-from realrecall.errors import GateFailed, InputError
+from realrecall.errors import GateFailed, InputError, SettingError
 from realrecall.evaluate.metrics import is_binary
 from realrecall.evaluate.results import (
     EvaluationResult,
@@ -32,18 +32,15 @@ from realrecall.evaluate.results import (
     load_results,
     merge_by_retriever,
 )
+from realrecall.evaluate.settings import headline_metric
+from realrecall.settings import settings_with
 
 __all__ = [
-    "GATE_ON",
     "CalibrationReport",
     "GateResult",
     "calibrate",
     "check_calibration_carries",
-    "parse_gate",
 ]
-
-GATE_ON = ("point", "bound")
-"""What a gate checks: the point estimate, or the bound of its interval that is least favourable."""
 
 _SOURCE_TYPES = (EvaluationResult, Mapping, str, Path)
 
@@ -107,61 +104,46 @@ class CalibrationReport:
 def calibrate(
     results: Sequence[ResultsSource] | ResultsSource,
     *,
-    metric: str | None = None,
-    confidence: float = defaults.CONFIDENCE,
-    by: Sequence[str] | None = None,
-    calibrate_by: str | None = defaults.CALIBRATE_BY,
-    calibrate_on: ResultsSource | None = None,
-    real_date: str | None = None,
-    max_age_days: float | None = defaults.MAX_AGE_DAYS,
     corpus: Corpus | str | Path | None = None,
+    calibrate_on: ResultsSource | None = None,
     answers: Mapping[str, bool] | str | Path | None = None,
-    answer_k: int | None = None,
-    fail_under: Mapping[str, float] | None = None,
-    max_gap: float | None = None,
-    origins: Mapping[str, str] | None = None,
-    seed: int = defaults.SEED,
-    n_resamples: int = defaults.N_RESAMPLES,
-    bootstrap: str = defaults.BOOTSTRAP,
-    min_queries: int = defaults.MIN_QUERIES,
-    max_width: float = defaults.MAX_WIDTH,
+    settings: CalibrateSettings | None = None,
     now: datetime | None = None,
-    stratum_weights: Mapping[Any, float] | None = None,
-    gate_on: str = "point",
+    **options: Any,
 ) -> CalibrationReport:
     """Report the real figure, the synthetic figure and their gap, overall and per slice.
 
     ``results``: what ``evaluate`` returned, or its results.json (paths or parsed mappings). Results of
     the same retriever merge;
     the first retriever is the one reported, and all retrievers evaluated on both sets feed the rank
-    agreement. ``bootstrap``: ``percentile`` or ``bca`` intervals for non-proportions and gaps.
+    agreement. ``settings`` (``CalibrateSettings``, or its fields as keywords over it) says how: the
+    headline metric, the slices, the calibrated estimate's strata, the gates, the intervals.
     ``calibrate_on``: earlier results holding the real set, whose per-slice gaps correct
-    these synthetic figures (default: these results). ``origins``: gold set name -> ``real`` or
-    ``synthetic``, for sets evaluated without an origin. Gates are evaluated, not raised: call
-    :meth:`CalibrationReport.check_gates`; ``gate_on="bound"`` checks the interval's bound instead of
-    the point (``fail_under`` on the lower bound, ``max_gap`` on the bound farthest from zero).
+    these synthetic figures (default: these results); ``answers``: answer labels, a mapping of query id
+    to True/False or a file. Both may be given as objects here, or as paths in the settings.
+    ``origins``: gold set name -> ``real`` or ``synthetic``, for sets evaluated without an origin.
+    Gates are evaluated, not raised: call :meth:`CalibrationReport.check_gates`; ``gate_on="bound"``
+    checks the interval's bound instead of the point (``fail_under`` on the lower bound, ``max_gap`` on
+    the bound farthest from zero).
 
     A calibration from other results (``calibrate_on``) is refused unless it was measured with the same
     retriever and the same generator: a gap belongs to the retriever. ``stratum_weights``: the traffic
     share of each value of ``calibrate_by`` (default: the real set's mix, and the synthetic set's mix
     for strata without real questions).
     """
-    if gate_on not in GATE_ON:
-        raise InputError(f"unknown gate_on {gate_on!r}", hint=f"choose from {', '.join(GATE_ON)}")
-    check_settings(confidence=confidence, n_resamples=n_resamples, seed=seed)
-    _check_bounds(max_age_days=max_age_days, max_gap=max_gap, fail_under=fail_under, answer_k=answer_k)
-    if bootstrap not in BOOTSTRAP_METHODS:
-        raise InputError(
-            f"unknown bootstrap {bootstrap!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
-        )
+    settings = settings_with(CalibrateSettings, settings, options, what="calibrate")
+    calibrate_on = _given_once("calibrate_on", calibrate_on, settings.calibrate_on)
+    answers = _given_once("answers", answers, settings.answers)
+    metric, confidence, by = settings.metric, settings.confidence, settings.by
+    calibrate_by = settings.calibrate_by
+    real_date, max_age_days, answer_k = settings.real_date, settings.max_age_days, settings.answer_k
+    fail_under, max_gap, gate_on = settings.fail_under, settings.max_gap, settings.gate_on
+    stratum_weights, origins = settings.stratum_weights, settings.origins
+    seed, n_resamples, bootstrap = settings.seed, settings.n_resamples, settings.bootstrap
+    min_queries, max_width = settings.min_queries, settings.max_width
     sources = [results] if isinstance(results, _SOURCE_TYPES) else _sources(results)
     if not sources:
         raise InputError("no results given", hint="pass at least one results.json")
-    if isinstance(by, str):
-        by = [by]  # one field named as a string, not its letters
-    for name, origin in (origins or {}).items():
-        if origin not in ("real", "synthetic"):
-            raise InputError(f"origin of {name!r} must be real or synthetic, got {origin!r}")
     retrievers = merge_by_retriever(_with_origins(load_results(s, origins=origins)) for s in sources)
     primary = retrievers[0]
     earlier = None if calibrate_on is None else _as_results(calibrate_on, origins)
@@ -260,39 +242,11 @@ def calibrate(
     )
 
 
-def _check_bounds(
-    *,
-    max_age_days: float | None,
-    max_gap: float | None,
-    fail_under: Mapping[str, float] | None,
-    answer_k: int | None,
-) -> None:
-    """Settings a gate or a staleness check compares against: a NaN or a negative would pass or fail
-    every run whatever the figures, so each is refused up front."""
-    for name, value in (("--max-age", max_age_days), ("--max-gap", max_gap)):
-        if value is not None and not (_is_number(value) and math.isfinite(value) and value >= 0):
-            raise InputError(f"{name} must be a number of 0 or more, got {value!r}")
-    for metric, bound in (fail_under or {}).items():
-        if not (_is_number(bound) and math.isfinite(bound)):
-            raise InputError(f"--fail-under {metric}={bound!r} is not a finite number", hint="e.g. 0.7")
-    if answer_k is not None and (isinstance(answer_k, bool) or not isinstance(answer_k, int) or answer_k < 1):
-        raise InputError(f"--answer-k must be a positive whole number, got {answer_k!r}", hint="e.g. 10")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def parse_gate(text: str) -> tuple[str, float]:
-    """Parse ``recall@10=0.7`` (a ``--fail-under`` value) into ``("recall@10", 0.7)``."""
-    name, sep, bound = text.partition("=")
-    try:
-        value = float(bound)
-    except ValueError:
-        value = math.nan
-    if not sep or not name.strip() or not math.isfinite(value):
-        raise InputError(f"--fail-under {text!r} is not METRIC=VALUE", hint="write e.g. recall@10=0.7")
-    return name.strip(), value
+def _given_once(name: str, given: Any, setting: Path | None) -> Any:
+    """An input given as an object (in Python) or as a path in the settings, not both."""
+    if given is not None and setting is not None:
+        raise SettingError(name, "is given twice: as an argument and in the settings", hint="give it once")
+    return given if given is not None else setting
 
 
 def _sources(results: Any) -> list[ResultsSource]:
@@ -333,7 +287,7 @@ def _with_origins(result: EvaluationResult) -> EvaluationResult:
 
 def _choose_metric(metric: str | None, results: EvaluationResult) -> str:
     if metric is None:
-        return defaults.headline_metric(results.metrics)
+        return headline_metric(results.metrics)
     if metric not in results.metrics:
         raise InputError(
             f"metric {metric!r} is not in the results",

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from realrecall.calibrate.gap import slice_values
+from realrecall.calibrate.settings import CompareSettings
 from realrecall.calibrate.statistics import (
     Interval,
-    check_settings,
     paired_bootstrap_test,
     paired_difference_interval,
     paired_t_test,
@@ -40,6 +40,7 @@ from realrecall.evaluate.results import (
     distinct_labels,
     load_results,
 )
+from realrecall.settings import settings_with
 
 __all__ = [
     "TESTS",
@@ -143,26 +144,18 @@ TESTS: Mapping[str, Callable[..., float]] = {
 
 
 def compare(
-    a: ResultsSource,
-    b: ResultsSource,
-    *,
-    metric: str | None = None,
-    by: Sequence[str] | None = None,
-    test: str = "randomization",
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    a: ResultsSource, b: ResultsSource, *, settings: CompareSettings | None = None, **options: Any
 ) -> ComparisonReport:
     """Compare retriever b against retriever a on the queries both were evaluated on, origin by origin.
 
     ``a``, ``b``: what ``evaluate`` returned, or its results.json (a path or the parsed mapping).
-    ``by``: slice fields, any field of the gold sets (None: every field present, origin aside; the
-    rows are per origin already). Significance: ``p_value <= alpha``.
+    ``settings`` (``CompareSettings``, or its fields as keywords over it): the metric, the slice fields
+    (``by``: any field of the gold sets; None: every field present, origin aside, the rows being per
+    origin already), the test, and significance: ``p_value <= alpha``.
     """
-    check_settings(confidence=confidence, n_resamples=n_resamples, alpha=alpha, seed=seed)
-    if test not in TESTS:
-        raise InputError(f"unknown test {test!r}", hint=f"choose from {', '.join(TESTS)}")
+    settings = settings_with(CompareSettings, settings, options, what="compare")
+    metric, by, test, alpha = settings.metric, settings.by, settings.test, settings.alpha
+    confidence, n_resamples, seed = settings.confidence, settings.n_resamples, settings.seed
     first, second = load_results(a), load_results(b)
     chosen = metric or _default_metric(first, second)
     name_a, name_b = distinct_labels([first, second])
@@ -173,21 +166,19 @@ def compare(
             path=second.source,
             hint="compare two evaluations of the same queries (paired by query id)",
         )
-    if isinstance(by, str):
-        by = [by]  # one field named as a string, not its letters
     fields, unsliced = (tuple(by), ()) if by is not None else default_slice_fields(first)
     unsliced += _absent_fields(fields if by is not None else (), first)
     fields = tuple(name for name in fields if name != "origin")  # every row is of one origin already
     rng = np.random.default_rng(seed)
-    settings = _Settings(chosen, test, alpha, confidence, n_resamples, rng)
+    testing = _Settings(chosen, test, alpha, confidence, n_resamples, rng)
     rows: list[PairedComparison] = []
     for origin in pairing.origins():
         pairs = [(qa, qb) for qa, qb in pairing.pairs if qa.origin == origin]
-        rows.append(_row(settings, origin, None, None, pairs))
+        rows.append(_row(testing, origin, None, None, pairs))
         for name in fields:
             for value in slice_values([qa for qa, _ in pairs], name):
                 subset = [(qa, qb) for qa, qb in pairs if qa.field(name) == value]
-                rows.append(_row(settings, origin, name, value, subset))
+                rows.append(_row(testing, origin, name, value, subset))
     unpaired = pairing.unpaired()
     warnings = unsliced + pairing.notes + tuple(u.text(name_a, name_b) for u in unpaired)
     return ComparisonReport(

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport, calibrate
+from realrecall.calibrate.settings import CalibrateSettings
+from realrecall.evaluate.from_files import load_inputs
 from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.settings import setting_fields, settings_with
 
@@ -19,20 +21,28 @@ def evaluate_and_calibrate(
     corpus: str | Path | None = None,
     run: str | Path | None = None,
     evaluation: EvaluateSettings | None = None,
+    settings: CalibrateSettings | None = None,
     **options: Any,
 ) -> CalibrationReport:
     """Score the retriever ``evaluation`` names (or ``run``) on both gold sets, then :func:`calibrate`
-    the result. ``options``: fields of ``EvaluateSettings`` (over ``evaluation``) and calibrate's
-    keyword options; ``by`` slices both (calibrate's default: every field present)."""
-    # Imported here: the evaluate stage (and its scoring kernel) is only needed in this mode.
-    from realrecall.evaluate.from_files import load_inputs
-
+    the result with ``settings``. ``options``: fields of either settings, as keywords over them (``by``
+    slices both)."""
     evaluate_names = {item.name for item in setting_fields(EvaluateSettings)}
-    given = {name: value for name, value in options.items() if name in evaluate_names}
-    evaluation = settings_with(EvaluateSettings, evaluation, given, what="evaluate_and_calibrate")
-    calibrate_options = {name: value for name, value in options.items() if name not in given or name == "by"}
-    calibrate_options.setdefault("by", evaluation.by or None)
+    calibrate_names = {item.name for item in setting_fields(CalibrateSettings)}
+    unknown = {name: value for name, value in options.items() if name not in evaluate_names | calibrate_names}
+    evaluation = settings_with(
+        EvaluateSettings,
+        evaluation,
+        {name: value for name, value in options.items() if name in evaluate_names},
+        what="evaluate_and_calibrate",
+    )
+    settings = settings_with(
+        CalibrateSettings,
+        settings,
+        {**unknown, **{name: value for name, value in options.items() if name in calibrate_names}},
+        what="evaluate_and_calibrate",
+    )
     inputs = load_inputs(
         [(synthetic, "synthetic"), (real, "real")], corpus=corpus, run=run, settings=evaluation
     )
-    return calibrate([inputs.evaluate()], corpus=inputs.corpus, **calibrate_options)
+    return calibrate([inputs.evaluate()], corpus=inputs.corpus, settings=settings)

@@ -39,6 +39,7 @@ for large sets.
 from __future__ import annotations
 
 import math
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -46,7 +47,9 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 from scipy.stats import ttest_rel
 
+from realrecall.calibrate.settings import BOOTSTRAP_METHODS, check_resampling
 from realrecall.errors import InputError
+from realrecall.settings import check_choice, convert
 
 __all__ = [
     "BOOTSTRAP_METHODS",
@@ -73,7 +76,6 @@ __all__ = [
 ]
 
 _MAX_DRAWN = 4_000_000
-BOOTSTRAP_METHODS = ("percentile", "bca")
 # Identical systems give exactly equal means; float sums can still differ in the last bit.
 _TIE = 1e-12
 
@@ -406,32 +408,17 @@ def _percentile(samples: np.ndarray, confidence: float) -> Interval:
 
 
 # Each resample is a float64 per draw held in memory at once: beyond this, a typo, not more precision.
-MAX_RESAMPLES = 1_000_000
-
-
 def check_settings(
     *, confidence: float, n_resamples: int, alpha: float | None = None, seed: int | None = None
 ) -> None:
-    """Reject a confidence level, resample count, significance level or seed that makes no sense."""
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0.0 < confidence < 1.0:
-        raise InputError(f"confidence must be between 0 and 1, got {confidence}", hint="e.g. 0.95")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int):
-        raise InputError(
-            f"the number of resamples must be a whole number, got {n_resamples!r}", hint="e.g. 2000"
-        )
-    if n_resamples < 100:
-        raise InputError(f"{n_resamples} resamples are too few for an interval", hint="use at least 1000")
-    if n_resamples > MAX_RESAMPLES:
-        raise InputError(
-            f"{n_resamples} resamples are more than realrecall draws ({MAX_RESAMPLES})",
-            hint="10000 already gives intervals stable to the third decimal",
-        )
-    if alpha is not None and (
-        isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 < alpha < 1.0
-    ):
-        raise InputError(f"alpha must be between 0 and 1, got {alpha}", hint="e.g. 0.05")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise InputError(f"seed must be a whole number >= 0, got {seed!r}", hint="e.g. 0")
+    """Reject a confidence level, resample count, significance level or seed that makes no sense: their
+    types, then the rules ``calibrate.settings.check_resampling`` states once for every stage."""
+    check_resampling(
+        confidence=typing.cast(float, convert("confidence", confidence, float)),
+        n_resamples=typing.cast(int, convert("n_resamples", n_resamples, int)),
+        alpha=None if alpha is None else typing.cast(float, convert("alpha", alpha, float)),
+        seed=None if seed is None else typing.cast(int, convert("seed", seed, int)),
+    )
 
 
 def _jackknife_means(values: np.ndarray) -> np.ndarray:
@@ -464,10 +451,7 @@ def _bca(draws: np.ndarray, estimate: float, jackknife: list[np.ndarray], confid
 
 
 def _check_method(method: str) -> None:
-    if method not in BOOTSTRAP_METHODS:
-        raise InputError(
-            f"unknown bootstrap method {method!r}", hint=f"choose from {', '.join(BOOTSTRAP_METHODS)}"
-        )
+    check_choice("bootstrap", method, BOOTSTRAP_METHODS)
 
 
 def _default_batch(n: int, n_resamples: int) -> int:

@@ -21,7 +21,7 @@ from realrecall.cli.application import (
     warn,
 )
 from realrecall.cli.console import plain
-from realrecall.cli.retriever_help import RETRIEVER_OPTIONS, RETRIEVERS, RetrieverHelp
+from realrecall.cli.retriever_help import RETRIEVER_SUFFIXES, RetrieverHelp
 from realrecall.cli.settings_options import Group, settings_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings
 
@@ -29,14 +29,7 @@ if TYPE_CHECKING:
     from realrecall.evaluate import EvaluationResult
 
 # The retrievers' names and options are read from their registry only when the help is shown.
-EVALUATE_OPTIONS = Group(
-    EvaluateSettings,
-    "settings",
-    help_suffix={
-        "retriever": f" Choose from {RETRIEVERS}.",
-        "retriever_options": f" Options: {RETRIEVER_OPTIONS}.",
-    },
-)
+EVALUATE_OPTIONS = Group(EvaluateSettings, "settings", help_suffix=RETRIEVER_SUFFIXES)
 
 
 @app.command(cls=RetrieverHelp)

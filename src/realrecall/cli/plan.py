@@ -37,13 +37,14 @@ def plan(
 
         check_distinct({"RESULTS": results, "--weights": weights}, {"--output": output})
         chosen = check_format(output_format, _FORMATS)
-        from realrecall.calibrate import defaults
         from realrecall.calibrate.plan import load_weights
         from realrecall.calibrate.plan import plan as make_plan
         from realrecall.calibrate.report.plan import render_plan
+        from realrecall.calibrate.settings import CalibrateSettings
 
         shares = load_weights(weights) if weights is not None else None
-        field = by if by is not None else defaults.CALIBRATE_BY if shares is not None else None
+        default_field = CalibrateSettings().calibrate_by
+        field = by if by is not None else default_field if shares is not None else None
         made = make_plan(results, metric, target_width, by=field, weights=shares, confidence=confidence)
         if chosen != "table":
             for message in made.warnings:

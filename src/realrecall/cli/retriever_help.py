@@ -13,7 +13,7 @@ from typing import Any
 
 from typer.core import TyperCommand
 
-__all__ = ["RETRIEVERS", "RETRIEVER_OPTIONS", "STORES", "RetrieverHelp"]
+__all__ = ["RETRIEVERS", "RETRIEVER_OPTIONS", "RETRIEVER_SUFFIXES", "STORES", "RetrieverHelp"]
 
 RETRIEVERS = "{retrievers}"
 """Stands for ``bm25, dense, ..., or module:function`` in an option's help."""
@@ -21,6 +21,11 @@ RETRIEVER_OPTIONS = "{retriever options}"
 """Stands for each retriever's options (``bm25: k1, b, ...; dense: ...``) in an option's help."""
 STORES = "{stores}"
 """Stands for the vector stores (``chroma, lancedb, qdrant``) in an option's help."""
+RETRIEVER_SUFFIXES = {
+    "retriever": f" Choose from {RETRIEVERS}.",
+    "retriever_options": f" Options: {RETRIEVER_OPTIONS}.",
+}
+"""What the help of the settings that name a retriever adds to their declarations' help."""
 
 
 class RetrieverHelp(TyperCommand):

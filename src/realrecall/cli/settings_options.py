@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -23,7 +23,7 @@ from realrecall.cli.application import user_errors
 from realrecall.errors import SettingError
 from realrecall.settings import SettingField, Settings, Text, setting_fields, settings_from, shown
 
-__all__ = ["Group", "settings_options"]
+__all__ = ["Group", "options_given", "settings_options"]
 
 Command = Callable[..., Any]
 
@@ -89,6 +89,24 @@ def settings_options(*groups: Group) -> Callable[[Command], Command]:
     return decorate
 
 
+def options_given(settings: Settings, *, besides: Iterable[str] = ()) -> list[str]:
+    """The options whose settings differ from their defaults (but ``besides``), as a message names
+    them: ``--k``, ``--gold-from``."""
+    defaults = type(settings)()
+    return [
+        item.option
+        for item in _options(type(settings))
+        if item.name not in besides and _value(settings, item) != _value(defaults, item)
+    ]
+
+
+def _value(settings: Settings, item: SettingField) -> Any:
+    value: Any = settings
+    for name in item.path:
+        value = getattr(value, name)
+    return value
+
+
 def _options(cls: type[Settings]) -> list[SettingField]:
     return [item for item in setting_fields(cls) if item.has_text_form]
 
@@ -134,7 +152,10 @@ def _command_path() -> str:
 def _parameter(item: SettingField, group: Group) -> inspect.Parameter:
     """The typer parameter of one setting: text (or a flag, or a repeatable KEY=VALUE) whose default
     is the field's, written as text for the help."""
-    help_text = group.help_prefix + item.help + group.help_suffix.get(item.name, "")
+    own = item.help
+    if group.help_prefix and own[1:2].islower():  # "One-call mode: the retriever...", not "The"
+        own = own[:1].lower() + own[1:]
+    help_text = group.help_prefix + own + group.help_suffix.get(item.name, "")
     hint = _without_none(item.hint)
     default: Any = shown(item.default) or None
     annotation: Any

@@ -63,10 +63,10 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, NoReturn
 
-from realrecall.calibrate import defaults as calibrate_defaults
+from realrecall.calibrate.settings import CalibrateSettings
 from realrecall.errors import InputError, SettingError
 from realrecall.evaluate.retrievers.options import make_options
-from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings, default_metrics
+from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings, default_metrics
 from realrecall.resolution import check_gold_from
 
 __all__ = ["PipelineConfig", "load_pipeline_config"]
@@ -100,6 +100,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
 _REQUIRED = {"corpus": ("path",), "generate": ("output",)}
 _EVALUATE = EvaluateSettings()
 _RUN = _EVALUATE.run_settings
+_CALIBRATE = CalibrateSettings()
 
 
 @dataclass(frozen=True)
@@ -124,12 +125,12 @@ class PipelineConfig:
     by: tuple[str, ...] = ("type", "language")
     gold_from: str = _EVALUATE.gold_from
     evidence_coverage: float = _EVALUATE.evidence_coverage
-    metric: str = calibrate_defaults.METRIC
-    max_age_days: float | None = calibrate_defaults.MAX_AGE_DAYS
+    metric: str = HEADLINE_METRIC
+    max_age_days: float | None = _CALIBRATE.max_age_days
     fail_under: Mapping[str, float] = field(default_factory=dict)
     max_gap: float | None = None
     gate_on: str = "point"
-    confidence: float = calibrate_defaults.CONFIDENCE
+    confidence: float = _CALIBRATE.confidence
     output_dir: Path = Path("realrecall-runs")
     history: Path = Path("history.jsonl")
     traffic: Path | None = None
@@ -184,12 +185,12 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     for metric, bound in fail_under.items():
         if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound):
             check.fail("calibrate", "fail_under", f"[calibrate] fail_under.{metric} must be a number")
-    metric = calibrate.get("metric", calibrate_defaults.METRIC)
+    metric = calibrate.get("metric", HEADLINE_METRIC)
     check.metrics(metric, list(fail_under), tuple(k), metrics)
     for key in ("max_age_days", "max_gap"):
         if key in calibrate:
             check.positive("calibrate", key, calibrate[key], zero=True)
-    confidence = calibrate.get("confidence", calibrate_defaults.CONFIDENCE)
+    confidence = calibrate.get("confidence", _CALIBRATE.confidence)
     if not 0.0 < confidence < 1.0:
         check.fail(
             "calibrate", "confidence", f"[calibrate] confidence must be between 0 and 1, got {confidence}"
@@ -242,7 +243,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         gold_from=gold_from,
         evidence_coverage=float(evidence_coverage),
         metric=metric,
-        max_age_days=float(calibrate.get("max_age_days", calibrate_defaults.MAX_AGE_DAYS)),
+        max_age_days=float(calibrate.get("max_age_days", _CALIBRATE.max_age_days)),
         fail_under={str(m): float(v) for m, v in fail_under.items()},
         max_gap=float(calibrate["max_gap"]) if "max_gap" in calibrate else None,
         gate_on=gate_on,
