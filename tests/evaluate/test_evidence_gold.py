@@ -136,6 +136,4 @@ def test_cli_gold_from_and_coverage(tmp_path):
     assert "found in no chunk" in done.stderr
     bad = cli.run("evaluate", "--corpus", str(corpus_file), "--gold", str(gold_file), "--gold-from", "x")
     assert bad.returncode == 2
-    assert bad.err_lines == [
-        "error: --gold-from must be one of auto, ids, evidence, got 'x'; see 'realrecall evaluate --help'"
-    ]
+    assert bad.err_lines == ["error: --gold-from must be one of auto, ids, evidence, got 'x'; e.g. auto"]
