@@ -24,7 +24,7 @@ from realrecall.bulk import bulk_step, small_pages
 from realrecall.errors import InputError
 from realrecall.formats import jsonl, sniff_run, trec_fast, trec_runs
 from realrecall.formats.trec_fast import columns as run_columns
-from realrecall.formats.trec_fast.arrow import take_rows
+from realrecall.formats.trec_fast.arrow import flags, indices, numbers, python_strings, strings, take_rows
 from realrecall.formats.trec_fast.columns import RunColumns
 
 __all__ = ["Run", "load_run"]
@@ -181,11 +181,13 @@ class Run:
         """Per query, passage id -> score or position (see ``_dicts``), built once from the columns."""
         if self._dicts is None:
             columns = self._required_columns()
-            ids: list[str] = columns.passage_ids.to_pylist()
+            ids = python_strings(columns.passage_ids)
             bounds = columns.offsets.tolist()
             docs: dict[str, dict[str, float]] = {
                 qid: dict(zip(ids[begin:end], range(end - begin), strict=True))
-                for qid, begin, end in zip(columns.query_ids.to_pylist(), bounds, bounds[1:], strict=False)
+                for qid, begin, end in zip(
+                    python_strings(columns.query_ids), bounds, bounds[1:], strict=False
+                )
             }
             object.__setattr__(self, "_dicts", docs)
             return docs
@@ -195,7 +197,7 @@ class Run:
     def _row(self) -> Mapping[str, int]:
         """Query id -> row of ``_offsets``; for a run read into columns, built the first time it is used."""
         if self._row_index is None:
-            ids: list[str] = self._required_columns().query_ids.to_pylist()
+            ids = python_strings(self._required_columns().query_ids)
             index = dict(zip(ids, range(len(ids)), strict=True))
             object.__setattr__(self, "_row_index", index)
             return index
@@ -208,13 +210,11 @@ class Run:
         then never makes a Python string and a dict entry per query (about 90 MB of a million).
         """
         if self._row_index is None and self._columns is not None:
-            import pyarrow as pa
             import pyarrow.compute as pc
 
             known = self._columns.query_ids
-            rows = pc.index_in(pa.array(query_ids, type=known.type), value_set=known)
-            found: np.ndarray = pc.fill_null(rows, -1).to_numpy(zero_copy_only=False).astype(np.int64)
-            return found
+            rows = pc.index_in(strings(query_ids, known.type), value_set=known)
+            return numbers(rows, null=-1).astype(np.int64)
         return np.fromiter(map(self._row.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids))
 
     def _required_columns(self) -> RunColumns:
@@ -228,8 +228,7 @@ class Run:
         if self._dicts is None and self._columns is not None:
             row = self._row[query_id]
             begin, end = int(self._offsets[row]), int(self._offsets[row + 1])
-            ids: list[str] = self._columns.passage_ids.slice(begin, end - begin).to_pylist()
-            return ids
+            return python_strings(self._columns.passage_ids.slice(begin, end - begin))
         return list(self._docs[query_id])
 
     def _positions(self, segments: np.ndarray, ids: Sequence[str]) -> np.ndarray:
@@ -239,7 +238,6 @@ class Run:
         counts ranks), then the ids of the hits are compared as text, which rules out a collision
         (fingerprints are distinct within a query, so a colliding id is simply not retrieved).
         """
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         columns = self._required_columns()
@@ -247,7 +245,7 @@ class Run:
         asked = np.flatnonzero(segments >= 0)
         if len(asked) == 0:
             return out
-        wanted = pa.array(list(map(ids.__getitem__, asked.tolist())), type=pa.string())
+        wanted = strings(list(map(ids.__getitem__, asked.tolist())))
         prints = run_columns.fingerprints(wanted)
         if self._prints is None:
             raise RuntimeError(f"run {self.name!r} has columns but no fingerprints")
@@ -255,7 +253,7 @@ class Run:
         hit = np.flatnonzero(where >= 0)
         # Compared as Arrow strings: no Python string is made per hit.
         found = take_rows(columns.passage_ids, where[hit])
-        same = pc.equal(found, wanted.take(pa.array(hit))).to_numpy(zero_copy_only=False)
+        same = flags(pc.equal(found, wanted.take(indices(hit))))
         hit = hit[same]
         out[asked[hit]] = where[hit] - self._offsets[segments[asked[hit]]]
         return out
@@ -326,7 +324,7 @@ class Run:
                 take = min(depth, width)
                 chosen[sel, :take] = starts[sel, None] + order[:, :take]
         flat = chosen[np.arange(depth)[None, :] < keep[:, None]]
-        ids: list[str] = take_rows(self._columns.passage_ids, flat).to_pylist()
+        ids = python_strings(take_rows(self._columns.passage_ids, flat))
         out: list[tuple[str, ...]] = [()] * len(query_ids)
         bounds = np.r_[0, np.cumsum(keep)].tolist()
         for j, (i, begin, end) in enumerate(zip(present.tolist(), bounds, bounds[1:], strict=False)):

@@ -133,3 +133,19 @@ def test_long_columns_are_coded_as_numpy_codes_short_ones(values: np.ndarray) ->
     assert hashed_distinct.dtype == distinct.dtype
     assert hashed_distinct.tobytes() == distinct.tobytes()
     assert hashed_codes.tolist() == codes.reshape(-1).tolist()
+
+
+@given(
+    st.lists(
+        st.one_of(st.none(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True)),
+        max_size=30,
+    )
+)
+def test_a_coded_columns_numbers_are_written_as_the_encoder_writes_each(values: list[Any]) -> None:
+    # Encoded in one call and split at the commas: the same texts as one call per value.
+    from realrecall.evaluate.results.columns import _value_texts
+
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    assert _value_texts(values, encode) == [encode(value) for value in values]
+    mixed = [*values, {"form": "a,b"}, "x,y", True]  # not all numbers: one call each
+    assert _value_texts(mixed, encode) == [encode(value) for value in mixed]

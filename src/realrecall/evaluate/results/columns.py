@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
 from operator import attrgetter, methodcaller
@@ -186,7 +186,7 @@ def _array_chunks(values: Iterable[Any]) -> Iterator[str]:
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     blocks: Iterator[str]
     if isinstance(values, CodedColumn):
-        texts = [encode(value) for value in values.distinct]
+        texts = _value_texts(values.distinct, encode)
         blocks = (",".join(map(texts.__getitem__, codes)) for codes in listed_blocks(values.codes))
     else:
         rows = iter(values)
@@ -196,3 +196,16 @@ def _array_chunks(values: Iterable[Any]) -> Iterator[str]:
         yield ("[" if first else ",") + block
         first = False
     yield "[]" if first else "]"
+
+
+def _value_texts(values: Sequence[Any], encode: Callable[[Any], str]) -> list[str]:
+    """Each value's JSON text. Numbers (and nulls) are encoded in one call and split at the commas,
+    which no number's text holds: one call per value was a Python call each, 0.1-0.2 s for the tens of
+    thousands of distinct nDCG values of 100k queries."""
+    if set(map(type, values)) <= _NUMBERS:
+        listed = encode(list(values))[1:-1]
+        return listed.split(",") if listed else []
+    return [encode(value) for value in values]
+
+
+_NUMBERS = frozenset({float, int, type(None)})  # not bool: a subclass of int whose text differs

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import mmap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,18 @@ from realrecall.formats.token_chunks import c_split
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["Layout", "query_starts", "read_table", "scan", "take_rows"]
+__all__ = [
+    "Layout",
+    "flags",
+    "indices",
+    "numbers",
+    "python_strings",
+    "query_starts",
+    "read_table",
+    "scan",
+    "strings",
+    "take_rows",
+]
 
 BOM = codecs.BOM_UTF8
 # Bytes the C parsers read differently from trec_eval (C whitespace they keep in a field, NUL): a
@@ -133,7 +145,7 @@ def query_starts(query_ids: pa.ChunkedArray) -> np.ndarray:
     import pyarrow.compute as pc
 
     n = len(query_ids)
-    changed = pc.not_equal(query_ids.slice(1), query_ids.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    changed = flags(pc.not_equal(query_ids.slice(1), query_ids.slice(0, n - 1)))
     starts: np.ndarray = np.r_[0, np.flatnonzero(changed) + 1].astype(np.int64)
     return starts
 
@@ -150,15 +162,15 @@ def take_rows(column: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
     ordered = np.asarray(rows, dtype=np.int64)[order]
     cuts = np.searchsorted(ordered, bounds).tolist()
     parts = [
-        chunk.take(pa.array(ordered[begin:end] - bounds[i]))
+        chunk.take(indices(ordered[begin:end] - bounds[i]))
         for i, (chunk, begin, end) in enumerate(zip(column.chunks, cuts, cuts[1:], strict=False))
         if end > begin
     ]
     if not parts:
-        return pa.array([], type=column.type)
+        return pa.nulls(0, column.type)  # an empty array; pa.array([]) would import pandas
     inverse = np.empty_like(order)
     inverse[order] = np.arange(len(order))
-    return pa.concat_arrays(parts).take(pa.array(inverse))
+    return pa.concat_arrays(parts).take(indices(inverse))
 
 
 def _skipped_by_trec_eval(row: Any) -> str:
@@ -229,3 +241,108 @@ def _empty_field_in(block: np.ndarray, separator: int) -> bool:
     at = block == separator
     ends = (block == 10) | (block == 13)
     return bool(((at[1:] & (at[:-1] | ends[:-1])) | (at[:-1] & ends[1:])).any())
+
+
+# pyarrow imports pandas (0.25 s of CPU) the first time ``pa.array``, ``to_numpy``, ``to_pylist`` or a
+# scalar argument checks whether it was given a pandas object. The column readers and a run read into
+# columns move values in and out of Arrow with the helpers below instead: numpy views of the buffers
+# and Arrow arrays made from buffers, which check nothing of the kind.
+_NUMPY_TYPES = {
+    "int8": "i1", "int16": "<i2", "int32": "<i4", "int64": "<i8",
+    "uint8": "u1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8",
+    "float": "<f4", "double": "<f8",
+}  # fmt: skip
+
+
+def numbers(array: pa.Array | pa.ChunkedArray, *, null: float | int | None = None) -> np.ndarray:
+    """A numeric Arrow array's values as a numpy array (a copy; ``null`` where the array has none)."""
+    chunks = array.chunks if hasattr(array, "chunks") else [array]
+    dtype = np.dtype(_NUMPY_TYPES[str(array.type)])
+    parts = []
+    for chunk in filter(len, chunks):
+        values = np.frombuffer(
+            chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize
+        )
+        if chunk.null_count:
+            if null is None:
+                raise RuntimeError(f"{array.type} column with nulls read without a value for them")
+            values = np.where(_bits(chunk.buffers()[0], chunk.offset, len(chunk)), values, null)
+        parts.append(values)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def flags(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A boolean Arrow array without nulls as a numpy bool array."""
+    chunks = array.chunks if hasattr(array, "chunks") else [array]
+    parts = [_bits(chunk.buffers()[1], chunk.offset, len(chunk)) for chunk in chunks if len(chunk)]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+
+def _bits(buffer: pa.Buffer, offset: int, length: int) -> np.ndarray:
+    """``length`` bits of an Arrow bitmap from bit ``offset`` (least significant bit first)."""
+    first, last = offset // 8, (offset + length + 7) // 8
+    packed = np.frombuffer(buffer, dtype=np.uint8, count=last - first, offset=first)
+    start = offset - 8 * first
+    return np.unpackbits(packed, bitorder="little")[start : start + length].astype(bool)
+
+
+def indices(values: np.ndarray) -> pa.Array:
+    """int64 row numbers as an Arrow array (for ``take``)."""
+    import pyarrow as pa
+
+    rows = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(rows), [None, pa.py_buffer(rows)])
+
+
+def strings(values: Sequence[str], kind: pa.DataType | None = None) -> pa.Array:
+    """Python strings as an Arrow string array (``kind``: ``pa.string()``, the default, or
+    ``pa.large_string()``, which 2 GiB of text needs); a lone surrogate is kept as its bytes, which
+    equal no valid id."""
+    import pyarrow as pa
+
+    kind = kind or pa.string()
+    joined = "".join(values)
+    if joined.isascii():
+        data = joined.encode("ascii")
+        lengths = np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    else:
+        encoded = [value.encode("utf-8", "surrogatepass") for value in values]
+        data = b"".join(encoded)
+        lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    wide = kind == pa.large_string() or len(data) >= 1 << 31  # 32-bit offsets hold 2 GiB of text
+    kind = pa.large_string() if wide else kind
+    offsets = np.zeros(len(values) + 1, dtype=np.int64 if wide else np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def python_strings(array: pa.Array | pa.ChunkedArray) -> list[str]:
+    """An Arrow string array without nulls as Python strings."""
+    chunks = array.chunks if hasattr(array, "chunks") else [array]
+    out: list[str] = []
+    for chunk in chunks:
+        out.extend(_chunk_strings(chunk))
+    return out
+
+
+def _chunk_strings(chunk: pa.Array) -> list[str]:
+    n = len(chunk)
+    if n == 0:
+        return []
+    wide = str(chunk.type) == "large_string"
+    offsets = np.frombuffer(
+        chunk.buffers()[1],
+        dtype=np.int64 if wide else np.int32,
+        count=n + 1,
+        offset=chunk.offset * (8 if wide else 4),
+    )
+    begin, end = int(offsets[0]), int(offsets[-1])
+    if end == begin:
+        return [""] * n
+    raw = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=end - begin, offset=begin).tobytes()
+    text = raw.decode("utf-8")
+    starts = (offsets[:-1] - begin).tolist()
+    ends = (offsets[1:] - begin).tolist()
+    if len(text) == len(raw):  # ASCII: a character per byte, so the byte offsets cut the text
+        return list(map(text.__getitem__, map(slice, starts, ends)))
+    return [raw[a:b].decode("utf-8") for a, b in zip(starts, ends, strict=True)]

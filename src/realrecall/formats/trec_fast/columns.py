@@ -22,7 +22,17 @@ import numpy as np
 
 from realrecall.bulk import give_back_memory, small_pages
 from realrecall.formats.token_chunks import C_SPACE_BUT_LF
-from realrecall.formats.trec_fast.arrow import BOM, Layout, query_starts, read_table, scan, take_rows
+from realrecall.formats.trec_fast.arrow import (
+    BOM,
+    Layout,
+    indices,
+    numbers,
+    python_strings,
+    query_starts,
+    read_table,
+    scan,
+    take_rows,
+)
 from realrecall.formats.trec_fast.chunks import parse_grades
 
 if TYPE_CHECKING:
@@ -114,9 +124,9 @@ def _parse_arrow(path: Path, layout: Layout) -> tuple[pa.ChunkedArray, pa.Chunke
     if table is None:
         return None
     qids, pids = table.column("0"), table.column("2")
-    # numpy joins the chunks (views of them) on malloc's heap; ``ChunkedArray.to_numpy`` would join
-    # them in pyarrow's default pool, which keeps the pages once the array is freed.
-    scores = np.concatenate([chunk.to_numpy() for chunk in table.column("4").chunks])
+    # numpy joins the chunks on malloc's heap; ``ChunkedArray.to_numpy`` would join them in pyarrow's
+    # default pool, which keeps the pages once the array is freed (and import pandas).
+    scores = numbers(table.column("4"))
     del table
     if np.isnan(scores).any():
         return None
@@ -244,14 +254,13 @@ def _group_by_query(
     qids: pa.ChunkedArray, pids: pa.ChunkedArray, scores: np.ndarray
 ) -> tuple[pa.Array, np.ndarray, pa.ChunkedArray, np.ndarray] | None:
     """Rows grouped by query in first-appearance order; a query split across the file is joined."""
-    import pyarrow as pa
 
     n = len(qids)
     starts = query_starts(qids)
     heads = take_rows(qids, starts)
     # Checked as Python strings (a blank id is Python's notion), which are dropped after: the run
     # keeps its query ids in Arrow.
-    names: list[str] = heads.to_pylist()
+    names = python_strings(heads)
     if "" in map(str.strip, names):  # in C: a generator took 0.08 s a million
         return None
     distinct = len(set(names)) == len(names)
@@ -260,12 +269,12 @@ def _group_by_query(
         return heads, np.r_[starts, n].astype(np.int64), pids, scores
     # A query came back after others: trec_eval reads them as one, so sort rows by first appearance.
     encoded = qids.combine_chunks().dictionary_encode()
-    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    codes = numbers(encoded.indices)
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=len(encoded.dictionary))
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    return encoded.dictionary, offsets, pids.take(pa.array(order)), scores[order]
+    return encoded.dictionary, offsets, pids.take(indices(order)), scores[order]
 
 
 def fingerprints(ids: pa.ChunkedArray | pa.Array) -> np.ndarray:
@@ -368,10 +377,10 @@ def read_qrels_columns(path: Path) -> dict[str, dict[str, int]] | None:
         return None
     qids = table.column("0")
     starts = query_starts(qids)
-    query_ids: list[str] = take_rows(qids, starts).to_pylist()
+    query_ids = python_strings(take_rows(qids, starts))
     rows = len(qids)
     counts = np.diff(np.r_[starts, rows]).tolist()
-    pairs = zip(table.column("2").to_pylist(), grades, strict=True)
+    pairs = zip(python_strings(table.column("2")), grades, strict=True)
     del table, qids, grades
     judged = dict(zip(query_ids, map(dict, map(islice, repeat(pairs), counts)), strict=True))
     del pairs
@@ -390,9 +399,9 @@ def _coded_grades(column: pa.ChunkedArray) -> list[int] | None:
     """The grades of a dictionary-coded column, each distinct text read once by ``parse_grades``."""
     values: list[np.ndarray] = []
     for chunk in column.chunks:
-        read = parse_grades(chunk.dictionary.to_pylist())
+        read = parse_grades(python_strings(chunk.dictionary))
         if read is None:
             return None
-        values.append(np.asarray(read, dtype=np.int64)[chunk.indices.to_numpy(zero_copy_only=False)])
+        values.append(np.asarray(read, dtype=np.int64)[numbers(chunk.indices)])
     grades: list[int] = np.concatenate(values).tolist() if values else []
     return grades
