@@ -12,17 +12,23 @@ from typing import Any
 
 import pytest
 
-from generate.fakes import FakeChatClient, make_corpus
+from generate.fakes import FakeChatClient, make_corpus, paraphrase
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.results import generator_of
 from realrecall.generate import GenerateConfig, estimate, generate
 from realrecall.generate.forms import DEFAULT_FORMS, FormPlan, plan_forms
-from realrecall.generate.situation import answer_in_passage, parse_situation, strategy_prompt_ref
+from realrecall.generate.situation import (
+    MIN_QUOTE_WORDS,
+    answer_in_passage,
+    parse_situation,
+    strategy_prompt_ref,
+)
 from realrecall.generate.templates import builtin_prompt
 from realrecall.labels import default_type_rules
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from realrecall.llm.types import ChatRequest
+from realrecall.settings import setting_fields
 from support import cli
 from support.fake_openai import FakeOpenAI
 from support.questions import EVERYDAY, http_question_handler, situation_for_seed
@@ -250,6 +256,42 @@ def test_the_stated_answer_must_be_in_the_passage():
     assert answer_in_passage("Restart the agent after changing the schedule!", passage, "en")
     assert not answer_in_passage("call the helpdesk on 555-0100", passage, "en")
     assert not answer_in_passage("", passage, "en")
+
+
+def test_a_quote_of_fewer_than_three_content_words_grounds_nothing():
+    passage = "Backups run nightly at 2 o'clock; restart the agent after changing the schedule."
+    assert MIN_QUOTE_WORDS == 3
+    # In the passage word for word, yet they would be in almost any passage.
+    assert not answer_in_passage("the", passage, "en")
+    assert not answer_in_passage("restart the agent", passage, "en")  # 2 content words
+    assert answer_in_passage("restart the agent after changing", passage, "en")  # 3 content words
+    # The number is stated where users read it.
+    [judge] = [item for item in setting_fields(GenerateConfig) if item.name == "judge"]
+    assert f"at least {MIN_QUOTE_WORDS} content words" in judge.help
+    docs = (Path(__file__).parents[2] / "docs" / "generate.md").read_text("utf-8")
+    assert f"at least {MIN_QUOTE_WORDS} content words" in docs
+
+
+def test_a_one_word_quote_asks_for_a_new_situation_and_the_judge_replaces_the_quote(tmp_path):
+    one_word = json.dumps({"user": "a clerk", "situation": "my nightly copies are missing", "answer": "the"})
+    client = FakeChatClient()
+    client.script.append(one_word)
+    summary = generate(make_corpus(1), tmp_path / "s.jsonl", GenerateConfig(), client=client)
+    assert summary.stage("generation").failures == {"answer_not_in_passage": 1}
+    assert [r.schema_name for r in client.requests] == ["situation", "situation", "question"]
+
+    # With the judge, the judge decides: the quote is not checked.
+    def answerable(request: ChatRequest) -> str:
+        if request.schema_name == "verdict":
+            return json.dumps({"answerable": True, "reason": "it says when copies are made"})
+        return paraphrase(request)
+
+    judged = FakeChatClient(answerable)
+    judged.script.append(one_word)
+    config = GenerateConfig(judge=True)
+    summary = generate(make_corpus(1), tmp_path / "j.jsonl", config, client=judged)
+    assert summary.total == 1
+    assert [r.schema_name for r in judged.requests] == ["situation", "question", "verdict"]
 
 
 # --- query forms with a target mix ----------------------------------------------------------------

@@ -196,7 +196,7 @@ def default_chat_handler(body: dict[str, Any]) -> ChatAnswer:
     answer = _fill(schema, seed)
     if isinstance(answer, dict) and "answer" in answer:
         # Situation-first generation checks that the stated answer quotes the passage it was shown.
-        answer["answer"] = " ".join(_passage_of(body).split()[:6]) or answer["answer"]
+        answer["answer"] = " ".join(_passage_of(body).split()[:12]) or answer["answer"]
     if isinstance(answer, dict) and isinstance(answer.get("question"), str) and _asks_for_german(body):
         # generate reads every answer's language: a question asked for in German comes in German.
         answer["question"] = _german_sentence(seed)

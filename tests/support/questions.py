@@ -67,12 +67,13 @@ def passage_in(messages: Sequence[Mapping[str, Any]]) -> str:
 
 
 def situation_for_seed(seed: int, passage: str) -> str:
-    """A valid step-1 answer: an everyday situation and, as the stated answer, the passage's first words."""
+    """A valid step-1 answer: an everyday situation and, as the stated answer, the passage's first
+    twelve words (enough content words to count as grounding)."""
     return json.dumps(
         {
             "user": "someone at work",
             "situation": question_for_seed(seed).replace("why does", "I wonder why"),
-            "answer": " ".join(passage.split()[:6]),
+            "answer": " ".join(passage.split()[:12]),
         }
     )
 

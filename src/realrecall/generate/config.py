@@ -199,7 +199,11 @@ class GenerateConfig(StageSettings):
     n_style_examples: Annotated[int, "How many real questions to show."] = 3
     max_overlap: Annotated[float | None, "Drop and regenerate above this lexical overlap."] = None
     near_duplicate: Annotated[float | None, "Jaccard bound for near-duplicates; 0 = off."] = 0.8
-    judge: Annotated[bool, "Check answerability with an LLM call."] = False
+    judge: Annotated[
+        bool,
+        "Check answerability with an LLM call (without it, the situation strategy checks that step 1 "
+        "quoted the passage: at least 3 content words of it).",
+    ] = False
     judge_model: Annotated[str | None, "Model of the judge (default: --model)."] = None
     judge_prompt: Annotated[Path | None, "A prompt file for the judge."] = None
     max_attempts: Annotated[int, "Answers asked per question before giving up."] = 3

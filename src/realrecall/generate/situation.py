@@ -11,9 +11,10 @@ forbidding. So a question is written in two calls:
 
 Answerability of the final query: with ``--judge`` the judge checks the query against the passage,
 as in the direct strategy (the stated answer is then not checked). Without it, the first call's
-stated answer must be in the passage (``answer_in_passage``: the quote word for word, or at least
-``ANSWER_SUPPORT`` of its content stems), so every situation is grounded in the passage; the query
-written from it is not checked again, which is the judge's job.
+stated answer must be in the passage (``answer_in_passage``: a quote of at least ``MIN_QUOTE_WORDS``
+content words, found word for word or with at least ``ANSWER_SUPPORT`` of its content stems), so
+every situation is grounded in the passage; the query written from it is not checked again, which is
+the judge's job. A quote of fewer content words grounds nothing: "the" is in almost every passage.
 
 A rejected query is asked again from the same situation, with the rejection fed back (the passage
 still withheld), unless the rejection says the situation itself is spent (``NEW_SITUATION``: a
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWER_SUPPORT",
+    "MIN_QUOTE_WORDS",
     "NEW_SITUATION",
     "SITUATION_SCHEMA",
     "SITUATION_TOKENS",
@@ -79,6 +81,9 @@ SITUATION_SCHEMA: dict[str, Any] = {
 }
 
 ANSWER_SUPPORT = 0.8
+MIN_QUOTE_WORDS = 3
+"""The fewest content words (distinct stems of words that are not stopwords) a stated answer must hold
+to count as grounding; the help of ``--judge`` and docs/generate.md state the same number."""
 SITUATION_TOKENS = 120
 """About the tokens of step 1's answer (the user, their situation, the quoted answer): for the dry run."""
 MAX_SITUATION_CHARS = 1200
@@ -127,15 +132,18 @@ _TOKEN = re.compile(r"\w+")
 
 
 def answer_in_passage(answer: str, passage: str, language: str | None) -> bool:
-    """Whether the stated answer is in the passage: word for word (case and punctuation aside), or
-    ``ANSWER_SUPPORT`` of its content-word stems are the passage's. An empty answer is not."""
-    quote = " ".join(_TOKEN.findall(answer.casefold()))
-    if not quote:
+    """Whether the stated answer grounds the situation in the passage: it holds at least
+    ``MIN_QUOTE_WORDS`` content words (stems of words that are not stopwords of ``language``), and it
+    is in the passage word for word (case and punctuation aside), or ``ANSWER_SUPPORT`` of its
+    content-word stems are the passage's. A shorter quote ("the", "is used") is in nearly any passage
+    and grounds nothing."""
+    content = content_stems(answer, language)
+    if len(content) < MIN_QUOTE_WORDS:
         return False
+    quote = " ".join(_TOKEN.findall(answer.casefold()))
     if f" {quote} " in f" {' '.join(_TOKEN.findall(passage.casefold()))} ":
         return True
-    content = content_stems(answer, language)
-    return bool(content) and len(content & stems(passage, language)) / len(content) >= ANSWER_SUPPORT
+    return len(content & stems(passage, language)) / len(content) >= ANSWER_SUPPORT
 
 
 def _type_description(slot: Slot) -> str:
