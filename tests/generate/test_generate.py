@@ -201,7 +201,7 @@ def test_tightened_max_overlap_on_rerun_replaces_questions_above_it(output):
 def test_a_run_that_keeps_nothing_fails_loudly(output):
     corpus = make_corpus(2)
     client = FakeChatClient(handler=lambda r: "not json")
-    with pytest.raises(RealrecallError, match=r"no question was kept.*invalid_json: 6"):
+    with pytest.raises(RealrecallError, match=r"no question was kept.*invalid_json: 6.*--max-attempts 6"):
         generate(corpus, output, GenerateConfig(), client=client)
     assert len(read_records(output.with_name("synthetic.failures.jsonl"))) == 2
 

@@ -44,6 +44,7 @@ def test_refused_parameters_are_dropped_then_left_out_from_the_start(
     ]
     assert client.dropped_parameters == {"max_tokens", "temperature"}
     assert first.attempts == 3
+    assert first.dropped == second.dropped == {"max_tokens", "temperature"}
 
 
 def test_a_parameter_the_endpoint_takes_is_kept(

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from realrecall.generate.store import GenerationStore
     from realrecall.generate.summary import StageCounter
 
-__all__ = ["RequestCollector", "ask", "cache_entry", "derive_seed", "recorded_usage"]
+__all__ = ["RequestCollector", "ask", "cache_entry", "derive_seed", "recorded_dropped", "recorded_usage"]
 
 
 def _now() -> str:
@@ -48,13 +48,16 @@ class RequestCollector:
 
 
 def cache_entry(key: str, slot_key: str, stage: str, result: ChatResult) -> dict[str, Any]:
-    """The cache record of one answer (live or from a batch); refusals and cut answers are failures."""
+    """The cache record of one answer (live or from a batch); refusals and cut answers are failures.
+
+    ``dropped`` (only when the endpoint refused some) names the parameters the answer was made without.
+    """
     failure = None
     if result.refusal:
         failure = "refusal"
     elif result.finish_reason == "length":
         failure = "truncated"
-    return {
+    entry: dict[str, Any] = {
         "key": key,
         "slot": slot_key,
         "stage": stage,
@@ -68,6 +71,17 @@ def cache_entry(key: str, slot_key: str, stage: str, result: ChatResult) -> dict
         },
         "time": _now(),
     }
+    if result.dropped:
+        entry["dropped"] = sorted(result.dropped)
+    return entry
+
+
+def recorded_dropped(entry: Mapping[str, Any]) -> frozenset[str]:
+    """The request parameters a cache entry's answer was made without (none for an older entry)."""
+    dropped = entry.get("dropped")
+    if not isinstance(dropped, list):
+        return frozenset()
+    return frozenset(name for name in dropped if isinstance(name, str))
 
 
 def recorded_usage(entry: Mapping[str, Any]) -> Usage:
@@ -95,7 +109,8 @@ async def ask(
     """``(text, failure, usage, model)`` for ``request``, from the cache or the endpoint.
 
     ``usage`` is what the answer cost when it was asked: a replayed answer brings its recorded cost
-    (the run's counters, which say what this run paid, count only live requests).
+    (the run's counters, which say what this run paid, count only live requests). The parameters the
+    endpoint refused for the answer (live or replayed) are noted on ``counter`` under ``slot_key``.
 
     Raises LLMError when the endpoint fails for good (not cached: the next run asks again), and
     Deferred when a batch is being collected.
@@ -103,6 +118,7 @@ async def ask(
     cached = store.cache.get(key)
     if cached is not None:
         counter.cached += 1
+        counter.note_dropped(slot_key, recorded_dropped(cached))
         usage = recorded_usage(cached)
         return cached["text"], cached.get("failure"), usage, cached.get("model") or request.model
     if isinstance(client, RequestCollector):
@@ -115,5 +131,6 @@ async def ask(
     counter.tokens_in += result.usage.prompt_tokens
     counter.tokens_out += result.usage.completion_tokens
     entry = cache_entry(key, slot_key, stage, result)
+    counter.note_dropped(slot_key, result.dropped)
     store.add_cache(entry)
     return result.text or "", entry["failure"], result.usage, result.model or request.model

@@ -30,11 +30,15 @@ def question_record(
     overlap: float,
     judged: dict[str, Any] | None,
     spent: Usage,
+    dropped: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """The gold record of ``question``, written for ``slot`` from ``candidate``.
 
     ``overlap``: its lexical overlap with the slot's text; ``judged``: the judge's verdict (None without
-    a judge); ``spent``: the tokens of every answer the slot took (rejected attempts and verdicts too).
+    a judge); ``spent``: the tokens of every answer the slot took (rejected attempts and verdicts too);
+    ``dropped``: the parameters the endpoint refused for the slot's requests. The provenance says what
+    was really sent: no temperature (or request seed) when the endpoint refused it, and which were left
+    out (``dropped_parameters``).
     """
     config = setup.config
     prompt, strategy_keys = _strategy_provenance(setup, candidate)
@@ -43,9 +47,9 @@ def question_record(
         backend=config.backend,
         model=candidate.model,
         prompt=prompt,
-        temperature=config.temperature if config.backend == "llm" else None,
+        temperature=config.temperature if config.backend == "llm" and "temperature" not in dropped else None,
         seed=config.seed,
-        request_seed=candidate.request_seed,
+        request_seed=None if "seed" in dropped else candidate.request_seed,
         persona=slot.persona,
         chunk_hash=slot.chunk.content_hash,
         question_index=slot.index,
@@ -60,6 +64,7 @@ def question_record(
         extra={
             "identifier_overlap": round(identifier_overlap(question, slot.chunk.searchable_text()), 4),
             **strategy_keys,
+            **({"dropped_parameters": sorted(dropped)} if dropped else {}),
         },
     )
     # The type and form come from the rules that label real questions, so that strata match; the

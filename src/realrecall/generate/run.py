@@ -30,7 +30,15 @@ from realrecall.generate.planner import Slot
 from realrecall.generate.settle import CLIENT_HINT, Settler, still_valid
 from realrecall.generate.setup import Setup, check_paths, prepare, remembered_sample_rate, screen_with_model
 from realrecall.generate.store import GenerationStore
-from realrecall.generate.summary import GenerateProgress, GenerateSummary, StageCounter
+from realrecall.generate.summary import (
+    GenerateProgress,
+    GenerateSummary,
+    StageCounter,
+    dropped_warning,
+    earlier_runs,
+    run_spend,
+    total_spend,
+)
 from realrecall.llm.types import ChatClient
 
 __all__ = ["agenerate", "generate"]
@@ -113,12 +121,14 @@ async def agenerate(
         store.abort()
         raise
     warning = store.close(order=[slot.key for slot in setup.slots])
+    stage_counters = (run.settler.generation, run.settler.judging)
+    warnings = (warning, run.settler.shortfall_warning(), dropped_warning(stage_counters))
     summary = run.summary(
         store,
         kept=kept,
         removed=removed,
         elapsed=time.monotonic() - started,
-        warnings=tuple(w for w in (warning, run.settler.shortfall_warning()) if w is not None),
+        warnings=tuple(w for w in warnings if w is not None),
     )
     _write_summary(store, setup, summary)
     if summary.total == 0:
@@ -126,9 +136,12 @@ async def agenerate(
         for stage in summary.stages:
             rejections.update(stage.failures)
         reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(rejections.items())) or "none"
+        more = min(config.max_attempts + 3, 100)
         raise RealrecallError(
             f"no question was kept ({summary.planned} planned; rejections {reasons}); "
-            f"see {store.failures_path} and {store.summary_path}"
+            f"see {store.failures_path} and {store.summary_path}; each question had "
+            f"{config.max_attempts} attempt(s): --max-attempts {more} (max_attempts in a pipeline) "
+            "asks again for those whose answers were all rejected"
         )
     return summary
 
@@ -147,14 +160,20 @@ async def _answer_in_batches(setup: Setup, store: GenerationStore, options: Batc
 
 
 def _write_summary(store: GenerationStore, setup: Setup, summary: GenerateSummary) -> None:
-    """The summary file beside the output: the run's config, its summary and the sample's rate."""
+    """The summary file beside the output: the run's config, its summary and the sample's rate, and
+    the spend of every run into this output so far (``runs``, summed in ``spend``): a rerun that sent
+    nothing does not hide what the job cost."""
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    runs = [*earlier_runs(store.summary_path), run_spend(summary.stages, created)]
     record = {
         "realrecall_version": __version__,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "created": created,
         "config": _config_record(setup.config),
         **summary.to_dict(),  # the generator's description first, as before
         # What a --sample count stood for at the first run; later runs keep it.
         "sample_rate": setup.sample_rate,
+        "spend": total_spend(runs),
+        "runs": runs,
     }
     atomic_write_text(store.summary_path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 

@@ -115,7 +115,11 @@ class Settler:
     def stop_if_silent(self, reason: str, exc: LLMError) -> None:
         """Stop the run once as many questions in a row as run at once (at least 3) got no answer,
         each after its whole retry budget: an endpoint that accepts and never answers would otherwise
-        take the whole run's time, question by question. What was kept stays kept; a rerun resumes."""
+        take the whole run's time, question by question. An endpoint the client found unreachable
+        (no connection in many attempts in a row) stops it at once, with the client's one line.
+        What was kept stays kept; a rerun resumes."""
+        if reason == "unreachable":
+            raise LLMError(f"{exc} (a rerun resumes)")
         if reason not in UNANSWERED:
             self.unanswered = 0
             return
@@ -180,8 +184,16 @@ class Settler:
         judged: dict[str, Any] | None,
         spent: Usage,
     ) -> None:
+        dropped = self.generation.dropped_by_slot.get(slot.key, frozenset())
         record = question_record(
-            self.setup, slot, candidate, question, overlap=overlap, judged=judged, spent=spent
+            self.setup,
+            slot,
+            candidate,
+            question,
+            overlap=overlap,
+            judged=judged,
+            spent=spent,
+            dropped=dropped,
         )
         self.duplicates.add(slot.key, question, slot.language)
         if self.write:

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["GenerateProgress", "GenerateSummary", "StageCounter", "StageSummary", "cost"]
+__all__ = [
+    "GenerateProgress",
+    "GenerateSummary",
+    "StageCounter",
+    "StageSummary",
+    "cost",
+    "dropped_warning",
+    "earlier_runs",
+    "run_spend",
+    "total_spend",
+]
 
 
 def cost(tokens_in: int, tokens_out: int, price_in: float | None, price_out: float | None) -> float | None:
@@ -24,7 +35,9 @@ class StageSummary:
 
     ``retries`` are the client's own retries (429, 5xx, timeouts) beyond the first attempt of each
     request; ``regenerations`` are new questions asked because an answer was invalid or filtered out.
-    Tokens count only answers received in this run (cached answers cost nothing now).
+    Tokens count only answers received in this run (cached answers cost nothing now). ``dropped``
+    counts the answers used (live or cached) that were made without a parameter the endpoint refused
+    (``temperature``, ``max_tokens``, ``seed``), by parameter.
     """
 
     name: str
@@ -36,6 +49,7 @@ class StageSummary:
     tokens_in: int = 0
     tokens_out: int = 0
     cost: float | None = None
+    dropped: Mapping[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,6 +61,7 @@ class StageSummary:
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
             "cost": self.cost,
+            "dropped_parameters": dict(sorted(self.dropped.items())),
         }
 
 
@@ -62,6 +77,15 @@ class StageCounter:
         self.failures: Counter[str] = Counter()
         self.tokens_in = 0
         self.tokens_out = 0
+        self.dropped: Counter[str] = Counter()
+        self.dropped_by_slot: dict[str, frozenset[str]] = {}
+
+    def note_dropped(self, slot_key: str, dropped: frozenset[str]) -> None:
+        """Note that an answer for ``slot_key`` was made without the refused parameters ``dropped``."""
+        if not dropped:
+            return
+        self.dropped.update(dropped)
+        self.dropped_by_slot[slot_key] = self.dropped_by_slot.get(slot_key, frozenset()) | dropped
 
     def freeze(self, price_in: float | None, price_out: float | None) -> StageSummary:
         return StageSummary(
@@ -74,6 +98,7 @@ class StageCounter:
             tokens_in=self.tokens_in,
             tokens_out=self.tokens_out,
             cost=cost(self.tokens_in, self.tokens_out, price_in, price_out),
+            dropped=dict(self.dropped),
         )
 
 
@@ -161,3 +186,96 @@ class GenerateSummary:
             "elapsed_seconds": round(self.elapsed, 3),
             "warnings": list(self.warnings),
         }
+
+
+def dropped_warning(counters: Iterable[StageCounter]) -> str | None:
+    """What the endpoint refused and how many answers were made without it, or None (nothing refused)."""
+    dropped: Counter[str] = Counter()
+    for counter in counters:
+        dropped.update(counter.dropped)
+    if not dropped:
+        return None
+    named = ", ".join(
+        f"{name} ({count} answer{'' if count == 1 else 's'})" for name, count in sorted(dropped.items())
+    )
+    return (
+        f"the endpoint refused {named}: those answers were made without it, with the endpoint's own "
+        "default; their provenance records what was really sent (dropped_parameters, temperature null "
+        "when temperature was refused)"
+    )
+
+
+_SPEND_FIELDS = ("requests", "tokens_in", "tokens_out")
+
+
+def run_spend(stages: Sequence[StageSummary], created: str) -> dict[str, Any]:
+    """One run's spend, as the summary file's ``runs`` keeps it: when, requests, tokens, cost, by stage."""
+    by_stage = {
+        stage.name: {**{name: getattr(stage, name) for name in _SPEND_FIELDS}, "cost": stage.cost}
+        for stage in stages
+    }
+    return {"created": created, **_summed(by_stage.values()), "stages": by_stage}
+
+
+def earlier_runs(summary_path: Path) -> list[dict[str, Any]]:
+    """The spend of the runs an existing summary file records (none when there is no readable file).
+
+    A file written before runs were kept stands for one run: its own stages.
+    """
+    try:
+        record = json.loads(summary_path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    if not isinstance(record, dict):
+        return []
+    runs = record.get("runs")
+    if isinstance(runs, list):
+        return [run for run in runs if isinstance(run, dict)]
+    stages = record.get("stages")
+    if not isinstance(stages, dict):
+        return []
+    by_stage = {
+        str(name): {
+            **{field_name: _count(stage.get(field_name)) for field_name in _SPEND_FIELDS},
+            "cost": _price(stage.get("cost")),
+        }
+        for name, stage in stages.items()
+        if isinstance(stage, dict)
+    }
+    created = record.get("created")
+    return [
+        {
+            "created": created if isinstance(created, str) else None,
+            **_summed(by_stage.values()),
+            "stages": by_stage,
+        }
+    ]
+
+
+def total_spend(runs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The spend of ``runs`` together: their number, requests, tokens and cost."""
+    return {"runs": len(runs), **_summed(runs)}
+
+
+def _summed(parts: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Requests and tokens added up; the cost too, None when a part that sent something has no price
+    (a part that sent nothing cost nothing, priced or not)."""
+    parts = list(parts)
+    totals: dict[str, Any] = {name: sum(_count(part.get(name)) for part in parts) for name in _SPEND_FIELDS}
+    total_cost: float | None = 0.0
+    for part in parts:
+        price = _price(part.get("cost"))
+        if price is not None and total_cost is not None:
+            total_cost += price
+        elif any(_count(part.get(name)) for name in _SPEND_FIELDS):
+            total_cost = None
+    totals["cost"] = total_cost
+    return totals
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def _price(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -5,9 +5,15 @@ endpoint that rejects that with a 400 naming response_format gets JSON mode next
 response_format at all (the schema then travels as a system message); the client remembers the
 weakest format that worked, so later calls do not pay for the rejected ones again.
 
-``max_tokens`` and ``temperature`` are sent when the request sets them; an endpoint that refuses one
-as unsupported (reasoning models take neither) gets the request again without it, and the client
-remembers, so later calls leave it out from the start.
+``max_tokens``, ``temperature`` and ``seed`` are sent when the request sets them; an endpoint that
+refuses one as unsupported (reasoning models take neither of the first two, some servers no seed)
+gets the request again without it, and the client remembers, so later calls leave it out from the
+start. Each answer says which it was made without (``ChatResult.dropped``).
+
+An endpoint nobody answers at (connection refused, no route, a wrong port) is given up on after
+``LLMConfig.max_connection_failures`` attempts in a row without a connection, over all calls: the
+calls then fail at once with reason ``unreachable``, naming the server, instead of each spending its
+whole retry budget.
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from realrecall.errors import EmptyResponse, GaveUp, MalformedResponse
-from realrecall.llm.endpoint import open_sdk_client, redact_result, resolve_endpoint
+from realrecall.errors import EmptyResponse, GaveUp, LLMCallError, MalformedResponse
+from realrecall.llm.endpoint import open_sdk_client, redact, redact_result, resolve_endpoint
 from realrecall.llm.retry import (
     Fault,
     Sleep,
@@ -57,6 +63,8 @@ class OpenAIChatClient:
         self._stats = StatsRecorder()
         self._response_format: ResponseFormat = "json_schema"
         self._dropped: set[str] = set()  # parameters the endpoint refused (see the module doc)
+        self._unconnected = 0  # attempts in a row, over all calls, that made no connection
+        self._last_connection_error = ""
         self._sdk: openai.AsyncOpenAI | None = None
         self._sdk_loop: asyncio.AbstractEventLoop | None = None
 
@@ -75,28 +83,35 @@ class OpenAIChatClient:
 
     @property
     def dropped_parameters(self) -> frozenset[str]:
-        """The optional parameters (``max_tokens``, ``temperature``) this endpoint refused so far."""
+        """The optional parameters (``max_tokens``, ``temperature``, ``seed``) the endpoint refused so far."""
         return frozenset(self._dropped)
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         """Send ``request``, retrying faults and falling back on a rejected response_format or an
-        unsupported ``max_tokens``/``temperature``.
+        unsupported ``max_tokens``/``temperature``/``seed``.
 
-        Raises LLMCallError when the budget is spent or the request is refused for good.
+        Raises LLMCallError when the budget is spent, the request is refused for good, or the endpoint
+        is unreachable (reason ``unreachable``, see the module doc).
         """
         mode: ResponseFormat = self._response_format if request.json_schema is not None else "none"
         attempts = 0
         while True:
             body = request.to_body(response_format=mode)
-            for name in self._dropped:
-                body.pop(name, None)
+            left_out = frozenset(name for name in self._dropped if name in body)
+            for name in left_out:
+                del body[name]
             try:
+                if self._unconnected >= self.config.max_connection_failures:
+                    raise _Unreachable
                 answer, used = await call_with_retries(
                     functools.partial(self._send, body),
                     config=self.config,
                     stats=self._stats,
                     sleep=self._sleep,
                 )
+            except _Unreachable:
+                self._stats.failure("unreachable")
+                raise self._unreachable_error(attempts) from None
             except GaveUp as gave_up:
                 attempts += gave_up.attempts
                 if gave_up.fault.reason == "response_format_rejected" and mode != "none":
@@ -113,7 +128,7 @@ class OpenAIChatClient:
                     gave_up, secret=self._endpoint.api_key, attempts=attempts, server=self._endpoint.name
                 ) from None
             attempts += used
-            result = answer_result(answer, attempts=attempts, response_format=mode)
+            result = answer_result(answer, attempts=attempts, response_format=mode, dropped=left_out)
             # What the endpoint wrote is stored (cache, gold set): a key it echoes is blanked here.
             result = redact_result(result, self._endpoint.api_key)
             self._stats.tokens(result.usage.prompt_tokens, result.usage.completion_tokens)
@@ -151,25 +166,65 @@ class OpenAIChatClient:
         # pydantic models of the answer, over a third of the client's CPU a request. The body is plain
         # JSON already (``ChatRequest.to_body``), so it is posted as it is and the answer read here;
         # the SDK still owns the connection pool, the headers and key, timeouts and status errors.
-        text = await self._sdk_client().post("/chat/completions", body=body, cast_to=str)
+        if self._unconnected >= self.config.max_connection_failures:
+            raise _Unreachable  # another call found the endpoint unreachable while this one waited
+        try:
+            text = await self._sdk_client().post("/chat/completions", body=body, cast_to=str)
+        except openai.APITimeoutError:
+            raise  # connected (or tried to) and heard nothing: a silent server, not an absent one
+        except openai.APIConnectionError as exc:
+            self._unconnected += 1
+            self._last_connection_error = " ".join(str(exc).split())
+            raise
+        except openai.APIStatusError:
+            self._unconnected = 0
+            raise
+        self._unconnected = 0
         return first_choice(text)
+
+    def _unreachable_error(self, attempts: int) -> LLMCallError:
+        count = self.config.max_connection_failures
+        detail = redact(self._last_connection_error, self._endpoint.api_key)
+        return LLMCallError(
+            f"no connection to {self._endpoint.name} in {count} attempt{'' if count == 1 else 's'} in a "
+            f"row{f' ({detail})' if detail else ''}: check that the endpoint is running and that "
+            "OPENAI_BASE_URL (--base-url) names it",
+            reason="unreachable",
+            attempts=attempts,
+        )
+
+
+class _Unreachable(Exception):
+    """Raised instead of sending once the endpoint is known to be unreachable (no endpoint fault:
+    ``retry.classify`` lets it through, so no retry is spent on it)."""
 
 
 # The optional parameters dropped when refused, and the words endpoints refuse them with:
 # "Unsupported parameter: 'max_tokens' is not supported with this model", "Unsupported value:
-# 'temperature' does not support 0.7 with this model. Only the default (1) value is supported."
-_OPTIONAL_PARAMETERS = ("max_tokens", "temperature")
-_REFUSAL_WORDS = ("unsupported", "not supported", "does not support", "only the default")
+# 'temperature' does not support 0.7 with this model. Only the default (1) value is supported.",
+# "Unrecognized request argument supplied: seed", "Extra inputs are not permitted" (param: seed).
+_OPTIONAL_PARAMETERS = ("max_tokens", "temperature", "seed")
+_REFUSAL_WORDS = (
+    "unsupported",
+    "not supported",
+    "does not support",
+    "only the default",
+    "unrecognized",
+    "unknown parameter",
+    "extra inputs are not permitted",
+    "not permitted",
+)
 
 
 def _refused_parameter(fault: Fault, body: dict[str, Any]) -> str | None:
     """The optional parameter a 400 refuses as unsupported, if it is one this body sends."""
-    if fault.status != 400 or fault.reason != "bad_request":
+    if fault.status not in (400, 422) or fault.reason not in ("bad_request", "client_error"):
         return None
     text = fault.detail.lower()
     if not any(words in text for words in _REFUSAL_WORDS):
         return None
-    return next((name for name in _OPTIONAL_PARAMETERS if name in body and name in text), None)
+    named = (name for name in _OPTIONAL_PARAMETERS if name in body and (name in text or fault.param == name))
+    return next(named, None)
 
 
 def chat_result(completion: ChatCompletion, *, attempts: int, response_format: ResponseFormat) -> ChatResult:
@@ -211,7 +266,11 @@ def first_choice(text: str) -> dict[str, Any]:
 
 
 def answer_result(
-    completion: dict[str, Any], *, attempts: int, response_format: ResponseFormat
+    completion: dict[str, Any],
+    *,
+    attempts: int,
+    response_format: ResponseFormat,
+    dropped: frozenset[str] = frozenset(),
 ) -> ChatResult:
     """The ChatResult of a chat completion checked by ``first_choice`` (a plain JSON object)."""
     choice = completion["choices"][0]
@@ -231,4 +290,5 @@ def answer_result(
         attempts=attempts,
         refusal=message.get("refusal"),
         response_format_used=response_format,
+        dropped=dropped,
     )

@@ -51,6 +51,7 @@ class Fault:
     status: int | None = None
     retry_after: float | None = None
     detail: str = ""
+    param: str | None = None  # the request parameter an error body names (``error.param``)
 
 
 _DESCRIPTIONS = {
@@ -110,7 +111,8 @@ def _classify_status(exc: openai.APIStatusError) -> Fault:
     reason = {400: "bad_request", 401: "auth", 403: "permission", 404: "not_found"}.get(
         status, "client_error"
     )
-    return Fault(reason, False, status, None, detail)
+    param = exc.param if isinstance(exc.param, str) else None
+    return Fault(reason, False, status, None, detail, param)
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

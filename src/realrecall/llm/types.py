@@ -33,7 +33,7 @@ __all__ = [
 
 ResponseFormat = Literal["json_schema", "json_object", "none"]
 
-UNANSWERED = frozenset({"timeout", "connection"})
+UNANSWERED = frozenset({"timeout", "connection", "unreachable"})
 """Failure reasons (``LLMCallError.reason``) of a call the endpoint never answered: it timed out, or no
 connection was made. A run stops once too many in a row end so (the endpoint is down or silent)."""
 
@@ -54,6 +54,9 @@ class LLMConfig:
     default). The key is read from the environment variable named by ``api_key_env`` when a client is
     made, never stored here. ``max_attempts`` counts HTTP requests per call, the first one included;
     waits between them grow from ``initial_wait`` with jitter and never exceed ``max_wait``.
+    ``max_connection_failures`` attempts in a row, over all of a client's calls, that made no
+    connection at all (no answer of any kind between them) mean the endpoint is unreachable: every
+    call then fails at once (``LLMCallError`` reason ``unreachable``) instead of spending its retries.
     """
 
     base_url: str | None = None
@@ -62,6 +65,7 @@ class LLMConfig:
     max_attempts: int = 6
     max_wait: float = 60.0
     initial_wait: float = 0.5
+    max_connection_failures: int = 12
 
     def __post_init__(self) -> None:
         # NaN fails this too; infinity would wait forever on a hung endpoint.
@@ -69,6 +73,10 @@ class LLMConfig:
             raise InputError(f"timeout must be a number of seconds > 0, got {self.timeout!r}", hint="e.g. 30")
         if self.max_attempts < 1:
             raise InputError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        if self.max_connection_failures < 1:
+            raise InputError(
+                f"max_connection_failures must be at least 1, got {self.max_connection_failures}"
+            )
         if self.max_wait < 0 or self.initial_wait < 0:
             raise InputError("max_wait and initial_wait must be >= 0 seconds")
         if not self.api_key_env:
@@ -185,7 +193,9 @@ class ChatResult:
 
     ``finish_reason`` "length" means the text was cut by ``max_tokens`` and is likely not valid JSON.
     ``attempts`` counts HTTP requests, fallbacks included; ``response_format_used`` tells whether
-    the schema was enforced by the endpoint ("json_schema") or only asked for.
+    the schema was enforced by the endpoint ("json_schema") or only asked for. ``dropped`` names the
+    request's parameters the endpoint refused (``temperature``, ``max_tokens``, ``seed``), left out
+    of the request that got this answer: the endpoint's own defaults applied instead.
     """
 
     text: str
@@ -195,6 +205,7 @@ class ChatResult:
     attempts: int
     refusal: str | None
     response_format_used: ResponseFormat
+    dropped: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
