@@ -62,7 +62,10 @@ def topics_of(data: Data, count: int, seed: int) -> dict[str, int]:
 
 def with_topic(result: EvaluationResult, topic: dict[str, int]) -> EvaluationResult:
     def tagged(q: QueryResult) -> QueryResult:
-        relevant = [p for p in q.relevant() if p in topic]
+        # The first in the gold set's own order: ``relevant()`` is a frozenset, whose order changes with
+        # every process's string hashing, and so did the topic of a question with several gold documents.
+        judged = q.relevant()
+        relevant = [p for p in q.gold if p in judged and p in topic]
         return replace(q, fields={**q.fields, "topic": f"t{topic[relevant[0]]}" if relevant else "none"})
 
     return replace(

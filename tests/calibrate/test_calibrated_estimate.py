@@ -260,7 +260,7 @@ def test_the_old_one_stratum_overshoot_cannot_happen() -> None:
 
 
 def test_the_prediction_interval_widens_when_real_figures_differ_between_strata() -> None:
-    def interval_width(hits: list[int]) -> float:
+    def interval_width(hits: list[int], basis: str) -> float:
         real, synthetic = [], []
         for i, found in enumerate(hits):
             real += _records("real", f"s{i}", found, 40, f"r{i}-")
@@ -273,9 +273,12 @@ def test_the_prediction_interval_widens_when_real_figures_differ_between_strata(
         assert new.source == "predicted"
         assert estimate.model is not None
         assert estimate.model.model == "pooled real"
+        assert estimate.model.spread_basis == basis
         return float(estimate.interval.high - estimate.interval.low)
 
-    assert interval_width([10, 38, 20, 32, 15]) > 1.5 * interval_width([25, 25, 25, 25, 25])
+    # Real figures from 0.25 to 0.95: the spread is estimated (above the floor) and the interval is
+    # about half as wide again as for strata that agree, where the floor sets it.
+    assert interval_width([10, 38, 20, 32, 15], "estimated") > 1.4 * interval_width([25] * 5, "floor")
 
 
 @pytest.mark.slow

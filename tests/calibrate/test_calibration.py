@@ -158,7 +158,7 @@ def test_thinly_covered_strata_keep_their_real_figures() -> None:
 def test_calibrated_estimate_after_regeneration_keeps_measured_strata_and_estimates_new_ones() -> None:
     # Calibration: lookup measured on 12 real queries; the regenerated set adds a stratum (news) the
     # real set never covered. One measured stratum validates no model: news is predicted by the pooled
-    # real figure (lookup's, continuity-corrected), with the assumed spread.
+    # real figure (lookup's own mean), with the assumed spread.
     calibration = results_document(
         [("old", ranks_set("synthetic", 11, 1, prefix="o", type="lookup")),
          ("real", ranks_set("real", 9, 3, prefix="r", type="lookup"))]
@@ -172,7 +172,7 @@ def test_calibrated_estimate_after_regeneration_keeps_measured_strata_and_estima
     lookup, news = calibrated.strata
     assert (lookup.source, lookup.corrected) == ("measured", pytest.approx(0.75))
     assert news.source == "predicted"
-    assert news.corrected == pytest.approx((9 + 0.5) / (12 + 1))
+    assert news.corrected == pytest.approx(9 / 12)
     assert [s.weight for s in calibrated.strata] == pytest.approx([0.5, 0.5])  # news: its synthetic share
     assert 0.0 <= calibrated.interval.low < calibrated.value < calibrated.interval.high <= 1.0
     assert report.headline.text.startswith("Not measured on real questions")

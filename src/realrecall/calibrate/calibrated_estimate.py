@@ -400,6 +400,7 @@ class _Cell:
             real_variance=_logit_variance(self.real),
             real_mean=self.real.mean(),
             n_real=self.real.size,
+            real_spread=self.real.value_variance(),
             synthetic=_logit_mean(self.calibration_synthetic) if both else math.nan,
             synthetic_variance=_logit_variance(self.calibration_synthetic) if both else math.nan,
         )
@@ -446,6 +447,10 @@ class _Sample:
 
     def mean(self) -> float:
         return float(np.sum(self.weights * self.values) / self.weights.sum())
+
+    def value_variance(self) -> float:
+        """The (weighted) variance of the values around their mean: how far one question strays."""
+        return float(np.sum(self.weights * (self.values - self.mean()) ** 2) / self.weights.sum())
 
     def mean_variance(self) -> float:
         """Variance of the weighted mean (the linearised Hajek variance; the plain one when unweighted)."""
