@@ -544,6 +544,12 @@ def test_a_rewritten_custom_function_is_refused_by_its_source_hash() -> None:
 # --- smaller items of issue 30 ----------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("bound", [1.5, -0.1])
+def test_a_fail_under_bound_outside_zero_one_is_refused(bound: float) -> None:
+    with pytest.raises(InputError, match=r"outside \[0, 1\]"):
+        calibrate(_calibration(), fail_under={"recall@10": bound}, now=NOW)
+
+
 def _three_types() -> dict[str, Any]:
     return results_document(
         [("syn", ranks_set("synthetic", 30, 10, prefix="s", type="a")

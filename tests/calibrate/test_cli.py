@@ -55,6 +55,20 @@ def test_bad_input_exits_two(results_file: Path, tmp_path: Path) -> None:
     assert cli.run("calibrate").returncode == 2
 
 
+@pytest.mark.parametrize("bound", ["1.5", "-0.1"])
+def test_a_fail_under_outside_zero_one_is_refused_before_any_work(bound: str, tmp_path: Path) -> None:
+    # One-call mode would load the sets and the corpus first: the bound is refused before, so the
+    # missing files are never reached.
+    missing = str(tmp_path / "missing.jsonl")
+    result = cli.run(
+        "calibrate", "--synthetic", missing, "--real", missing, "--corpus", missing,
+        "--fail-under", f"recall@10={bound}",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert f"--fail-under recall@10={bound} is outside [0, 1]" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_report_file_format_follows_the_suffix_and_is_written_whole(
     results_file: Path, tmp_path: Path
 ) -> None:

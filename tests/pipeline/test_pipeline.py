@@ -167,10 +167,13 @@ def test_the_history_row_takes_the_generator_from_the_summary_not_its_file(llm_j
     assert len(row.prompt_sha256 or "") == 64
 
 
+# Three real questions cannot put recall@3's Wilson lower bound at 1.0, whatever they score: a gate
+# that fails honestly (a bound above 1 is refused before any work).
+FAILING_GATE = 'fail_under = { "recall@3" = 1.0 }\ngate_on = "bound"'
+
+
 def test_a_failing_gate_is_recorded_then_raised(tmp_path):
-    config = load_pipeline_config(
-        write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')
-    )
+    config = load_pipeline_config(write_job(tmp_path, backend="extractive", extra=FAILING_GATE))
     with pytest.raises(GateFailed, match="recall@3"):
         run_pipeline(config)
     (row,) = load_history(config.history)
@@ -236,8 +239,17 @@ def test_run_with_a_bad_config_exits_2_with_one_line(tmp_path):
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_run_refuses_a_fail_under_outside_zero_one_before_generating(tmp_path):
+    config = write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.5 }')
+    done = cli.run("run", str(config), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "fail_under.recall@3 = 1.5 is outside [0, 1]" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "synthetic.jsonl").exists()
+
+
 def test_run_exits_1_when_a_gate_fails(tmp_path):
-    config = write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')
+    config = write_job(tmp_path, backend="extractive", extra=FAILING_GATE)
     done = cli.run("run", str(config), cwd=tmp_path)
     assert done.returncode == 1
     assert "gate failed" in done.stderr
@@ -295,6 +307,14 @@ BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
         ),
         (BASE + "[calibrate]\nconfidence = 1.5\n", ":6: [calibrate] confidence must be between 0 and 1"),
         (BASE + "[calibrate]\nfail_under = { 'recall@10' = inf }\n", "fail_under.recall@10 must be a number"),
+        (
+            BASE + "[calibrate]\nfail_under = { 'recall@10' = 1.5 }\n",
+            ":6: [calibrate] fail_under.recall@10 = 1.5 is outside [0, 1], where every metric lies",
+        ),
+        (
+            BASE + "[calibrate]\nfail_under = { 'recall@10' = -0.1 }\n",
+            ":6: [calibrate] fail_under.recall@10 = -0.1 is outside [0, 1]",
+        ),
         (
             BASE + "[evaluate]\nquery_timeout = 0\n",
             ":6: [evaluate] query_timeout must be a number of more than 0",
@@ -418,7 +438,7 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, section
 
 
 def test_evaluate_warnings_reach_the_reports_the_result_and_the_caller_even_when_a_gate_fails(tmp_path):
-    config_path = write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.01 }')
+    config_path = write_job(tmp_path, backend="extractive", extra=FAILING_GATE)
     real = [{**q, "origin": "real"} for q in REAL] + [
         {"query_id": "r9", "query": "lost passage", "gold": {"gone": 1}, "origin": "real", "type": "lookup"}
     ]

@@ -10,6 +10,7 @@ it at start-up.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ __all__ = [
     "CalibrateSettings",
     "CompareSettings",
     "check_resampling",
+    "fail_under_problem",
     "parse_date",
 ]
 
@@ -110,6 +112,10 @@ class CalibrateSettings(StageSettings):
             raise SettingError(
                 "answer_k", f"must be a whole number >= 1, got {self.answer_k!r}", hint="e.g. 10"
             )
+        for gated, bound in self.fail_under.items():
+            problem = fail_under_problem(bound)
+            if problem is not None:
+                raise SettingError("fail_under", f"{gated}={bound!r} {problem}", hint="e.g. recall@10=0.7")
         for stratum, share in (self.stratum_weights or {}).items():
             if share < 0:
                 raise SettingError("stratum_weights", f"of {stratum!r} must be a share >= 0, got {share!r}")
@@ -165,6 +171,22 @@ def check_resampling(
         raise SettingError("alpha", f"must be between 0 and 1, got {alpha}", hint="e.g. 0.05")
     if seed is not None and seed < 0:
         raise SettingError("seed", f"must be a whole number >= 0, got {seed!r}", hint="e.g. 0")
+
+
+def fail_under_problem(bound: object) -> str | None:
+    """Why ``bound`` cannot be a ``fail_under`` bound (None: it can).
+
+    Every metric is a mean of per-query values in [0, 1] (recall, MRR, nDCG, precision, their budgeted
+    forms), so a bound outside [0, 1] would fail every run (above 1) or none (below 0) whatever the
+    figures: a typo (1.5 for 0.15, 70 for 0.70), refused before anything is generated or scored.
+    """
+    if isinstance(bound, bool) or not isinstance(bound, int | float) or bound != bound:
+        return "is not a number"
+    if math.isinf(bound):
+        return "is not a finite number"
+    if not 0.0 <= bound <= 1.0:
+        return "is outside [0, 1], where every metric lies"
+    return None
 
 
 def parse_date(text: str, *, what: str = "date") -> dt.datetime:

@@ -63,7 +63,7 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, NoReturn
 
-from realrecall.calibrate.settings import CalibrateSettings
+from realrecall.calibrate.settings import CalibrateSettings, fail_under_problem
 from realrecall.errors import InputError, SettingError
 from realrecall.evaluate.retrievers.options import make_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings, default_metrics
@@ -185,6 +185,14 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     for metric, bound in fail_under.items():
         if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound):
             check.fail("calibrate", "fail_under", f"[calibrate] fail_under.{metric} must be a number")
+        problem = fail_under_problem(bound)
+        if problem is not None:
+            check.fail(
+                "calibrate",
+                "fail_under",
+                f"[calibrate] fail_under.{metric} = {bound!r} {problem}",
+                hint="e.g. 0.7",
+            )
     metric = calibrate.get("metric", HEADLINE_METRIC)
     check.metrics(metric, list(fail_under), tuple(k), metrics)
     for key in ("max_age_days", "max_gap"):
