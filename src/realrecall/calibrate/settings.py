@@ -180,9 +180,9 @@ def fail_under_problem(bound: object) -> str | None:
     forms), so a bound outside [0, 1] would fail every run (above 1) or none (below 0) whatever the
     figures: a typo (1.5 for 0.15, 70 for 0.70), refused before anything is generated or scored.
     """
-    if isinstance(bound, bool) or not isinstance(bound, int | float) or bound != bound:
+    if isinstance(bound, bool) or not isinstance(bound, int | float):
         return "is not a number"
-    if math.isinf(bound):
+    if not math.isfinite(bound):
         return "is not a finite number"
     if not 0.0 <= bound <= 1.0:
         return "is outside [0, 1], where every metric lies"
