@@ -13,6 +13,7 @@ from realrecall.calibrate.statistics import (
     bootstrap_interval,
     bootstrap_mean_matrix,
     bootstrap_means,
+    bootstrap_weighted_mean_matrix,
     estimate_mean,
     gap_interval,
     newcombe_interval,
@@ -137,6 +138,25 @@ def test_shared_resampling_of_several_metrics_gives_each_metric_its_own_bootstra
     for column in range(3):
         alone = bootstrap_means(values[:, column], 500, np.random.default_rng(5))
         assert shared[:, column] == pytest.approx(alone, abs=1e-12)
+
+
+@pytest.mark.parametrize("batch", [None, 7])
+def test_weighted_bootstrap_means_are_the_weighted_means_of_each_resample_drawn_in_batches(
+    batch: int | None,
+) -> None:
+    # Issue 30: the weighted bootstrap held resamples x questions arrays at once (2.76 GB at 5.7k
+    # questions x 20k resamples); drawn batch by batch it gives each resample's Hajek mean all the same.
+    rng = np.random.default_rng(3)
+    values = rng.random((40, 2))
+    weights = 1.0 / rng.choice([0.1, 0.5, 1.0], size=40)
+    draws = bootstrap_weighted_mean_matrix(values, weights, 30, np.random.default_rng(9), batch=batch)
+    replay = np.random.default_rng(9)
+    size = batch or 30
+    expected = []
+    for start in range(0, 30, size):
+        for index in replay.integers(0, 40, (min(size, 30 - start), 40)):
+            expected.append([np.average(values[index, j], weights=weights[index]) for j in range(2)])
+    assert draws == pytest.approx(np.array(expected), rel=1e-12)
 
 
 def test_gap_interval_inside_calibrate_equals_scipy_on_the_same_seed() -> None:

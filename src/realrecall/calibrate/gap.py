@@ -21,6 +21,7 @@ from realrecall.calibrate.statistics import (
     Estimate,
     Interval,
     bootstrap_mean_matrix,
+    bootstrap_weighted_mean_matrix,
     estimate_mean,
     gap_interval,
     gap_interval_from_draws,
@@ -215,15 +216,9 @@ def _effective_n(weights: np.ndarray) -> float:
 
 def _weighted_draws(values: np.ndarray, weights: np.ndarray, settings: _Settings) -> np.ndarray | None:
     """Bootstrap draws of the weighted means of every column: queries resampled, weights kept with them."""
-    n = values.shape[0]
-    if n == 0:
+    if values.shape[0] == 0:
         return None
-    index = settings.rng.integers(0, n, (settings.n_resamples, n))
-    w = weights[index]
-    clean = np.nan_to_num(values)
-    return np.stack(
-        [np.sum(w * clean[index, j], axis=1) / w.sum(axis=1) for j in range(values.shape[1])], axis=1
-    )
+    return bootstrap_weighted_mean_matrix(np.nan_to_num(values), weights, settings.n_resamples, settings.rng)
 
 
 def _weighted_estimate(
