@@ -20,12 +20,15 @@ import numpy as np
 from realrecall.calibrate.statistics import (
     Estimate,
     Interval,
+    at_least,
     bootstrap_mean_matrix,
     bootstrap_weighted_mean_matrix,
+    bounded_mean_interval,
     estimate_mean,
     gap_interval,
     gap_interval_from_draws,
     interval_from_draws,
+    mover_interval,
     newcombe_interval,
     queries_needed,
     wilson_interval,
@@ -195,8 +198,15 @@ def _slice_gaps(
         elif r_draws is None or s_draws is None or r.size + s.size < 3:
             interval = Interval.undefined(settings.confidence, "bootstrap")
         else:
-            interval = gap_interval_from_draws(
-                s_draws[:, j] - r_draws[:, j], s, r, confidence=settings.confidence, method=settings.method
+            interval = at_least(
+                gap_interval_from_draws(
+                    s_draws[:, j] - r_draws[:, j],
+                    s,
+                    r,
+                    confidence=settings.confidence,
+                    method=settings.method,
+                ),
+                _bounded_gap(s, s_weights if weighted else None, r, settings.confidence),
             )
         rows.append(
             _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
@@ -233,7 +243,10 @@ def _weighted_estimate(
     elif values.size < 2:
         interval = Interval.undefined(settings.confidence, "bootstrap")
     else:
-        interval = interval_from_draws(draws, values, confidence=settings.confidence, method="percentile")
+        interval = at_least(
+            interval_from_draws(draws, values, confidence=settings.confidence, method="percentile"),
+            bounded_mean_interval(values, settings.confidence, weights=weights),
+        )
     return Estimate(mean, interval, int(values.size))
 
 
@@ -258,8 +271,25 @@ def _estimate(values: np.ndarray, draws: np.ndarray | None, binary: bool, settin
     elif values.size < 2:
         interval = Interval.undefined(confidence, "bootstrap")
     else:
-        interval = interval_from_draws(draws, values, confidence=confidence, method=settings.method)
+        interval = at_least(
+            interval_from_draws(draws, values, confidence=confidence, method=settings.method),
+            bounded_mean_interval(values, confidence),
+        )
     return Estimate(float(values.mean()), interval, int(values.size))
+
+
+def _bounded_gap(
+    synthetic: np.ndarray, weights: np.ndarray | None, real: np.ndarray, confidence: float
+) -> Interval:
+    """The gap's floor: MOVER from each set's bounded-mean interval (Newcombe's method for a
+    proportion; for a mean in [0, 1], what keeps the gap from collapsing where each set's bootstrap does)."""
+    mean = float(synthetic.mean()) if weights is None else _weighted_mean(synthetic, weights)
+    return mover_interval(
+        mean,
+        bounded_mean_interval(synthetic, confidence, weights=weights),
+        float(real.mean()),
+        bounded_mean_interval(real, confidence),
+    )
 
 
 def _proportion_gap(synthetic: np.ndarray, real: np.ndarray, confidence: float) -> Interval:
@@ -296,7 +326,10 @@ def _slice_gap_apart(
     if binary:
         interval = _proportion_gap(s, r, confidence)
     else:
-        interval = gap_interval(s, r, confidence=confidence, n_resamples=n_resamples, rng=rng, method=method)
+        interval = at_least(
+            gap_interval(s, r, confidence=confidence, n_resamples=n_resamples, rng=rng, method=method),
+            _bounded_gap(s, None, r, confidence),
+        )
     return _slice_gap(metric, field, value, r, s, real_estimate, synthetic_estimate, interval, settings)
 
 
