@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from calibrate.results_builder import per_query, results_document
 from realrecall.calibrate import compare
+from realrecall.calibrate.report import render_comparison
 from realrecall.calibrate.statistics import paired_bootstrap_test, paired_t_test, randomization_test
 from realrecall.errors import InputError
 
@@ -96,9 +98,29 @@ def test_compare_finds_a_real_improvement_significant_overall_and_per_slice() ->
     howto = next(r for r in report.rows if r.value == "howto")
     assert lookup.significant
     assert not howto.significant
-    assert howto.p_value == 1.0
+    assert howto.note == "no paired query differs: these 10 paired queries cannot tell them apart"
     assert report.headline.startswith("hybrid vs bm25 on real queries: mrr@10")
     assert report.unpaired == 0
+
+
+def test_queries_that_score_the_same_under_both_say_they_cannot_tell_them_apart() -> None:
+    # Issue 30: four queries at 1 under both printed "+0.000 to +0.000, p 1.0000", which reads as a
+    # measured tie; four queries that every system ranks first can tell no two systems apart.
+    a = results_document([("real", [per_query(f"q{i}", "real", rank=1) for i in range(4)])], retriever="bm25")
+    b = results_document(
+        [("real", [per_query(f"q{i}", "real", rank=1) for i in range(4)])], retriever="hybrid"
+    )
+    report = compare(a, b, metric="mrr@10")
+    row = report.rows[0]
+    assert not row.interval.defined
+    assert math.isnan(row.p_value)
+    assert not row.significant
+    assert "no one of the 4 paired queries scores differently: these queries cannot tell them apart" in (
+        report.headline
+    )
+    markdown = render_comparison(report, "markdown")
+    assert "+0.000 to +0.000" not in markdown
+    assert "| real: all queries | 4 | 1.000 | 1.000 | +0.000 | n/a | n/a | - |" in markdown
 
 
 def test_compare_with_t_test_and_bootstrap_runs_the_named_test() -> None:

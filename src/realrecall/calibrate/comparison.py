@@ -51,6 +51,9 @@ __all__ = [
     "query_key",
 ]
 
+NO_QUERY_DIFFERS = "no paired query differs"
+# Identical scores give exactly equal values; float sums can still differ in the last bit.
+_TIE = 1e-12
 # Real first: it is the figure to quote; queries without an origin last.
 _ORIGIN_ORDER = {"real": 0, "synthetic": 1}
 
@@ -284,6 +287,14 @@ def _row(
             metric, field, value, int(a.size), mean_a, mean_b, mean_b - mean_a,
             Interval.undefined(confidence), math.nan, False, note, origin,
         )  # fmt: skip
+    if np.all(np.abs(b - a) <= _TIE):
+        # Every query scores the same under both: no test or interval can tell them apart (a paired
+        # bootstrap gives "+0.000 to +0.000" and a randomization test p = 1, read as certainty).
+        return PairedComparison(
+            metric, field, value, int(a.size), float(a.mean()), float(b.mean()), 0.0,
+            Interval.undefined(confidence), math.nan, False, f"{NO_QUERY_DIFFERS}: these {a.size} paired "
+            "queries cannot tell them apart", origin,
+        )  # fmt: skip
     p_value = TESTS[settings.test](a, b, settings.n_resamples, settings.rng)
     interval = paired_difference_interval(
         a, b, confidence=confidence, n_resamples=settings.n_resamples, rng=settings.rng
@@ -320,6 +331,12 @@ def _headline(rows: Sequence[PairedComparison], name_a: str, name_b: str, test: 
 
 def _verdict(row: PairedComparison, test: str, alpha: float) -> str:
     where = f"{_origin_text(row.origin)} queries"
+    if row.note.startswith(NO_QUERY_DIFFERS):
+        return (
+            f"{where}: {row.metric} {row.mean_b:.3f} for both, and no one of the {row.n} paired queries "
+            f"scores differently: these queries cannot tell them apart (no test can); compare on more "
+            "queries, or harder ones."
+        )
     if math.isnan(row.p_value):
         return f"{where}: too few paired queries ({row.n}) to test {row.metric}."
     verdict = "significant" if row.significant else "not significant"
