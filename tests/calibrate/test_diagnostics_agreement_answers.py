@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import bootstrap, kendalltau
 
 from calibrate.results_builder import per_query, ranks_set, results_document
-from realrecall.calibrate import answer_grid, calibrate, load_answers, rank_agreement
+from realrecall.calibrate import answer_grid, calibrate, compare, load_answers, rank_agreement
 from realrecall.errors import InputError
 from realrecall.evaluate.results import load_results
 
@@ -141,8 +141,31 @@ def test_rank_agreement_says_when_the_systems_differ_by_less_than_their_noise() 
     ]  # fmt: skip
     agreement = calibrate(documents).rank_agreement
     assert agreement is not None
-    assert "On the real set the systems lie within 0.050 of each other" in agreement.advice
-    assert "that order is mostly chance" in agreement.advice
+    # Real hits 20, 21, 22, 20 of 40, the same queries first: no pair differs on more than 2 queries.
+    assert (
+        "On the real set a paired randomization test (as compare runs it) separates no pair of systems "
+        "at alpha 0.05: that order is chance." in agreement.advice
+    )
+    assert len(agreement.real_ties) == 6
+
+
+def test_ties_come_from_the_paired_test_compare_runs_not_from_overlapping_intervals() -> None:
+    # Issue 30: the note called the real order "mostly chance" and every pair tied while compare, on the
+    # same queries, found a pair different. Here b finds every real query a finds and 12 more (0.80 and
+    # 0.84 of 300: each within the other's Wilson interval), c and d lie far below.
+    figures = [(400, 240), (400, 252), (300, 150), (200, 90)]
+    documents = systems_with(figures, n_synthetic=500, n_real=300)
+    agreement = rank_agreement([load_results(d) for d in documents], "recall@10")
+    assert agreement is not None
+    a, b = agreement.systems[0], agreement.systems[1]
+    assert a.real_interval is not None
+    assert b.real_interval is not None
+    assert a.real_interval.low <= b.real <= a.real_interval.high  # the old rule: tied
+    assert b.real_interval.low <= a.real <= b.real_interval.high
+    assert compare(documents[0], documents[1]).rows[0].significant
+    assert ("bm25", "bm25-nostem") not in agreement.real_ties
+    assert ("bm25", "bm25-nostem") in agreement.synthetic_ties  # the same 400 synthetic hits
+    assert "order is chance" not in agreement.advice
 
 
 def systems_with(figures: list[tuple[int, int]], *, n_synthetic: int, n_real: int) -> list[dict]:
