@@ -14,14 +14,16 @@ import pytest
 
 from generate.fakes import FakeChatClient, make_corpus, paraphrase
 from realrecall.corpus import Chunk, Corpus
-from realrecall.errors import InputError
+from realrecall.errors import InputError, RealrecallError
 from realrecall.evaluate.results import generator_of
 from realrecall.generate import GenerateConfig, estimate, generate
 from realrecall.generate.forms import DEFAULT_FORMS, FormPlan, plan_forms
 from realrecall.generate.situation import (
     MIN_QUOTE_WORDS,
+    Situation,
     answer_in_passage,
     parse_situation,
+    situation_overlap,
     strategy_prompt_ref,
 )
 from realrecall.generate.templates import builtin_prompt
@@ -29,9 +31,16 @@ from realrecall.labels import default_type_rules
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from realrecall.llm.types import ChatRequest
 from realrecall.settings import setting_fields
+from realrecall.text_features import lexical_overlap
 from support import cli
 from support.fake_openai import FakeOpenAI
-from support.questions import EVERYDAY, http_question_handler, situation_for_seed
+from support.questions import (
+    EVERYDAY,
+    http_question_handler,
+    is_situation_request,
+    passage_in,
+    situation_for_seed,
+)
 
 API_PASSAGE = "Pass n_results to collection.query to limit the matches; where_document filters the text."
 
@@ -235,6 +244,111 @@ def test_situation_first_through_the_batch_api_takes_one_batch_a_step(server, tm
     assert server.count("batches") == 2
     assert server.count("chat") == 0
     assert all(record["provenance"]["strategy"] == "situation" for record in records(output))
+
+
+def copying_step_one(copies: int):
+    """A chat handler for the fake endpoint whose step 1 copies the passage into the situation for the
+    first ``copies`` situations of each chunk (those asked without feedback count once), then writes
+    one in everyday words; step 2 answers a valid question."""
+    asked: Counter[str] = Counter()
+
+    def handler(body: dict[str, Any]) -> str:
+        messages = body.get("messages", [])
+        if not is_situation_request(messages):
+            return http_question_handler(body)
+        passage = passage_in(messages)
+        asked[passage] += 1
+        if asked[passage] <= copies:
+            words = passage.split()
+            return json.dumps(
+                {"user": "a reader", "situation": " ".join(words[:-1]), "answer": " ".join(words[:12])}
+            )
+        return situation_for_seed(int(body.get("seed") or 0), passage)
+
+    return handler
+
+
+def test_a_situation_that_copies_the_passage_is_rejected_before_any_query_is_asked(server, client, tmp_path):
+    server.chat_handler = copying_step_one(copies=1)
+    corpus = make_corpus(3)
+    output = tmp_path / "s.jsonl"
+    config = GenerateConfig(max_overlap=0.5, concurrency=1)
+    summary = generate(corpus, output, config, client=client)
+    assert summary.total == 3
+    assert summary.stage("generation").failures == {"situation_overlap": 3}
+    bodies = server.bodies("chat")
+    steps = [body["response_format"]["json_schema"]["name"] for body in bodies]
+    assert steps == ["situation", "situation", "question"] * 3  # no query from a copied situation
+    for chunk in corpus:
+        copied = " ".join(chunk.text.split()[:-1])
+        # The new situation is asked for with the copied one shown back and why.
+        retry = next(b for b in bodies if copied in contents(b) and "cannot be used" in contents(b))
+        assert "the passage's own words" in contents(retry)
+        assert retry["messages"][-2] == {
+            "role": "assistant",
+            "content": json.dumps(
+                {"user": "a reader", "situation": copied, "answer": " ".join(chunk.text.split()[:12])}
+            ),
+        }
+        assert all(
+            copied not in contents(b)
+            for b in bodies
+            if "situation" not in b["response_format"]["json_schema"]["name"]
+        )
+    for record in records(output):
+        assert record["provenance"]["situation_overlap"] <= 0.5
+        assert record["provenance"]["attempt"] == 1
+
+
+def test_a_step_one_that_always_copies_never_reaches_step_two(server, client, tmp_path):
+    server.chat_handler = copying_step_one(copies=99)
+    config = GenerateConfig(max_overlap=0.5, max_attempts=3)
+    with pytest.raises(RealrecallError, match="situation_overlap: 3"):
+        generate(make_corpus(1), tmp_path / "s.jsonl", config, client=client)
+    steps = [body["response_format"]["json_schema"]["name"] for body in server.bodies("chat")]
+    assert steps == ["situation"] * 3
+    [failure] = records(tmp_path / "s.failures.jsonl")
+    assert failure["rejections"] == ["situation_overlap"] * 3
+
+
+def test_the_situation_overlap_is_stored_without_a_bound_and_a_tightened_bound_replaces_it(
+    server, client, tmp_path
+):
+    server.chat_handler = copying_step_one(copies=1)
+    corpus = make_corpus(1)
+    output = tmp_path / "s.jsonl"
+    generate(corpus, output, GenerateConfig(), client=client)
+    [record] = records(output)
+    assert record["provenance"]["situation_overlap"] > 0.9  # kept: no bound was set ("reader" is new)
+    assert record["provenance"]["situation"]["situation"] in corpus["c0"].text
+    requests = server.count("chat")
+    summary = generate(corpus, output, GenerateConfig(max_overlap=0.5), client=client)
+    assert (summary.removed, summary.added) == (1, 1)  # replaced, as a question above the bound is
+    [record] = records(output)
+    assert record["provenance"]["situation_overlap"] <= 0.5
+    # Step 1 was replayed from the cache, rejected, and a new situation asked for with feedback.
+    new = server.bodies("chat")[requests:]
+    assert [b["response_format"]["json_schema"]["name"] for b in new] == ["situation", "question"]
+    assert "the passage's own words" in contents(new[0])
+
+
+def test_situation_overlap_is_the_measure_questions_get():
+    slot = SimpleNamespace(
+        chunk=Chunk(
+            id="c", text="Restart the sync agent after changing backup_dir.", title="Sync", metadata={}
+        ),
+        partner=None,
+        language="en",
+    )
+    written = Situation(
+        "a new admin", "my copies go to the old backup_dir after a restart", "Restart the sync"
+    )
+    assert situation_overlap(written, slot) == lexical_overlap(  # type: ignore[arg-type]
+        "a new admin\nmy copies go to the old backup_dir after a restart",
+        "Sync\nRestart the sync agent after changing backup_dir.",
+        "en",
+    )
+    assert situation_overlap(written, slot) > 0  # type: ignore[arg-type]
 
 
 def test_a_situation_answer_is_strict_json_with_the_three_keys():

@@ -16,7 +16,7 @@ from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.forms import FormChoice
 from realrecall.generate.planner import Slot
-from realrecall.generate.situation import Situation, query_messages, situation_messages
+from realrecall.generate.situation import Situation, query_messages, situation_messages, situation_problem
 from realrecall.generate.sources import question_messages
 from realrecall.generate.style import StyleExamples, format_style_examples
 from realrecall.generate.templates import builtin_prompt, delimit_data, load_prompt, render
@@ -169,3 +169,10 @@ def test_regeneration_feedback_prompt_renders_as_golden():
     prompt = builtin_prompt("regeneration_feedback")
     assert prompt.variables == ("problem",)
     check_golden("regeneration_feedback.txt", as_text(render(prompt, {"problem": "it copies the passage"})))
+
+
+def test_situation_feedback_prompt_renders_as_golden():
+    prompt = builtin_prompt("situation_feedback")
+    assert prompt.variables == ("problem",)
+    problem = situation_problem("situation_overlap")
+    check_golden("situation_feedback.txt", as_text(render(prompt, {"problem": problem})))

@@ -23,7 +23,13 @@ from realrecall.generate.languages import wrong_language
 from realrecall.generate.planner import Slot
 from realrecall.generate.records import question_record
 from realrecall.generate.setup import Setup
-from realrecall.generate.sources import AnswerabilityJudge, Candidate, QuestionSource, judge_description
+from realrecall.generate.sources import (
+    AnswerabilityJudge,
+    Candidate,
+    QuestionSource,
+    judge_description,
+    slot_searchable_text,
+)
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.strategy import SourceContext
 from realrecall.generate.summary import StageCounter
@@ -145,7 +151,7 @@ class Settler:
         if strategy is not None and wrong_language(question, slot.language, self.config.languages):
             self.filtered["wrong_language"] += 1
             return "wrong_language"
-        overlap = lexical_overlap(question, _searchable(slot), slot.language)
+        overlap = lexical_overlap(question, slot_searchable_text(slot), slot.language)
         if self.config.max_overlap is not None and overlap > self.config.max_overlap:
             self.filtered["overlap"] += 1
             return "overlap"
@@ -243,10 +249,12 @@ def still_valid(record: dict[str, Any], setup: Setup) -> bool:
     new (the verdict, or the next attempt) is asked for.
     """
     provenance = record.get("provenance") or {}
-    overlap = provenance.get("overlap")
     bound = setup.config.max_overlap
-    if bound is not None and isinstance(overlap, int | float) and overlap > bound:
-        return False
+    # The query's overlap, and (situation first) the overlap of the situation it was written from.
+    for key in ("overlap", "situation_overlap"):
+        overlap = provenance.get(key)
+        if bound is not None and isinstance(overlap, int | float) and overlap > bound:
+            return False
     # A question kept before answers' languages were checked, in another language than asked for.
     language, query = record.get("language"), record.get("query")
     checked = setup.strategy is not None and isinstance(language, str) and isinstance(query, str)
@@ -257,10 +265,3 @@ def still_valid(record: dict[str, Any], setup: Setup) -> bool:
         wanted = judge_description(setup.judge_prompt, setup.config)
         return all(judged.get(name) == value for name, value in wanted.items())
     return True
-
-
-def _searchable(slot: Slot) -> str:
-    """What a slot's question is compared with: its chunk's searchable text, and its partner's."""
-    if slot.partner is None:
-        return slot.chunk.searchable_text()
-    return f"{slot.chunk.searchable_text()}\n{slot.partner.searchable_text()}"

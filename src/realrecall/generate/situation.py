@@ -16,6 +16,14 @@ content words, found word for word or with at least ``ANSWER_SUPPORT`` of its co
 every situation is grounded in the passage; the query written from it is not checked again, which is
 the judge's job. A quote of fewer content words grounds nothing: "the" is in almost every passage.
 
+A situation is measured for passage wording before any query is written from it: its ``user`` and
+``situation`` (what step 2 sees) get the lexical overlap questions get (``text_features.lexical_overlap``:
+the share of their content stems found in the passage, identifiers counted apart), recorded with each
+question as ``situation_overlap``. Above ``max_overlap`` the situation is rejected
+(``situation_overlap``) and a new one asked for, with the rejected one and why shown back
+(``prompts/situation_feedback.md``, as after any rejected situation); step 2 is never asked from it, so
+a copied passage cannot reach the query through the situation.
+
 A rejected query is asked again from the same situation, with the rejection fed back (the passage
 still withheld), unless the rejection says the situation itself is spent (``NEW_SITUATION``: a
 near-duplicate or an unanswerable query, or no valid situation): then the next attempt starts from a
@@ -37,12 +45,12 @@ from realrecall.generate.asking import RequestCollector, ask, derive_seed
 from realrecall.generate.direct import DirectStrategy, LLMQuestions
 from realrecall.generate.languages import LANGUAGE_NAMES
 from realrecall.generate.question_types import QUESTION_TYPES
-from realrecall.generate.sources import DEFAULT_PERSONA, Candidate, question_request
+from realrecall.generate.sources import DEFAULT_PERSONA, Candidate, question_request, slot_searchable_text
 from realrecall.generate.strategy import PlannedRequest, SourceContext, StrategySpec
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, render
 from realrecall.llm.types import ChatClient, ChatRequest, Usage
 from realrecall.provenance import PromptRef
-from realrecall.text_features import content_stems, stems
+from realrecall.text_features import content_stems, lexical_overlap, stems
 
 if TYPE_CHECKING:
     from realrecall.generate.config import GenerateConfig
@@ -66,6 +74,8 @@ __all__ = [
     "parse_situation",
     "query_messages",
     "situation_messages",
+    "situation_overlap",
+    "situation_problem",
     "strategy_prompt_ref",
 ]
 
@@ -110,6 +120,8 @@ class SituationCandidate(Candidate):
     situation: Situation | None = None
     situation_number: int = 0
     """Which situation of the slot this is (0, 1, ...: part of the first call's cache key)."""
+    situation_overlap: float | None = None
+    """The situation's lexical overlap with the passage (``situation_overlap``); None without one."""
 
 
 def parse_situation(text: str) -> tuple[Situation, None] | tuple[None, str]:
@@ -144,6 +156,33 @@ def answer_in_passage(answer: str, passage: str, language: str | None) -> bool:
     if f" {quote} " in f" {' '.join(_TOKEN.findall(passage.casefold()))} ":
         return True
     return len(content & stems(passage, language)) / len(content) >= ANSWER_SUPPORT
+
+
+def situation_overlap(situation: Situation, slot: Slot) -> float:
+    """The lexical overlap of what step 2 sees of a situation (``user`` and ``situation``) with the
+    slot's passage: the measure questions get (``text_features.lexical_overlap``)."""
+    seen = f"{situation.user}\n{situation.situation}"
+    return lexical_overlap(seen, slot_searchable_text(slot), slot.language)
+
+
+def situation_problem(reason: str) -> str:
+    """What the situation feedback tells the model about a rejected situation."""
+    if reason == "situation_overlap":
+        return (
+            "it repeats the passage's own words; describe the person and their situation in their "
+            "everyday words, as someone who has not read the passage would tell a colleague"
+        )
+    if reason == "answer_not_in_passage":
+        return (
+            f'its "answer" is not a quote of the passage holding at least {MIN_QUOTE_WORDS} content '
+            "words; copy the passage's words that meet the need exactly"
+        )
+    return 'it is not a JSON object {"user": "...", "situation": "...", "answer": "..."} as asked'
+
+
+def _rejects_situation(reason: str) -> bool:
+    """Whether a rejection was of the situation itself (not of a query written from it)."""
+    return reason == "answer_not_in_passage" or reason.startswith("situation_")
 
 
 def _type_description(slot: Slot) -> str:
@@ -205,10 +244,21 @@ class SituationQuestions:
     forms: FormPlan
     direct: LLMQuestions
     """Writes what this strategy does not: questions over two chunks (``slot.partner``)."""
+    situation_feedback: PromptTemplate
+    """Sent after a rejected situation: the rejection and why, before asking for a new one."""
 
-    def situation_request(self, slot: Slot, number: int) -> ChatRequest:
+    def situation_request(
+        self, slot: Slot, number: int, rejected: tuple[Candidate, str] | None = None
+    ) -> ChatRequest:
+        messages = situation_messages(self.situation_template, slot)
+        if rejected is not None:
+            # The rejected situation and why, as a rejected query is shown back.
+            previous, reason = rejected
+            answer = {"role": "assistant", "content": previous.text[:2000] or "(no answer)"}
+            feedback = render(self.situation_feedback, {"problem": situation_problem(reason)})
+            messages = (*messages, answer, *feedback)
         return ChatRequest(
-            messages=situation_messages(self.situation_template, slot),
+            messages=messages,
             model=self.config.model,
             temperature=self.config.temperature,
             max_tokens=self.config.max_tokens,
@@ -239,17 +289,21 @@ class SituationQuestions:
             and previous.situation is not None
             and reason is not None
             and reason not in NEW_SITUATION
-            and not reason.startswith(("judge_", "situation_"))
-            and reason != "answer_not_in_passage"
+            and not reason.startswith("judge_")
+            and not _rejects_situation(reason)
         ):
             situation, number, spent = previous.situation, previous.situation_number, Usage(0, 0)
+            overlap = previous.situation_overlap
             feedback = rejected
         else:
             number = previous.situation_number + 1 if isinstance(previous, SituationCandidate) else 0
-            found = await self._situation(slot, attempt, number)
+            # A rejected situation is shown back with why; a spent one (its query a near-duplicate or
+            # unanswerable) is simply replaced.
+            spent_situation = rejected if reason is not None and _rejects_situation(reason) else None
+            found = await self._situation(slot, attempt, number, spent_situation)
             if isinstance(found, Candidate):
                 return found
-            situation, spent = found
+            situation, spent, overlap = found
             feedback = None
         request = self.query_request(slot, situation, attempt, feedback)
         text, failure, usage, model = await ask(
@@ -265,15 +319,16 @@ class SituationQuestions:
         if failure is None:
             question, failure = parse_question(text)
         return SituationCandidate(
-            question, failure, attempt, spent + usage, model, request.seed, text, situation, number
+            question, failure, attempt, spent + usage, model, request.seed, text, situation, number, overlap
         )
 
     async def _situation(
-        self, slot: Slot, attempt: int, number: int
-    ) -> tuple[Situation, Usage] | SituationCandidate:
-        """Situation ``number`` of the slot and what it cost now, or the rejected candidate when it
-        is not usable (its reason prefixed ``situation_``, or ``answer_not_in_passage``)."""
-        request = self.situation_request(slot, number)
+        self, slot: Slot, attempt: int, number: int, rejected: tuple[Candidate, str] | None
+    ) -> tuple[Situation, Usage, float] | SituationCandidate:
+        """Situation ``number`` of the slot, what it cost now and its overlap with the passage, or the
+        rejected candidate when it is not usable (its reason prefixed ``situation_``, or
+        ``answer_not_in_passage``); ``rejected``: the situation rejected before it, and why."""
+        request = self.situation_request(slot, number, rejected)
         text, failure, usage, model = await ask(
             self.client,
             self.store,
@@ -294,10 +349,20 @@ class SituationQuestions:
             and not answer_in_passage(situation.answer, slot.chunk.text, slot.language)
         ):
             failure = "answer_not_in_passage"
-        if situation is None or failure is not None:
-            reason = failure if failure == "answer_not_in_passage" else f"situation_{failure}"
-            return SituationCandidate(None, reason, attempt, usage, model, request.seed, text, None, number)
-        return situation, usage
+        overlap = None if situation is None else situation_overlap(situation, slot)
+        bound = self.config.max_overlap
+        if failure is None and overlap is not None and bound is not None and overlap > bound:
+            failure = "situation_overlap"  # step 2 would read the passage's words from it
+        if situation is None or overlap is None or failure is not None:
+            reason = (
+                failure
+                if failure in ("answer_not_in_passage", "situation_overlap")
+                else f"situation_{failure}"
+            )
+            return SituationCandidate(
+                None, reason, attempt, usage, model, request.seed, text, None, number, overlap
+            )
+        return situation, usage, overlap
 
 
 # A stand-in situation of about SITUATION_TOKENS, to count step 2's prompt before step 1 has run.
@@ -312,13 +377,18 @@ class SituationStrategy:
     situation_prompt: PromptTemplate
     query_prompt: PromptTemplate
     direct: DirectStrategy
+    feedback_prompt: PromptTemplate
+    """Sent after a rejected situation (``prompts/situation_feedback.md``)."""
     name: str = "situation"
     calls: int = 2  # the situation, then the query
 
     @classmethod
     def from_config(cls, config: GenerateConfig) -> SituationStrategy:
         return cls(
-            builtin_prompt("situation"), builtin_prompt("situation_query"), DirectStrategy.from_config(config)
+            builtin_prompt("situation"),
+            builtin_prompt("situation_query"),
+            DirectStrategy.from_config(config),
+            builtin_prompt("situation_feedback"),
         )
 
     @property
@@ -332,6 +402,7 @@ class SituationStrategy:
             "prompt_sha256": self.prompt_ref.sha256,
             "situation_sha256": self.situation_prompt.sha256,
             "query_sha256": self.query_prompt.sha256,
+            "situation_feedback_sha256": self.feedback_prompt.sha256,
         }
 
     def source(self, context: SourceContext) -> SituationQuestions:
@@ -346,6 +417,7 @@ class SituationStrategy:
             context.feedback,
             context.forms,
             direct=self.direct.source(context),
+            situation_feedback=self.feedback_prompt,
         )
 
     def examine(self, slot: Slot, candidate: Candidate) -> str | None:
@@ -364,6 +436,9 @@ class SituationStrategy:
                 "query": {"name": query.name, "sha256": query.sha256},
             },
             "situation": None if candidate.situation is None else candidate.situation.to_dict(),
+            "situation_overlap": None
+            if candidate.situation_overlap is None
+            else round(candidate.situation_overlap, 4),
         }
 
     def planned(self, slot: Slot, form_instruction: str, style_examples: str) -> tuple[PlannedRequest, ...]:

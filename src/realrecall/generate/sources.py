@@ -36,6 +36,7 @@ __all__ = [
     "problem_text",
     "question_messages",
     "question_request",
+    "slot_searchable_text",
     "slot_text",
 ]
 
@@ -152,6 +153,14 @@ def slot_text(slot: Slot) -> str:
     if slot.partner is None:
         return slot.chunk.text
     return f"{slot.chunk.text}\n\n{slot.partner.text}"
+
+
+def slot_searchable_text(slot: Slot) -> str:
+    """What a slot's question (and situation) is compared with for overlap: its chunk's searchable
+    text (title included), and its partner's."""
+    if slot.partner is None:
+        return slot.chunk.searchable_text()
+    return f"{slot.chunk.searchable_text()}\n{slot.partner.searchable_text()}"
 
 
 def judge_description(template: PromptTemplate, config: GenerateConfig) -> dict[str, Any]:
