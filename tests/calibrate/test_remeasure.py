@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from realrecall.calibrate import calibrate
+from realrecall.calibrate.one_call import evaluate_and_calibrate
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
 from realrecall.evaluate import evaluate, write_results
@@ -119,3 +120,29 @@ def test_a_real_set_that_cannot_be_carried_is_refused_naming_the_fix(tmp_path: P
     done = run("calibrate", str(now), "--calibrate-on", str(earlier))
     assert done.returncode == 2
     assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1
+
+
+def test_one_call_calibrate_refuses_a_real_set_today_s_corpus_cannot_score(tmp_path: Path) -> None:
+    # Labelled on the old corpus, without evidence: scored on today's, every question would be a miss.
+    _, new = _corpora(tmp_path)
+    real, synthetic = _real(tmp_path, evidence=False), _synthetic(tmp_path, "syn_new", "new")
+    with pytest.raises(InputError) as error:
+        evaluate_and_calibrate(synthetic, real, corpus=new)
+    message = f"{error.value} {error.value.hint}"
+    assert "12 real questions" in message
+    assert "neither chunk ids in today's corpus nor evidence text" in message
+    assert "re-measure for free" in message
+    assert "realrecall gold migrate" in message
+
+    done = run("calibrate", "--synthetic", str(synthetic), "--real", str(real), "--corpus", str(new))
+    assert done.returncode == 2
+    assert len([line for line in done.stderr.splitlines() if line.strip()]) == 1
+    assert "re-measure for free" in done.stderr
+
+
+def test_one_call_calibrate_scores_a_real_set_its_evidence_carries_to_today_s_corpus(tmp_path: Path) -> None:
+    _, new = _corpora(tmp_path)
+    real, synthetic = _real(tmp_path, evidence=True), _synthetic(tmp_path, "syn_new", "new")
+    report = evaluate_and_calibrate(synthetic, real, corpus=new)
+    assert report.overall().n_real == N
+    assert report.overall().real.value == 0.5  # the grown corpus pushes half the evidence out of the top 10

@@ -248,6 +248,19 @@ def test_run_refuses_a_fail_under_outside_zero_one_before_generating(tmp_path):
     assert not (tmp_path / "synthetic.jsonl").exists()
 
 
+def test_run_refuses_a_real_set_today_s_corpus_cannot_score_before_generating(tmp_path):
+    config = write_job(tmp_path, backend="extractive")
+    gone = [{**q, "gold": {f"old-{q['query_id']}": 1}, "origin": "real"} for q in REAL]
+    (tmp_path / "real.jsonl").write_text("".join(json.dumps(q) + "\n" for q in gone))
+    done = cli.run("run", str(config), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "3 real questions" in done.stderr
+    assert "neither chunk ids in today's corpus nor evidence text" in done.stderr
+    assert "re-measure for free" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "synthetic.jsonl").exists()
+
+
 def test_run_exits_1_when_a_gate_fails(tmp_path):
     config = write_job(tmp_path, backend="extractive", extra=FAILING_GATE)
     done = cli.run("run", str(config), cwd=tmp_path)
@@ -440,7 +453,14 @@ def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, section
 def test_evaluate_warnings_reach_the_reports_the_result_and_the_caller_even_when_a_gate_fails(tmp_path):
     config_path = write_job(tmp_path, backend="extractive", extra=FAILING_GATE)
     real = [{**q, "origin": "real"} for q in REAL] + [
-        {"query_id": "r9", "query": "lost passage", "gold": {"gone": 1}, "origin": "real", "type": "lookup"}
+        # One of its two gold passages gone: still scored on today's corpus, with a warning.
+        {
+            "query_id": "r9",
+            "query": "lost passage",
+            "gold": {"c1": 1, "gone": 1},
+            "origin": "real",
+            "type": "lookup",
+        }
     ]
     (tmp_path / "real.jsonl").write_text("".join(json.dumps(q) + "\n" for q in real))
     config = load_pipeline_config(config_path)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.calibrate.calibration import CalibrationReport, calibrate
+from realrecall.calibrate.remeasure import refuse_uncarried
 from realrecall.calibrate.settings import CalibrateSettings
 from realrecall.evaluate.from_files import load_inputs
 from realrecall.evaluate.settings import EvaluateSettings
@@ -26,7 +27,10 @@ def evaluate_and_calibrate(
 ) -> CalibrationReport:
     """Score the retriever ``evaluation`` names (or ``run``) on both gold sets, then :func:`calibrate`
     the result with ``settings``. ``options``: fields of either settings, as keywords over them (``by``
-    slices both)."""
+    slices both).
+
+    A real set today's corpus cannot score (questions with neither chunk ids in it nor evidence text)
+    is refused before anything is retrieved (``remeasure.refuse_uncarried``)."""
     evaluate_names = {item.name for item in setting_fields(EvaluateSettings)}
     calibrate_names = {item.name for item in setting_fields(CalibrateSettings)}
     unknown = {name: value for name, value in options.items() if name not in evaluate_names | calibrate_names}
@@ -45,4 +49,6 @@ def evaluate_and_calibrate(
     inputs = load_inputs(
         [(synthetic, "synthetic"), (real, "real")], corpus=corpus, run=run, settings=evaluation
     )
+    if inputs.corpus is not None:
+        refuse_uncarried(inputs.gold_sets[1], inputs.corpus)
     return calibrate([inputs.evaluate()], corpus=inputs.corpus, settings=settings)

@@ -20,9 +20,9 @@ from typing import Any
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.results import EvaluationResult
-from realrecall.gold import load_gold
+from realrecall.gold import GoldSet, load_gold
 
-__all__ = ["corpus_changed", "remeasure_real"]
+__all__ = ["corpus_changed", "refuse_uncarried", "remeasure_real"]
 
 # Keys a custom function's fingerprint adds to its options; the function is rebuilt from its name.
 _CODE_KEYS = ("function", "source_sha256", "class")
@@ -46,7 +46,6 @@ def remeasure_real(
     ``current`` and merges with it (same retriever name and description).
     """
     from realrecall.evaluate.evaluation import evaluate
-    from realrecall.resolution import resolve_gold
 
     real_sets = [g for g in calibration.gold_sets if g.origins.get("real")]
     source = calibration.source or "the calibration results"
@@ -65,26 +64,38 @@ def remeasure_real(
                 hint=fix,
             )
         gold = load_gold(path, origin="real")
-        resolved, _ = resolve_gold(gold, chunks, gold_from="auto")
-        # Gold with evidence is found again by its text; gold without it only by ids today's corpus holds.
-        lost = [
-            old.query_id
-            for old, new in zip(gold, resolved, strict=True)
-            if not new.evidence and all(chunks.get(passage) is None for passage in new.gold)
-        ]
-        if lost:
-            raise InputError(
-                f"the corpus changed since {source}, and {len(lost)} real questions of {path} (first: "
-                f"{lost[0]!r}) have neither chunk ids in today's corpus nor evidence text to find them by, "
-                "so the real set cannot be re-measured",
-                hint="give those questions their evidence text (realrecall gold migrate REAL.jsonl --corpus "
-                "TODAY.jsonl -o REAL_NOW.jsonl then carries them), or label them on today's corpus and "
-                f"evaluate that set: {fix}",
-            )
+        refuse_uncarried(gold, chunks, since=f"the corpus changed since {source}, and ", then=fix)
         gold_sets.append(gold)
     k = tuple(sorted({int(m.partition("@")[2]) for m in current.metrics if m.partition("@")[2].isdigit()}))
     return evaluate(
         gold_sets, corpus=chunks, retriever=retriever, metrics=list(current.metrics), k=k or (10,)
+    )
+
+
+def refuse_uncarried(gold: GoldSet, corpus: Corpus, *, since: str = "", then: str = "") -> None:
+    """Refuse a real set today's corpus cannot score: questions with neither a chunk id the corpus holds
+    nor evidence text to find one by would count as misses, and the real figure would not be today's.
+
+    ``calibrate --calibrate-on`` (re-measuring an earlier real set), one-call ``calibrate`` and the
+    scheduled job all check this before scoring. ``since``: what happened, as the message's start;
+    ``then``: a further way out, after the free ones.
+    """
+    real = [query for query in gold if query.origin in (None, "real")]
+    lost = [
+        query.query_id
+        for query in real
+        if not query.evidence and all(corpus.get(passage) is None for passage in query.gold)
+    ]
+    if not lost:
+        return
+    where = gold.path or gold.name
+    raise InputError(
+        f"{since}{len(lost)} real questions of {where} (first: {lost[0]!r}) have neither chunk ids in "
+        "today's corpus nor evidence text to find them by, so the real set cannot be measured on it "
+        "(they would count as misses)",
+        hint="re-measure for free: give those questions their evidence text and realrecall gold migrate "
+        f"{where} --corpus TODAY.jsonl -o REAL_NOW.jsonl carries them to today's corpus (no model call), "
+        "or label them again on today's corpus" + (f"; or {then}" if then else ""),
     )
 
 

@@ -105,6 +105,7 @@ def _run(
 ) -> PipelineResult:
     """``run_pipeline`` once its outputs are checked and its lock is held."""
     from realrecall.calibrate import calibrate
+    from realrecall.calibrate.remeasure import refuse_uncarried
     from realrecall.calibrate.report import render, write_report
     from realrecall.calibrate.report.html import render_html
     from realrecall.evaluate import load_inputs, write_per_query, write_results
@@ -130,6 +131,8 @@ def _run(
     corpus = inputs.corpus
     if corpus is None:  # load_inputs loads the corpus whenever it builds a retriever
         raise InputError("the pipeline needs a corpus", path=config.path, hint="set [corpus] path")
+    for gold in inputs.gold_sets:  # before generation: a real set today's corpus cannot score
+        refuse_uncarried(gold, corpus)
     generate_config = _generate_config(config)
     # Before generation too: a traffic file that cannot be read must not wait for it.
     drift = _drift(config, say)
