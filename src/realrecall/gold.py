@@ -40,6 +40,7 @@ from realrecall.provenance import Provenance
 # MAX_GRADE, check_grade and ORIGINS are rules of the file formats; they are re-exported here, beside
 # the type they constrain, where the rest of the code imports them from.
 __all__ = [
+    "GOLD_COUNT",
     "MAX_GRADE",
     "ORIGINS",
     "Evidence",
@@ -50,6 +51,9 @@ __all__ = [
     "load_gold",
     "write_gold",
 ]
+
+GOLD_COUNT = "gold_count"
+"""The slice field of how many relevant gold passages a query needs (``GoldQuery.field``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +91,19 @@ class GoldQuery:
         return frozenset(pid for pid, grade in self.gold.items() if grade >= threshold)
 
     def field(self, name: str) -> Any:
-        """The value of a gold-set field used for slicing: a core field or any metadata key."""
+        """The value of a gold-set field used for slicing: a core field or any metadata key.
+
+        ``gold_count``, unless the record has a field of that name, is the number of relevant gold
+        passages (grade >= 1) the query needs: 1 for most questions, 2 for a two-chunk one.
+        """
         if name in ("query_id", "query", "origin", "type", "language"):
             return getattr(self, name)
         if name == "provenance" and self.provenance is not None:
             return self.provenance.to_dict()
-        return self.metadata.get(name)  # no copy of every field to read one
+        value = self.metadata.get(name)  # no copy of every field to read one
+        if value is None and name == GOLD_COUNT:
+            return len(self.relevant())
+        return value
 
     def present_fields(self) -> list[str]:
         """The names :meth:`field` gives a value for (not None): what a slice can be made of."""

@@ -46,6 +46,9 @@ def test_each_slice_equals_score_on_its_own_queries():
         ("language", "en"): 2,
         ("language", "de"): 1,
         ("language", None): 1,
+        # q2 needs two passages: the set is also sliced by how many each query needs.
+        ("gold_count", 1): 3,
+        ("gold_count", 2): 1,
     }
     lookups = GoldSet(tuple(q for q in GOLD if q.type == "lookup"))
     assert dict(slices[("type", "lookup")].metrics) == score(lookups, RUN, list(result.metrics))
@@ -100,7 +103,12 @@ def test_results_json_holds_figures_counts_and_input_hashes(tmp_path):
     assert len(gold_set["sha256"]) == 64
     assert gold_set["origins"] == {"real": 4}
     assert gold_set["overall"]["n"] == 4
-    assert {s["value"] for s in gold_set["slices"]} == {"lookup", "troubleshooting", "conceptual"}
+    assert {s["value"] for s in gold_set["slices"] if s["field"] == "type"} == {
+        "lookup",
+        "troubleshooting",
+        "conceptual",
+    }
+    assert {s["value"] for s in gold_set["slices"] if s["field"] == "gold_count"} == {1, 2}  # q2 needs two
     assert gold_set["per_query"]["query_id"] == ["q1", "q2", "q3", "q4"]
     assert gold_set["per_query"]["metrics"]["recall@1"][0] == 1.0
 
@@ -262,7 +270,8 @@ def test_wrong_gold_sets_or_retriever_from_python_are_input_errors():
 def test_a_single_gold_set_cutoff_slice_field_or_metric_counts_as_a_list_of_one():
     result = evaluate(GOLD, run=RUN, k=3, by="type", metrics="recall@3")
     assert result.metrics == ("recall@3",)
-    assert {s.field for s in result.gold_sets[0].slices} == {"type"}
+    # gold_count: q2 needs two passages, so the set is sliced by it too (test_complete_at_k.py).
+    assert {s.field for s in result.gold_sets[0].slices} == {"type", "gold_count"}
     assert not any("no query has the field" in w for w in result.warnings)
 
 

@@ -63,7 +63,10 @@ def test_every_metric_documents_its_formula_and_trec_eval_measure() -> None:
 
 def test_a_metric_and_its_trec_eval_name_are_each_others_alias_by_the_registry() -> None:
     for name, kind in METRICS.items():
-        if kind.trec_eval.endswith("_k"):
+        if kind.trec_eval_is_one:  # only 1 where the measure is 1: the measure is another metric's alias
+            assert trec_eval_alias(f"{name}@10") is None
+            assert trec_eval_alias(kind.trec_eval.removesuffix("k") + "10") != f"{name}@10"
+        elif kind.trec_eval.endswith("_k"):
             trec = kind.trec_eval.removesuffix("k") + "10"
             assert trec_eval_alias(f"{name}@10") == trec
             assert trec_eval_alias(trec) == f"{name}@10"

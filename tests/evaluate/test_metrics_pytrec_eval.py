@@ -1,8 +1,9 @@
 """pytrec_eval (trec_eval 9.0.8 inside) as an oracle on random graded data with no float32 ties.
 
 Every metric of the registry (``METRICS``) is compared, at several cut-offs and without one where it
-may go, with the trec_eval measure the registry says it equals (``Metric.trec_eval_measure``): a
-metric added to the registry is checked here with no edit of this file.
+may go, with the trec_eval measure the registry says gives it (``Metric.trec_eval_oracle``: the
+measure itself, or for ``complete@k`` the indicator that ``recall_k`` is 1): a metric added to the
+registry is checked here with no edit of this file.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 
 
 def test_every_metric_of_the_registry_names_the_trec_eval_measure_it_equals(registry_names: list[str]):
-    assert {"recall", "passage_recall", "mrr", "ndcg", "precision"} <= set(METRICS)
+    assert {"recall", "passage_recall", "mrr", "ndcg", "precision", "complete"} <= set(METRICS)
     for name in registry_names:
-        assert parse_metric(name).trec_eval_measure() is not None, name
+        assert parse_metric(name).trec_eval_oracle() is not None, name
+        is_one = parse_metric(name).trec_eval_oracle()[2]  # type: ignore[index]
+        assert (parse_metric(name).trec_eval_measure() is None) == is_one, name
 
 
 def _request(measure: str) -> str:
@@ -33,9 +36,12 @@ def _request(measure: str) -> str:
 def _oracle(qrels, run, names: list[str], level: int) -> dict[str, dict[str, float]]:
     """``{metric name: {query id: value}}`` from pytrec_eval, on the run cut where the measure needs it."""
     by_depth: dict[int | None, dict[str, str]] = defaultdict(dict)
+    is_one: set[str] = set()
     for name in names:
-        measure, depth = parse_metric(name).trec_eval_measure()  # type: ignore[misc]
+        measure, depth, indicator = parse_metric(name).trec_eval_oracle()  # type: ignore[misc]
         by_depth[depth][name] = measure
+        if indicator:
+            is_one.add(name)
     values: dict[str, dict[str, float]] = {}
     for depth, measures in by_depth.items():
         ranked = run
@@ -47,7 +53,10 @@ def _oracle(qrels, run, names: list[str], level: int) -> dict[str, dict[str, flo
         )
         answer = evaluator.evaluate(ranked)
         for name, measure in measures.items():
-            values[name] = {qid: per_query[measure] for qid, per_query in answer.items()}
+            values[name] = {
+                qid: float(per_query[measure] == 1.0) if name in is_one else per_query[measure]
+                for qid, per_query in answer.items()
+            }
     return values
 
 

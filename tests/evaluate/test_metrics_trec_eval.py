@@ -221,3 +221,38 @@ def test_the_first_relevant_rank_is_counted_in_the_whole_run(trec_eval_data: Pat
         "E8": 1,
         "E9": 1,
     }
+
+
+@pytest.mark.parametrize(("expected", "qrels", "run", "complete", "depth", "level"), CASES)
+def test_complete_at_k_is_one_exactly_where_trec_evals_recall_k_is_one(
+    trec_eval_data: Path,
+    read_trec_eval_output,
+    expected: str,
+    qrels: str,
+    run: str,
+    complete: bool,
+    depth: int | None,
+    level: int,
+) -> None:
+    the_run = load_run(trec_eval_data / run, exact=True)
+    if depth is not None:
+        the_run = the_run.top(depth)
+    printed = read_trec_eval_output(trec_eval_data / expected)
+    recall = {name: qid for name, qid in printed if name.startswith("recall_") and qid != "all"}
+    if not recall:
+        pytest.skip(f"{expected} prints no recall_k")
+    metrics = {f"complete@{name.removeprefix('recall_')}": name for name in dict.fromkeys(recall)}
+    gold = _gold(trec_eval_data, qrels, the_run, complete, exact=True)
+    scores = score_queries(gold, the_run, list(metrics), relevance_threshold=level)
+    position = {qid: i for i, qid in enumerate(scores.query_ids)}
+
+    compared = 0
+    for ours, measure in metrics.items():
+        for (name, qid), value in printed.items():
+            if name == measure and qid != "all":
+                expected_value = float(float(value) == 1.0)
+                assert float(scores.values[ours][position[qid]]) == expected_value, f"{ours} {qid}"
+                compared += 1
+
+    assert compared == sum(1 for name, qid in printed if name in metrics.values() and qid != "all")
+    assert compared > 10

@@ -32,7 +32,7 @@ def metrics_table() -> str:
     rows = []
     for name, kind in METRICS.items():
         trec = kind.trec_eval if kind.trec_eval.endswith("_k") else f"{kind.trec_eval}` with `-M k"
-        rows.append((f"{name}@k", kind.definition, f"`{trec}`"))
+        rows.append((f"{name}@k", kind.definition, f"`{trec}` = 1" if kind.trec_eval_is_one else f"`{trec}`"))
         if kind.cutoff == "optional":
             whole = f"as `{name}@k` with no cut-off (k: the whole run)"
             rows.append((name, whole, f"`{kind.trec_eval_whole}`"))

@@ -34,7 +34,7 @@ from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.evaluate.slicing import slice_sort_key
 from realrecall.files import file_sha256
 from realrecall.formats.record_fields import NO_FIELDS
-from realrecall.gold import GoldQuery, GoldSet
+from realrecall.gold import GOLD_COUNT, GoldQuery, GoldSet
 from realrecall.labels import default_labeller
 from realrecall.resolution import Resolution, resolve_gold
 from realrecall.settings import settings_with
@@ -95,6 +95,13 @@ def evaluate(
     _check_components(corpus=corpus, retriever=retriever, run=run)
     _check_distinct_names(gold_sets)
     metric_names = list(settings.metric_names())
+    # A set with questions that need several passages (two-chunk questions, multi-evidence qrels):
+    # complete@k beside each recall@k, and a slice by how many passages a query needs, so multi-part
+    # questions that fail show while any-hit recall looks fine (only the default metrics change).
+    several = _needs_several(gold_sets, relevance_threshold)
+    if several and not settings.metrics:
+        metric_names = _with_complete(metric_names)
+    slice_fields = [*by, GOLD_COUNT] if several and GOLD_COUNT not in by else by
     recorded_depth = depth or _deepest_cutoff(metric_names, default=max(k))
     tokens = _context_tokens(corpus)
     depth = depth or _retrieval_depth(metric_names, tokens, recorded_depth)
@@ -118,7 +125,9 @@ def evaluate(
             warnings.extend(
                 _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
             )
-        result = _gold_set_result(gold, gold_run, scores, metric_names, by, recorded_depth, missing_passages)
+        result = _gold_set_result(
+            gold, gold_run, scores, metric_names, by, recorded_depth, missing_passages, slice_fields
+        )
         del scores
         _give_back_memory(gold)
         context = _context_at(gold, gold_run, tokens, metric_names, k)
@@ -140,6 +149,31 @@ def evaluate(
         retriever_fingerprint=_fingerprint_of(retriever, run),
         token_method=None if tokens is None else tokens.method,
     )
+
+
+def _needs_several(gold_sets: Sequence[GoldSet], threshold: int) -> bool:
+    """Whether a query of any set has two or more relevant gold passages, or two evidence spans."""
+    for gold in gold_sets:
+        # Most sets judge one passage a query: one C-level pass rules them out.
+        if (
+            max(map(len, map(_GOLD, gold)), default=0) < 2
+            and max(map(len, map(_EVIDENCE, gold)), default=0) < 2
+        ):
+            continue
+        if any(len(query.relevant(threshold)) >= 2 or len(query.evidence) >= 2 for query in gold):
+            return True
+    return False
+
+
+def _with_complete(metrics: Sequence[str]) -> list[str]:
+    """``metrics`` with ``complete@k`` right after each ``recall@k`` it lacks."""
+    out: list[str] = []
+    for name in metrics:
+        out.append(name)
+        kind, _, k = name.partition("@")
+        if kind == "recall" and k.isdigit() and f"complete@{k}" not in metrics:
+            out.append(f"complete@{k}")
+    return out
 
 
 def _give_back_memory(gold: GoldSet) -> None:
@@ -507,11 +541,13 @@ def _gold_set_result(
     by: Sequence[str],
     depth: int,
     missing_passages: int,
+    slice_fields: Sequence[str] | None = None,
 ) -> GoldSetResult:
+    """``slice_fields``: the fields sliced (default ``by``, the fields asked for and recorded as such)."""
     overall = SliceResult(None, None, len(gold), {m: scores.mean(m) for m in metrics})
     slices = []
     labels = _Labels(gold)  # each column labelled only if a slice asks for it
-    for field in by:
+    for field in by if slice_fields is None else slice_fields:
         for value, members in sorted(_groups(gold, labels, field).items(), key=slice_sort_key):
             slices.append(
                 SliceResult(field, value, len(members), {m: scores.mean(m, members) for m in metrics})

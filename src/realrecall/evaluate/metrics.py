@@ -63,6 +63,22 @@ def passage_recall_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
     return out
 
 
+def complete_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
+    """Completeness: 1.0 when every relevant passage of the query ranks in the top k, else 0.0.
+
+    ``complete@k = [|relevant in top k| = |relevant| > 0]``: 1 exactly when trec_eval's ``recall_k``
+    is 1 (no trec_eval measure is this indicator itself). For a question that needs several passages
+    (a comparison of two chunks) recall@k counts any one of them as success; complete@k asks for all.
+    Equals recall@k on a query with one relevant passage.
+    """
+    k = _one_cutoff(k, "complete")
+    if k is None:  # parse_metric requires one; a direct caller may not have given it
+        raise InputError("complete needs a cutoff k", hint="ask for complete@K, e.g. complete@10")
+    total = judged.num_relevant
+    complete: np.ndarray = (total > 0) & (judged.relevant_in_top(k) == total)
+    return complete.astype(np.float64)
+
+
 def mrr_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
     """Reciprocal rank of the first relevant passage, 0 when none ranks in the top k (or at all).
 
@@ -157,6 +173,8 @@ class MetricKind:
     ``binary``: every per-query value is 0 or 1, so a mean over queries is a proportion (calibrate gives
     it a Wilson interval); any other metric's mean gets a bootstrap interval. Declared here, not read
     off the values: an MRR whose queries all happen to score 0 or 1 is still not a proportion.
+    ``trec_eval_is_one``: the metric is not the trec_eval measure itself but 1 exactly where that
+    measure is 1, else 0 (``complete@k`` from ``recall_k``); it then has no trec_eval alias.
     """
 
     compute: Callable[[RankedJudgments, Cutoff], np.ndarray]
@@ -169,6 +187,7 @@ class MetricKind:
     binary: bool = False
     budgeted: bool = False
     """Whether ``@Ntok`` (a token budget) may replace ``@k``."""
+    trec_eval_is_one: bool = False
 
 
 METRICS: dict[str, MetricKind] = {
@@ -185,6 +204,14 @@ METRICS: dict[str, MetricKind] = {
         "required",
         "recall_k",
         "relevant passages in the top k / relevant passages in the gold set (0 if none)",
+    ),
+    "complete": MetricKind(
+        complete_at,
+        "required",
+        "recall_k",
+        "1 if every relevant passage ranks in the top k, else 0 (0 if none is relevant)",
+        binary=True,
+        trec_eval_is_one=True,
     ),
     "mrr": MetricKind(
         mrr_at,
@@ -238,16 +265,27 @@ class Metric:
         """The trec_eval measure this metric equals, and the run depth it needs (``-M``), if any.
 
         ``recall@10`` is ``("success_10", None)``, ``mrr@10`` ``("recip_rank", 10)``, ``ndcg``
-        ``("ndcg", None)``; a budgeted metric equals none (None).
+        ``("ndcg", None)``; a budgeted metric equals none (None), nor does one that is only 1 where a
+        measure is 1 (``complete@k``: see ``trec_eval_oracle``).
         """
+        oracle = self.trec_eval_oracle()
+        if oracle is None or oracle[2]:
+            return None
+        return oracle[0], oracle[1]
+
+    def trec_eval_oracle(self) -> tuple[str, int | None, bool] | None:
+        """How trec_eval gives this metric: its measure, the run depth (``-M``) it needs, and whether
+        the metric is the indicator ``measure == 1`` (``complete@10``: ``("recall_10", None, True)``)
+        rather than the measure itself; None when no trec_eval measure gives it (a budgeted metric)."""
         kind = METRICS[self.kind]
         if self.budget is not None:
             return None
+        is_one = kind.trec_eval_is_one
         if self.k is None:
-            return (kind.trec_eval_whole, None) if kind.trec_eval_whole is not None else None
+            return (kind.trec_eval_whole, None, is_one) if kind.trec_eval_whole is not None else None
         if kind.trec_eval.endswith("_k"):
-            return f"{kind.trec_eval.removesuffix('_k')}_{self.k}", None
-        return kind.trec_eval, self.k
+            return f"{kind.trec_eval.removesuffix('_k')}_{self.k}", None, is_one
+        return kind.trec_eval, self.k, is_one
 
 
 def _choices() -> str:
@@ -310,6 +348,8 @@ def trec_eval_alias(name: str) -> str | None:
     if measure is not None:
         return measure[0] if measure[1] is None else None
     for kind_name, kind in METRICS.items():
+        if kind.trec_eval_is_one:
+            continue  # not the measure itself
         if name == kind.trec_eval_whole:
             return kind_name
         prefix = kind.trec_eval.removesuffix("k")
