@@ -12,6 +12,8 @@ import pytest
 
 from realrecall.calibrate.realism import (
     MIN_QUERIES,
+    MIN_SUPPORT_SHARE,
+    SURFACE_FEATURES,
     RealismScore,
     load_questions,
     realism_missing,
@@ -140,11 +142,15 @@ def test_cli_json_has_the_auc(tmp_path):
     assert document["n_real"] == 200
     assert document["n_synthetic"] == 250
     assert document["features"]
-    assert {"name", "weight", "leans", "real", "synthetic"} <= set(document["features"][0])
+    assert {"name", "contribution", "weight", "leans", "real", "synthetic", "support"} <= set(
+        document["features"][0]
+    )
+    assert set(document["features"][0]["support"]) == {"real", "synthetic"}
     table = cli.run("realism", str(real), str(synthetic))
     assert table.returncode == 0, table.stderr
     assert table.stdout.startswith("realism AUC ")
     assert "What tells them apart" in table.stdout
+    assert "held by" in table.stdout
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path):
@@ -270,3 +276,53 @@ def test_calibrate_says_why_the_realism_score_is_absent():
     assert json.loads(render(report, "json"))["diagnostics"]["realism_skipped"] == reason
     assert f"Realism score absent: {reason}." in render(report, "markdown")
     assert f"Realism score absent: {reason}." in render(report, "html")
+
+
+def _holders(name: str, texts: list[str]) -> int:
+    """How many of ``texts`` hold the feature ``name``: the surface feature's own function, or for an
+    n-gram scikit-learn's own char_wb analyser (the one the classifier reads)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    surface = dict(SURFACE_FEATURES)
+    if name in surface:
+        return sum(surface[name](text) != 0 for text in texts)
+    gram = json.loads(name.removeprefix("characters "))
+    analyse = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), lowercase=True).build_analyzer()
+    return sum(gram in analyse(text) for text in texts)
+
+
+def test_features_are_ranked_by_contribution_and_name_how_many_questions_hold_them():
+    words = ["printer", "badge", "invoice", "backup", "calendar", "password", "parking", "laptop"]
+    rng = random.Random(1)
+    real = [f"{rng.choice(words)} {rng.choice(words)} not working" for _ in range(60)]
+    real[0] = "printer, badge not working"  # one real query with a comma
+    synthetic = [
+        f"How do I fix the {rng.choice(words)} when the {rng.choice(words)} fails?" for _ in range(60)
+    ]
+
+    score = realism_score(real, synthetic)
+
+    contributions = [feature.contribution for feature in score.features]
+    assert contributions == sorted(contributions, reverse=True)
+    assert all(value > 0 for value in contributions)
+    for feature in score.features:
+        assert feature.real_support == _holders(feature.name, real), feature.name
+        assert feature.synthetic_support == _holders(feature.name, synthetic), feature.name
+        held = feature.synthetic_support if feature.leans == "synthetic" else feature.real_support
+        assert held >= MIN_SUPPORT_SHARE * 60
+    assert "has a comma" not in [feature.name for feature in score.features]  # held by 1 of 60
+
+
+@pytest.mark.reference_data
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_two_halves_of_one_human_set_list_no_feature_a_few_questions_hold(seed: int):
+    human = list(_dl_2023()["human"])
+    random.Random(seed).shuffle(human)
+    first, second = human[:100], human[100:]
+
+    score = realism_score(first, second)
+
+    assert score.features
+    for feature in score.features:
+        held = feature.synthetic_support if feature.leans == "synthetic" else feature.real_support
+        assert held >= MIN_SUPPORT_SHARE * 100, feature

@@ -17,10 +17,17 @@ refused: there is nothing to tell apart.
 
 The interval is DeLong's (the AUC's standard error from each question's placement among the other
 side's scores), which costs nothing beyond the scores. The features that separate the sets most are
-those of the model fitted on all questions, ranked by standardised coefficient (coefficient times the
-feature's standard deviation, so n-grams and counts compare); a positive weight leans synthetic. A
-feature whose weight points against its own difference between the sets (a correction for a correlated
-feature) is not listed.
+those of the model fitted on all questions, ranked by **contribution**: the part of the gap between the
+mean scores of the synthetic and the real questions that the feature accounts for, its coefficient
+times the difference of its (scaled) mean between the sets. The model's score is a sum over features,
+so the contributions add up to that gap. A feature held by 1% of the questions moves the means by
+little, however large its coefficient: rare features rank low, however strongly they lean. Each comes
+with its standardised weight (coefficient times the feature's standard deviation; > 0 leans synthetic)
+and its support: how many real and synthetic questions hold it (a count or length: a non-zero value).
+A feature whose contribution is not positive (its weight points against its own difference between the
+sets: a correction for a correlated feature) is not listed, nor is one held by fewer than 5% (and 3) of
+the questions of the side it leans to (``MIN_SUPPORT_SHARE``): too rare to tell sets apart, it is noise
+the fit latched on to.
 
 scikit-learn is an optional dependency (``pip install 'realrecall[realism]'``), imported only when a
 score is computed, so the CLI starts without it.
@@ -58,6 +65,11 @@ MIN_QUERIES = 20
 FOLDS = 5
 SEED = 0
 TOP_FEATURES = 10
+MIN_SUPPORT_SHARE = 0.05
+MIN_SUPPORT = 3
+"""A feature is listed only when at least this share (and this many) of the questions of the side it
+leans to hold it: a feature two questions in a hundred hold separates nothing but those two, however
+large the coefficient the fit gives it (a comma, in two halves of one human set)."""
 
 INSTALL_HINT = "pip install 'realrecall[realism]'"
 
@@ -77,12 +89,22 @@ class RealismFeature:
 
     ``weight``: the standardised coefficient, > 0 leans synthetic, < 0 leans real. ``real`` and
     ``synthetic``: the feature's mean on each side (for an n-gram, the share of questions holding it).
+    ``contribution``: the part of the gap between the sets' mean scores it accounts for (the ranking);
+    ``real_support``, ``synthetic_support``: how many questions of each side hold it (non-zero value).
     """
 
     name: str
     weight: float
     real: float
     synthetic: float
+    contribution: float = 0.0
+    real_support: int = 0
+    synthetic_support: int = 0
+
+    @property
+    def support(self) -> int:
+        """How many questions, of both sets, hold the feature."""
+        return self.real_support + self.synthetic_support
 
     @property
     def leans(self) -> str:
@@ -132,10 +154,12 @@ class RealismScore:
             "features": [
                 {
                     "name": f.name,
+                    "contribution": round(f.contribution, 4),
                     "weight": round(f.weight, 4),
                     "leans": f.leans,
                     "real": round(f.real, 4),
                     "synthetic": round(f.synthetic, 4),
+                    "support": {"real": f.real_support, "synthetic": f.synthetic_support},
                 }
                 for f in self.features
             ],
@@ -325,20 +349,38 @@ def _top_features(
     dense_mean = np.asarray(ngram_matrix.mean(axis=0)).ravel()
     spread = np.concatenate([np.ones(len(surface_names)), np.sqrt(np.maximum(dense_sq - dense_mean**2, 0))])
     weights = coefficients * spread
+    # Contribution: coefficient x (synthetic mean - real mean) of the column the model reads; the
+    # model's score is their sum, so they split the gap between the sets' mean scores.
+    scaled = union.transform(texts)
+    gap = np.asarray(scaled[synthetic].mean(axis=0) - scaled[real].mean(axis=0)).ravel()
+    contributions = coefficients * gap
     features: list[RealismFeature] = []
-    for index in np.argsort(-np.abs(weights), kind="stable"):
-        if len(features) == top:
+    for index in np.argsort(-contributions, kind="stable"):
+        # Not positive: nothing of the gap, or a weight against the feature's own difference between
+        # the sets (longer questions are synthetic, yet the weight says real), a correction for a
+        # correlated feature; it separates nothing by itself.
+        if len(features) == top or contributions[index] <= 0:
             break
         if index < len(surface_names):
             column = raw_surface[:, index]
         else:
-            column = present[:, index - len(surface_names)]
+            column = present[:, index - len(surface_names)].toarray().ravel()
         real_mean, synthetic_mean = float(column[real].mean()), float(column[synthetic].mean())
-        # A coefficient against the feature's own direction (longer questions are synthetic, yet the
-        # weight says real) corrects for a correlated feature; it separates nothing by itself.
-        if (synthetic_mean - real_mean) * weights[index] <= 0:
-            continue
-        features.append(RealismFeature(names[index], float(weights[index]), real_mean, synthetic_mean))
+        side = synthetic if weights[index] > 0 else real
+        held = int(np.count_nonzero(column[side]))
+        if held < max(MIN_SUPPORT, MIN_SUPPORT_SHARE * int(side.sum())):
+            continue  # too rare on the side it leans to: noise the fit latched on to
+        features.append(
+            RealismFeature(
+                names[index],
+                float(weights[index]),
+                real_mean,
+                synthetic_mean,
+                contribution=float(contributions[index]),
+                real_support=int(np.count_nonzero(column[real])),
+                synthetic_support=int(np.count_nonzero(column[synthetic])),
+            )
+        )
     return tuple(features)
 
 

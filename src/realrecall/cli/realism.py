@@ -56,15 +56,18 @@ def _print_table(score: RealismScore) -> None:
     )
     if not score.features:
         return
-    table = Table(title="What tells them apart", title_justify="left")
-    for name in ("feature", "leans", "weight", "real", "synthetic"):
+    table = Table(title="What tells them apart, by contribution", title_justify="left")
+    columns = ("feature", "leans", "contribution", "weight", "real", "synthetic", "held by (real, synthetic)")
+    for name in columns:
         table.add_column(name, justify="left" if name in ("feature", "leans") else "right")
     for feature in score.features:
         table.add_row(
             plain(feature.name),
             feature.leans,
+            f"{feature.contribution:.3f}",
             f"{feature.weight:+.2f}",
             f"{feature.real:.3g}",
             f"{feature.synthetic:.3g}",
+            f"{feature.real_support}/{score.n_real}, {feature.synthetic_support}/{score.n_synthetic}",
         )
     out.print(table)

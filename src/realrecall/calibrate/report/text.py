@@ -139,16 +139,34 @@ def realism_line(report: CalibrationReport) -> str:
     )
 
 
-REALISM_HEADER = ("feature", "leans", "weight", "real", "synthetic")
+REALISM_HEADER = (
+    "feature",
+    "leans",
+    "contribution",
+    "weight",
+    "real",
+    "synthetic",
+    "held by (real, synthetic)",
+)
 
 
 def realism_rows(report: CalibrationReport) -> list[list[str]]:
-    """Rows: the features that tell the sets apart most, the side each leans to, weight, each side's mean."""
+    """Rows: the features that tell the sets apart most, by contribution, the side each leans to, its
+    weight, each side's mean and how many questions of each side hold it."""
     score = report.diagnostics.realism
     if score is None:
         return []
     return [
-        [f.name, f.leans, signed(f.weight), f"{f.real:.3g}", f"{f.synthetic:.3g}"] for f in score.features
+        [
+            f.name,
+            f.leans,
+            f"{f.contribution:.3f}",
+            signed(f.weight),
+            f"{f.real:.3g}",
+            f"{f.synthetic:.3g}",
+            f"{f.real_support}/{score.n_real}, {f.synthetic_support}/{score.n_synthetic}",
+        ]
+        for f in score.features
     ]
 
 
