@@ -137,6 +137,10 @@ def evaluate(
         if retriever is not None
         else {"name": "run", "description": f"run file {run.name if run is not None else ''}"}
     )
+    approximate = getattr(retriever, "approximate", None)
+    if approximate:
+        description["approximate"] = str(approximate)
+        warnings.append(approximate_warning(description["name"], str(approximate)))
     return EvaluationResult(
         retriever=description,
         corpus=_describe_corpus(corpus),
@@ -371,6 +375,14 @@ def _check_distinct_names(gold_sets: Sequence[GoldSet]) -> None:
 
 def _deepest_cutoff(metrics: Sequence[str], *, default: int) -> int:
     return max(_cutoffs(metrics), default=default)
+
+
+def approximate_warning(name: str, how: str) -> str:
+    """What results say of a retriever whose search is approximate (``how``: the index it walks)."""
+    return (
+        f"{name}'s search is approximate ({how}): two builds of the same vectors can rank differently, "
+        "so a figure can move when the store is rebuilt (the fingerprint names the index searched)"
+    )
 
 
 def retriever_name(retriever: Any) -> str:

@@ -264,6 +264,9 @@ def _fingerprint(config: PipelineConfig, results: Mapping[str, Any], generator: 
         "metrics": results["metrics"],
         "by": list(config.by),
     }
+    index = ((results.get("fingerprints") or {}).get("retriever") or {}).get("index")
+    if index:  # a store rebuilt (a new collection id, table version) is no 'unchanged' rerun
+        material["index"] = index
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

@@ -113,3 +113,39 @@ def assert_export_round_trips(
 def stored_metadata(chunk: Chunk) -> dict[str, Any]:
     """What the tests store as a record's metadata: the chunk's own, plus its title and id."""
     return {**chunk.metadata, "title": chunk.title, "chunk_id": chunk.id}
+
+
+def evaluate_store(tmp_path: Path, name: str, retriever: str, options: Sequence[str]) -> dict[str, Any]:
+    """``evaluate --retriever`` over the sample's real questions and a synthetic copy of them (so the
+    results calibrate), written to ``tmp_path/NAME.json``; returns the results.json read back."""
+    synthetic = tmp_path / "synthetic.jsonl"
+    if not synthetic.exists():
+        records = [json.loads(line) for line in GOLD.read_text(encoding="utf-8").splitlines() if line.strip()]
+        synthetic.write_text(
+            "".join(
+                json.dumps(
+                    {
+                        **record,
+                        "query_id": "s-" + record["query_id"],
+                        "query": f"in harbord, {record['query']}",
+                        "origin": "synthetic",
+                    }
+                )
+                + "\n"
+                for record in records
+            ),
+            encoding="utf-8",
+        )
+    flags = [item for option in options for item in ("--retriever-option", option)]
+    output = tmp_path / f"{name}.json"
+    done = cli.run(
+        "evaluate", "--gold", str(GOLD), "--gold", str(synthetic), "--corpus", str(CORPUS),
+        "--retriever", retriever, *flags, "-o", str(output),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results: dict[str, Any] = json.loads(output.read_text(encoding="utf-8"))
+    return results
+
+
+def approximate_warnings(results: dict[str, Any]) -> list[str]:
+    return [warning for warning in results["warnings"] if "search is approximate" in warning]

@@ -8,6 +8,7 @@ nothing is downloaded.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -27,9 +28,11 @@ import pytest
 from evaluate.retrievers.store_checks import (
     CORPUS,
     EMBED_MODEL,
+    approximate_warnings,
     assert_export_round_trips,
     assert_figures_equal_run,
     chunk_vectors,
+    evaluate_store,
     sample_chunks,
     stored_metadata,
 )
@@ -244,6 +247,55 @@ def test_local_folder_with_the_collections_own_embedding_function(tmp_path: Path
     assert hits == expected
     assert_figures_equal_run(tmp_path, "chroma", [f"path={folder}", "collection=own"])
     assert_export_round_trips(tmp_path, "chroma", [f"path={folder}", "collection=own", "title_field=title"])
+
+
+def test_results_say_the_search_is_approximate_and_a_rebuild_changes_the_fingerprint(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    folder = tmp_path / "chroma_db"
+    client = chromadb().PersistentClient(path=str(folder), settings=settings())
+    fill(client, "sample")
+    options = [f"path={folder}", "collection=sample", f"embed_model={EMBED_MODEL}"]
+    first = evaluate_store(tmp_path, "first", "chroma", options)
+    assert "HNSW" in first["retriever"]["approximate"]
+    [warning] = approximate_warnings(first)
+    assert "chroma's search is approximate (Chroma's HNSW index (ef_search=" in warning
+    fingerprint = first["fingerprints"]["retriever"]
+    assert fingerprint["index"] == {"collection_id": str(client.get_collection("sample").id)}
+    assert evaluate_store(tmp_path, "again", "chroma", options)["fingerprints"]["retriever"] == fingerprint
+
+    client.delete_collection("sample")
+    fill(client, "sample")  # the same vectors, a new index
+    rebuilt = evaluate_store(tmp_path, "rebuilt", "chroma", options)["fingerprints"]["retriever"]
+    assert rebuilt["index"] != fingerprint["index"]
+    assert {**rebuilt, "index": None} == {**fingerprint, "index": None}
+
+    for output_format in ("table", "markdown", "json", "html"):
+        done = cli.run("calibrate", str(tmp_path / "first.json"), "-f", output_format, "--n-resamples", "200")
+        assert done.returncode == 0, done.stderr
+        assert "search is approximate (Chroma" in " ".join(done.stdout.split()), output_format
+
+
+def test_a_scheduled_run_over_a_rebuilt_collection_is_not_unchanged(tmp_path: Path) -> None:
+    folder = tmp_path / "chroma_db"
+    client = chromadb().PersistentClient(path=str(folder), settings=settings())
+    fill(client, "own", function=word_hashing()())
+    (tmp_path / "pipeline.toml").write_text(
+        f'[corpus]\npath = "{CORPUS}"\n[real]\npath = "{CORPUS.parent / "real_questions.jsonl"}"\n'
+        '[generate]\noutput = "synthetic.jsonl"\nbackend = "extractive"\noptions = { sample = 20 }\n'
+        f'[evaluate.retriever]\nname = "chroma"\npath = "{folder}"\ncollection = "own"\n'
+        '[evaluate]\nk = [1, 10]\n[output]\ndir = "runs"\nhistory = "history.jsonl"\n',
+        encoding="utf-8",
+    )
+    for _ in range(2):
+        done = cli.run("run", "pipeline.toml", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    client.delete_collection("own")
+    fill(client, "own", function=word_hashing()())  # the same vectors, a new index
+    done = cli.run("run", "pipeline.toml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert [row["unchanged"] for row in rows] == [False, True, False]
 
 
 def test_a_collection_without_its_own_function_needs_embed_model(tmp_path: Path) -> None:

@@ -18,9 +18,11 @@ import pytest
 from evaluate.retrievers.store_checks import (
     CORPUS,
     EMBED_MODEL,
+    approximate_warnings,
     assert_export_round_trips,
     assert_figures_equal_run,
     chunk_vectors,
+    evaluate_store,
     sample_chunks,
     stored_metadata,
 )
@@ -115,6 +117,44 @@ def test_ids_from_another_column_and_threads_keep_the_ranking(
         queries, 10
     )
     assert many == one
+
+
+def test_a_vector_index_makes_the_search_approximate_unless_exact_and_a_rebuild_changes_the_fingerprint(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    from lancedb.index import IvfFlat
+
+    folder = tmp_path / "lance_db"
+    db = lancedb().connect(str(folder))
+    db.create_table("sample", data=rows())
+    options = [f"uri={folder}", "table=sample", f"embed_model={EMBED_MODEL}", "distance=cosine"]
+    flat = evaluate_store(tmp_path, "flat", "lancedb", options)
+    assert "approximate" not in flat["retriever"]
+    assert approximate_warnings(flat) == []
+    fingerprint = flat["fingerprints"]["retriever"]
+    assert fingerprint["index"]["table_version"] == 1
+    assert "approximate" not in fingerprint
+    assert evaluate_store(tmp_path, "again", "lancedb", options)["fingerprints"]["retriever"] == fingerprint
+
+    db.open_table("sample").create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=4))
+    indexed = evaluate_store(tmp_path, "indexed", "lancedb", options)
+    assert indexed["retriever"]["approximate"] == "LanceDB's IvfFlat index (exact=true searches every row)"
+    [warning] = approximate_warnings(indexed)
+    assert warning.startswith("lancedb's search is approximate (LanceDB's IvfFlat index")
+    assert indexed["fingerprints"]["retriever"]["index"]["table_version"] == 2
+
+    exact = evaluate_store(tmp_path, "exact", "lancedb", [*options, "exact=true"])
+    assert "approximate" not in exact["retriever"]
+    assert approximate_warnings(exact) == []
+    for ours, flat_set in zip(exact["gold_sets"], flat["gold_sets"], strict=True):
+        assert ours["per_query"]["metrics"] == flat_set["per_query"]["metrics"]
+
+    db.drop_table("sample")
+    db.create_table("sample", data=rows())  # the same rows, made again: version 1 anew
+    rebuilt = evaluate_store(tmp_path, "rebuilt", "lancedb", options)["fingerprints"]["retriever"]
+    assert rebuilt["index"]["table_version"] == 1
+    assert rebuilt["index"] != fingerprint["index"]
+    assert {**rebuilt, "index": None} == {**fingerprint, "index": None}
 
 
 def test_export_round_trips(database: Path, tmp_path: Path) -> None:

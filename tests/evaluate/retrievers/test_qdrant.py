@@ -6,17 +6,24 @@ nothing is downloaded. The server form (``url=``) takes the same options; docs/s
 
 from __future__ import annotations
 
+import http.server
+import json
+import threading
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import pytest
 
 from evaluate.retrievers.store_checks import (
     CORPUS,
     EMBED_MODEL,
+    approximate_warnings,
     assert_export_round_trips,
     assert_figures_equal_run,
     chunk_vectors,
+    evaluate_store,
     sample_chunks,
     stored_metadata,
 )
@@ -105,6 +112,20 @@ def test_a_nested_payload_id_as_langchain_stores_it(
     assert_figures_equal_run(tmp_path, "qdrant", options)
 
 
+def test_local_mode_searches_every_point_so_results_call_it_exact(
+    store: Path, fake_openai: FakeOpenAI, tmp_path: Path
+) -> None:
+    options = [f"path={store}", "collection=sample", f"embed_model={EMBED_MODEL}"]
+    local = evaluate_store(tmp_path, "local", "qdrant", options)
+    assert "approximate" not in local["retriever"]
+    assert approximate_warnings(local) == []
+    assert "approximate" not in local["fingerprints"]["retriever"]
+    exact = evaluate_store(tmp_path, "exact", "qdrant", [*options, "exact=true"])
+    assert exact["fingerprints"]["retriever"]["options"]["exact"] is True
+    for ours, theirs in zip(exact["gold_sets"], local["gold_sets"], strict=True):
+        assert ours["per_query"]["metrics"] == theirs["per_query"]["metrics"]
+
+
 def test_export_round_trips(store: Path, tmp_path: Path) -> None:
     assert_export_round_trips(
         tmp_path,
@@ -141,3 +162,63 @@ def test_one_line_errors(store: Path, tmp_path: Path, fake_openai: FakeOpenAI) -
     with pytest.raises(InputError, match="has no text"):
         export_corpus("qdrant", tmp_path / "out.jsonl", options={"path": store, "collection": "langchain"})
     assert not (tmp_path / "out.jsonl").exists()
+
+
+class _QdrantREST(http.server.BaseHTTPRequestHandler):
+    """A Qdrant server's REST answers for one collection "docs": it exists, holds 1 point, and every
+    query finds point 1. Each query's body is kept, to read the search parameters sent."""
+
+    queries: ClassVar[list[dict[str, Any]]] = []
+
+    def _answer(self, result: object) -> None:
+        body = json.dumps({"result": result, "status": "ok", "time": 0.0}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._answer({"exists": self.path.startswith("/collections/docs/")})
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+        if self.path.endswith("/points/count"):
+            self._answer({"count": 1})
+        else:
+            type(self).queries.append(sent)
+            self._answer({"points": [{"id": 1, "version": 0, "score": 0.5}]})
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def qdrant_rest() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _QdrantREST)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _QdrantREST.queries.clear()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_servers_hnsw_search_is_approximate_unless_exact_is_asked(
+    qdrant_rest: str, fake_openai: FakeOpenAI
+) -> None:
+    corpus = load_corpus(CORPUS)
+    given = {"url": qdrant_rest, "collection": "docs", "embed_model": EMBED_MODEL}
+    indexed = build_retriever("qdrant", corpus, options=given)
+    assert indexed.approximate == "the Qdrant server's HNSW index (exact=true searches every point)"  # type: ignore[attr-defined]
+    assert indexed.fingerprint["approximate"] == indexed.approximate  # type: ignore[attr-defined]
+    assert indexed.search(["which port"], 3) == [["1"]]
+    assert not (_QdrantREST.queries[-1].get("params") or {}).get("exact")
+
+    exact = build_retriever("qdrant", corpus, options={**given, "exact": "true"})
+    assert exact.approximate is None  # type: ignore[attr-defined]
+    assert "approximate" not in exact.fingerprint  # type: ignore[attr-defined]
+    assert exact.search(["which port"], 3) == [["1"]]
+    assert _QdrantREST.queries[-1]["params"]["exact"] is True

@@ -164,6 +164,11 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
         retriever={
             "name": _text(retriever.get("name") or "retriever", "retriever name", where),
             "description": _text(retriever.get("description") or "", "retriever description", where),
+            **(
+                {"approximate": _text(retriever["approximate"], "retriever approximate", where)}
+                if retriever.get("approximate")
+                else {}
+            ),
         },
         corpus=None if corpus is None else _corpus(corpus, where),
         metrics=metrics,

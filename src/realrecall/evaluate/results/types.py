@@ -406,6 +406,12 @@ class EvaluationResult:
         return self.retriever.get("description") or ""
 
     @property
+    def approximate(self) -> str | None:
+        """Why the retriever's search is approximate (a vector store's HNSW or IVF index), or None when
+        it is exact or not known to be approximate (a run file, a custom function)."""
+        return self.retriever.get("approximate") or None
+
+    @property
     def identity(self) -> tuple[str, str]:
         """Results of one identity are of one retriever (they merge)."""
         return (self.name, self.description)

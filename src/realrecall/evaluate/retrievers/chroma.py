@@ -90,6 +90,7 @@ def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) 
         metadatas = result["metadatas"][0] if id_field else [None] * len(ids)
         return [record_id(i, m, id_field, where=where) for i, m in zip(ids, metadatas, strict=True)]
 
+    approximate, index = _search_index(collection)
     return StoreRetriever(
         name="chroma",
         description=(
@@ -100,6 +101,8 @@ def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) 
         embedder=embedder,
         settings=settings,
         fix_hint=f"check that {where} is reachable (run with --debug for the traceback)",
+        approximate=approximate,
+        index=index,
     )
 
 
@@ -205,6 +208,29 @@ def _open_collection(options: ChromaOptions, ask: Callable[[Callable[[], Any]], 
             f"{_where(options)}: no such collection ({one_line(exc)})",
             hint=f"collections there: {', '.join(names)}" if names else "the store holds no collection",
         ) from exc
+
+
+def _search_index(collection: Any) -> tuple[str, dict[str, Any]]:
+    """How Chroma searches the collection, and what identifies its index.
+
+    Chroma has no exact search: a query walks an HNSW graph (SPANN on a distributed Chroma), so two
+    builds of the same vectors can rank differently. A collection made again gets a new id.
+    """
+    try:
+        configuration = collection.configuration_json
+    except Exception:  # an older client without it: the index is still approximate
+        configuration = None
+    configuration = configuration if isinstance(configuration, dict) else {}
+    hnsw = configuration.get("hnsw")
+    if isinstance(hnsw, dict):
+        parameters = ", ".join(f"{key}={hnsw[key]}" for key in ("ef_search", "max_neighbors") if key in hnsw)
+        how = f"Chroma's HNSW index ({parameters})" if parameters else "Chroma's HNSW index"
+    elif configuration.get("spann"):
+        how = "Chroma's SPANN index"
+    else:
+        how = "Chroma's vector index"
+    identity = getattr(collection, "id", None)
+    return how, {} if identity is None else {"collection_id": str(identity)}
 
 
 def _own_function_name(collection: Any, where: str) -> str:

@@ -50,6 +50,7 @@ class LanceDBOptions:
     title_field: Annotated[str | None, "column exported as the chunk's title"] = None
     vector_column: Annotated[str | None, "the vector column to search (default: LanceDB's choice)"] = None
     distance: Annotated[str | None, "l2, cosine or dot (default: the table's index, else l2)"] = None
+    exact: Annotated[bool, "compare each query with every row, bypassing a vector index (slower)"] = False
     embed_model: Annotated[
         str | None, "embed queries with this endpoint model (default: the table's own function)"
     ] = None
@@ -101,9 +102,12 @@ def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings
         )
         if options.distance is not None:
             request = request.distance_type(options.distance)
+        if options.exact:
+            request = request.bypass_vector_index()
         rows = ask(request.select([id_field, "_distance"]).limit(k).to_list)
         return [record_id(row.get(id_field), None, None, where=where) for row in rows]
 
+    approximate, index = _search_index(table, options, ask)
     return StoreRetriever(
         name="lancedb",
         description=(
@@ -114,7 +118,45 @@ def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings
         embedder=embedder,
         settings=settings,
         fix_hint=f"check {where} (run with --debug for the traceback)",
+        approximate=approximate,
+        index=index,
     )
+
+
+def _search_index(
+    table: Any, options: LanceDBOptions, ask: Callable[[Callable[[], Any]], Any]
+) -> tuple[str | None, dict[str, Any]]:
+    """Whether the search is approximate, and what identifies the table's state.
+
+    Without a vector index LanceDB compares the query with every row (exact); with one (IVF_PQ,
+    IVF_HNSW_SQ...) it searches the partitions the index probes, unless ``exact`` bypasses it. The
+    table's version grows with every write (rows, an index), and a table made again starts anew at a
+    new time: the version and when it was written identify what the ranking came from.
+    """
+    vectors = {item.name for item in table.schema if _is_vector(item.type)}
+    searched = {options.vector_column} if options.vector_column else vectors
+    indices = [
+        item for item in ask(table.list_indices) if set(getattr(item, "columns", ())) & searched & vectors
+    ]
+    approximate = None
+    if indices and not options.exact:
+        kinds = ", ".join(sorted({str(getattr(item, "index_type", "vector")) for item in indices}))
+        approximate = f"LanceDB's {kinds} index (exact=true searches every row)"
+    version = ask(lambda: table.version)
+    index: dict[str, Any] = {"table_version": version}
+    try:
+        written = [entry for entry in ask(table.list_versions) if _field(entry, "version") == version]
+    except InputError:
+        raise
+    except Exception:  # a database that keeps no version list: the version alone
+        written = []
+    if written and (stamp := _field(written[0], "timestamp")) is not None:
+        index["version_written"] = stamp.isoformat() if hasattr(stamp, "isoformat") else str(stamp)
+    return approximate, index
+
+
+def _field(entry: Any, name: str) -> Any:
+    return entry.get(name) if isinstance(entry, dict) else getattr(entry, name, None)
 
 
 def export_chunks(

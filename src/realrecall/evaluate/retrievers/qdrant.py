@@ -61,6 +61,9 @@ class QdrantOptions:
     text_field: Annotated[str, "payload field holding the chunk text (export)"] = "text"
     title_field: Annotated[str | None, "payload field exported as the chunk's title"] = None
     vector_name: Annotated[str | None, "the named vector to search (default: the unnamed one)"] = None
+    exact: Annotated[bool, "a server compares each query with every point, not its HNSW index (slower)"] = (
+        False
+    )
     embed_model: Annotated[
         str | None, "embed queries with this endpoint model (required unless embedder)"
     ] = None
@@ -89,6 +92,9 @@ def build_qdrant(corpus: Corpus, options: QdrantOptions, settings: RunSettings) 
         )
     id_field = options.id_field
     with_payload: bool | list[str] = [id_field] if id_field else False
+    from qdrant_client import models
+
+    search_params = models.SearchParams(exact=True) if options.exact else None
 
     def search_one(query: str, vector: np.ndarray | None, k: int) -> list[str]:
         if vector is None:  # cannot happen: an embedder is required above, so every query has a vector
@@ -100,6 +106,7 @@ def build_qdrant(corpus: Corpus, options: QdrantOptions, settings: RunSettings) 
                 using=options.vector_name,
                 limit=k,
                 with_payload=with_payload,
+                search_params=search_params,
             )
         ).points
         return [record_id(point.id, point.payload, id_field, where=where) for point in points]
@@ -116,6 +123,10 @@ def build_qdrant(corpus: Corpus, options: QdrantOptions, settings: RunSettings) 
         settings=settings,
         concurrent=options.path is None,
         fix_hint=f"check that {where} is reachable (run with --debug for the traceback)",
+        # Local mode scores every point (numpy); a server walks its HNSW index unless asked for exact.
+        approximate=None
+        if options.path is not None or options.exact
+        else "the Qdrant server's HNSW index (exact=true searches every point)",
     )
 
 

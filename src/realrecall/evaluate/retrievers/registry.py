@@ -132,6 +132,14 @@ def build_retriever(
         # The function's code, not the path it was named by: a rewrite behind the same name is another
         # retriever, and the same file under another path the same one.
         fingerprint["options"] = {**fingerprint["options"], **custom.code_identity(retriever.function)}
+    # A store's index: a rebuild (a new collection id, a new table version) is another retriever, as
+    # an approximate index ranks two builds of the same vectors differently.
+    index = getattr(retriever, "index", None)
+    if index:
+        fingerprint["index"] = dict(index)
+    approximate = getattr(retriever, "approximate", None)
+    if approximate:
+        fingerprint["approximate"] = str(approximate)
     retriever.fingerprint = fingerprint  # type: ignore[attr-defined]
     return retriever
 

@@ -9,7 +9,10 @@ what they do alike:
   a Python ``Embedder``, or an OpenAI-compatible endpoint's model (``realrecall.llm.OpenAIEmbedder``).
 - ``StoreRetriever``: embeds each batch of queries in one call, then asks the store one query at a
   time through ``FunctionRetriever``, so ``RunSettings.workers`` threads and the per-query
-  ``query_timeout`` work as they do for a custom function.
+  ``query_timeout`` work as they do for a custom function. It says whether the store's search is
+  approximate (an HNSW or IVF index: two builds of the same vectors can rank differently) and what
+  identifies the index it searches (a collection's id, a table's version), which changes when the
+  store is rebuilt: both go into the retriever's fingerprint.
 - ``record_id`` / ``field_value`` / ``plain_metadata``: a store record as a chunk (its id, or a
   metadata field named by ``id_field``; metadata as JSON values).
 - ``answered_within``: a call to a store's server that must answer within ``RunSettings.request_timeout``
@@ -133,6 +136,9 @@ class StoreRetriever:
     ``concurrent``: whether the client may be called from several threads at once; when it may not
     (Qdrant's local mode), queries run one at a time whatever ``settings.workers`` says.
     ``fix_hint``: what to check when a query fails (the store's address, say).
+    ``approximate``: why the search is approximate (``"Chroma's HNSW index (ef_search=100)"``), or
+    None when it compares the query with every vector. ``index``: what identifies the index searched
+    and changes when the store is rebuilt (JSON values), empty when the store exposes nothing.
     """
 
     def __init__(
@@ -145,9 +151,13 @@ class StoreRetriever:
         settings: RunSettings,
         concurrent: bool = True,
         fix_hint: str,
+        approximate: str | None = None,
+        index: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.description = description
+        self.approximate = approximate
+        self.index: dict[str, Any] = dict(index or {})
         self._search_one = search_one
         self._embedder = embedder
         self._workers = settings.workers if concurrent else 1
