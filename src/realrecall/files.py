@@ -111,6 +111,9 @@ def _object_of(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
+TOO_DEEP = "nested too deeply to read"
+"""Why a JSON or TOML text was refused when its nesting exceeds what Python's decoders recurse into."""
+
 # JSON keeps the last of two equal keys, so ``"gold": {"p1": 1, "p1": 0}`` would silently judge p1 not
 # relevant, and a run's repeated passage would lose a score: every record read refuses them. One
 # decoder, built once (json.loads with a hook builds one per call, twice the cost of a small line).
@@ -136,6 +139,10 @@ def parse_jsonl_line(line: str, path: str | Path, number: int, *, what: str = "r
             line=number,
             hint="each line must hold one complete JSON object",
         ) from exc
+    except RecursionError:  # Python's decoder recurses once per nested [ or {
+        raise InputError(
+            f"malformed JSON ({TOO_DEEP})", path=path, line=number, hint="flatten the record"
+        ) from None
     if not isinstance(value, dict):
         raise InputError(
             f"expected a JSON object, got {type(value).__name__}",

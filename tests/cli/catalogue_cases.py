@@ -672,6 +672,71 @@ OUTPUTS: list[Case] = [
     Case("output-evaluate-two-outputs-on-stdout", with_(EVAL, "-o", "-", "--per-query", "/dev/stdout"), ("/dev/stdout",)),
 ]  # fmt: skip
 
+
+def _sqlite_of_another_program() -> bytes:
+    """A valid SQLite database that is not Chroma's (one table ``notes``): Chroma would migrate it."""
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "other.sqlite3"
+        connection = sqlite3.connect(path)
+        connection.execute("CREATE TABLE notes (body TEXT)")
+        connection.commit()
+        connection.close()
+        return path.read_bytes()
+
+
+DEEP_JSON = "[" * 200_000 + "]" * 200_000  # deeper than Python's decoder recurses
+EVAL_CHROMA = with_(
+    EVAL,
+    "--retriever",
+    "chroma",
+    "--retriever-option",
+    "path=store",
+    "--retriever-option",
+    "collection=docs",
+    "--retriever-option",
+    "embed_model=m",
+)
+EXPORT_QDRANT = (
+    "corpus",
+    "export",
+    "--from",
+    "qdrant",
+    "--option",
+    "path=store",
+    "--option",
+    "collection=docs",
+)
+
+# The second catalogue of issue 28: stores left as they were, input too deep to read.
+SWEEP: list[Case] = [
+    # A store's client writes into the folder it opens: a folder that is not a store is refused first.
+    Case("evaluate-chroma-empty-folder-stays-empty", EVAL_CHROMA, ("store", "no Chroma database"), {"store": FOLDER}),
+    Case("export-chroma-empty-folder-stays-empty", (*EXPORT_CHROMA, "-o", "c.jsonl"), ("store", "no Chroma database"),
+         {"store": FOLDER}),
+    Case("export-chroma-another-programs-sqlite-is-not-migrated", (*EXPORT_CHROMA, "-o", "c.jsonl"),
+         ("store", "cannot read the Chroma store", "no Chroma tables"),
+         {"store": FOLDER, "store/chroma.sqlite3": _sqlite_of_another_program()}),
+    Case("export-qdrant-empty-folder-stays-empty", (*EXPORT_QDRANT, "-o", "c.jsonl"), ("store", "no Qdrant local store"),
+         {"store": FOLDER}),
+    Case("evaluate-qdrant-empty-folder-stays-empty",
+         with_(EVAL, "--retriever", "qdrant", "--retriever-option", "path=store", "--retriever-option", "collection=docs",
+               "--retriever-option", "embed_model=m"), ("store", "no Qdrant local store"), {"store": FOLDER}),
+    # JSON nested deeper than Python's decoder recurses: one line, no RecursionError traceback.
+    Case("gold-nested-too-deeply", EVAL, (*GOLD_LINE9, "nested too deeply"),
+         {"gold.jsonl": add_line(f'{{"query_id": "qx", "query": "a", "gold": {{"{Q0_GOLD}": 1}}, "x": {DEEP_JSON}}}')}),
+    Case("results-nested-too-deeply", CAL, ("results.json", "nested too deeply"), {"results.json": DEEP_JSON}),
+    Case("corpus-json-nested-too-deeply", replace_arg(EVAL, "corpus.jsonl", "corpus.json"),
+         ("corpus.json", "nested too deeply"), {"corpus.json": f'{{"a": {DEEP_JSON}}}'}),
+    Case("realism-line-nested-too-deeply", ("realism", "gold.jsonl", "deep.jsonl"), ("deep.jsonl:1", "nested too deeply"),
+         {"deep.jsonl": f'{{"query": {DEEP_JSON}}}\n'}),
+    Case("type-rules-nested-too-deeply", with_(IMPORT, "--type-rules", "rules.json"), ("rules.json", "nested too deeply"),
+         {"rules.json": f'{{"default": {DEEP_JSON}}}'}),
+]  # fmt: skip
+
 MARKUP: list[Case] = [
     Case("markup-gold-file-name-missing", replace_arg(EVAL, "gold.jsonl", "gold [final].jsonl"),
          ("gold [final].jsonl",)),
@@ -686,7 +751,7 @@ MARKUP: list[Case] = [
 
 CASES: list[Case] = [
     *FILE_FAULTS, *GOLD_CONTENT, *CORPUS_CONTENT, *RUN_CONTENT, *CALIBRATE_CONTENT, *PIPELINE_CONTENT,
-    *GENERATE_CONTENT, *GOLD_TOOLS_CONTENT, *OPTION_VALUES, *USAGE, *OUTPUTS, *MARKUP,
+    *GENERATE_CONTENT, *GOLD_TOOLS_CONTENT, *OPTION_VALUES, *USAGE, *OUTPUTS, *MARKUP, *SWEEP,
 ]  # fmt: skip
 
 

@@ -40,7 +40,7 @@ from realrecall.calibrate.statistics import wilson_interval, z_value
 from realrecall.errors import InputError
 from realrecall.evaluate.metrics import is_binary
 from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results
-from realrecall.files import read_text_lines
+from realrecall.files import TOO_DEEP, read_text_lines
 
 __all__ = [
     "LabellingPlan",
@@ -323,6 +323,8 @@ def load_weights(path: str | Path) -> dict[str, float]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"malformed JSON ({exc.msg})", path=p, line=exc.lineno) from exc
+        except RecursionError:
+            raise InputError(f"malformed JSON ({TOO_DEEP})", path=p) from None
         items: list[tuple[str, Any, int | None]] = [(str(k), v, None) for k, v in data.items()]
     else:
         items = []

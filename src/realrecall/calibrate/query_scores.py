@@ -240,8 +240,8 @@ def _kind(path: Path) -> str:
             return "trec_eval"
         try:
             record: Any = json.loads(text)
-        except json.JSONDecodeError:
-            return "results"  # an object spread over lines
+        except (json.JSONDecodeError, RecursionError):
+            return "results"  # an object spread over lines (its reader names what is wrong)
         return "per_query" if isinstance(record, Mapping) and "query_id" in record else "results"
     raise InputError("empty score file", path=path, hint="give trec_eval -q output or realrecall results")
 

@@ -438,7 +438,7 @@ def _jsonl_questions(path: Path) -> list[str]:
             continue
         try:
             value: Any = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             value = parse_jsonl_line(line, path, number, what="question")  # raises with the line
         if isinstance(value, dict):
             value = next((value[key] for key in _TEXT_KEYS if isinstance(value.get(key), str)), None)

@@ -26,7 +26,7 @@ from typing import Any
 
 from realrecall.errors import InputError
 from realrecall.evidence import Evidence
-from realrecall.files import iter_jsonl, read_text_lines
+from realrecall.files import TOO_DEEP, iter_jsonl, read_text_lines
 from realrecall.formats.ids import parse_id, text_id
 from realrecall.formats.record_fields import NO_FIELDS, RecordFields
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
@@ -339,6 +339,8 @@ def read_corpus_mapping(path: Path) -> list[ChunkRecord]:
         value = json.loads(text, object_pairs_hook=list)
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON ({exc.msg})", path=path, line=exc.lineno) from exc
+    except RecursionError:
+        raise InputError(f"malformed JSON ({TOO_DEEP})", path=path) from None
     if not isinstance(value, list) or not value or not all(isinstance(pair, tuple) for pair in value):
         raise InputError(
             "expected a non-empty JSON object {id: text}",

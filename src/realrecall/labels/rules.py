@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from realrecall.errors import InputError
-from realrecall.files import read_text_lines
+from realrecall.files import TOO_DEEP, read_text_lines
 from realrecall.labels.screens import literal_screen, screened_search
 
 __all__ = [
@@ -143,6 +143,8 @@ def load_type_rules(path: str | Path | None = None) -> TypeRules:
         data = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"cannot parse type rules: {exc}", path=p) from exc
+    except RecursionError:
+        raise InputError(f"cannot parse type rules: {TOO_DEEP}", path=p) from None
     if not isinstance(data, dict):
         raise InputError('type rules must be an object with "default" and "rules"', path=p)
     return _parse(data, str(p))

@@ -29,7 +29,7 @@ from realrecall.evaluate.results.types import (
     SliceResult,
     records_of,
 )
-from realrecall.files import atomic_write_chunks, iter_jsonl, read_text_lines
+from realrecall.files import TOO_DEEP, atomic_write_chunks, iter_jsonl, read_text_lines
 from realrecall.gold import ORIGINS
 
 __all__ = [
@@ -98,6 +98,9 @@ def load_results(source: ResultsSource, *, origins: Mapping[str, str] | None = N
         raise InputError(
             f"malformed JSON ({exc.msg})", path=path, line=exc.lineno, hint="give evaluate's results.json"
         ) from exc
+    except RecursionError:
+        hint = "give evaluate's results.json"
+        raise InputError(f"malformed JSON ({TOO_DEEP})", path=path, hint=hint) from None
     if not isinstance(data, Mapping):
         raise InputError("expected a JSON object", path=path, hint="give evaluate's results.json")
     return _parse(data, str(path), forced)

@@ -12,7 +12,9 @@ the clients realrecall opens.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import sqlite3
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +177,7 @@ def _open_collection(options: ChromaOptions, ask: Callable[[Callable[[], Any]], 
             raise InputError(
                 "no Chroma folder here", path=options.path, hint="give the folder the store lives in"
             )
+        _check_chroma_folder(options.path)
         with opening("the Chroma store", path=options.path):
             client = chromadb.PersistentClient(path=str(options.path), settings=settings)
     else:
@@ -231,6 +234,25 @@ def _search_index(collection: Any) -> tuple[str, dict[str, Any]]:
         how = "Chroma's vector index"
     identity = getattr(collection, "id", None)
     return how, {} if identity is None else {"collection_id": str(identity)}
+
+
+def _check_chroma_folder(folder: Path) -> None:
+    """Refuse a folder that holds no Chroma database, before Chroma opens it: PersistentClient makes a
+    database in any folder and migrates any SQLite file named chroma.sqlite3 into one (read only here)."""
+    database = folder / "chroma.sqlite3"
+    if not database.is_file():
+        raise InputError(
+            "no Chroma database here (no chroma.sqlite3)",
+            path=folder,
+            hint="give the folder the store lives in",
+        )
+    try:
+        with contextlib.closing(sqlite3.connect(f"{database.resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error as exc:
+        raise damaged("the Chroma store", exc, path=folder) from exc
+    if "collections" not in tables:
+        raise damaged("the Chroma store", ValueError("chroma.sqlite3 holds no Chroma tables"), path=folder)
 
 
 def _own_function_name(collection: Any, where: str) -> str:

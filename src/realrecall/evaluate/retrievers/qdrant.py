@@ -211,6 +211,13 @@ def _open_client(options: QdrantOptions, ask: Callable[[Callable[[], Any]], Any]
             raise InputError(
                 "no Qdrant folder here", path=options.path, hint="give the folder the local store lives in"
             )
+        if not (options.path / "meta.json").is_file():
+            # Local mode would write its meta.json (and a lock) into any folder: only into a store's.
+            raise InputError(
+                "no Qdrant local store here (no meta.json)",
+                path=options.path,
+                hint="give the folder the local store lives in",
+            )
         try:
             with opening("the Qdrant folder", path=options.path):
                 client = QdrantClient(path=str(options.path))
