@@ -34,7 +34,13 @@ SAMPLES: dict[str, Any] = {
     "multi_chunk": 0.25,
 }
 # Settings that need another one beside them to be valid.
-COMPANIONS: dict[str, dict[str, Any]] = {"cross_language": {"languages": {"de": 1.0, "en": 2.0}}}
+COMPANIONS: dict[str, dict[str, Any]] = {
+    "cross_language": {"languages": {"de": 1.0, "en": 2.0}},
+    # The situation strategy's own options (the tests' default strategy is direct, which refuses them).
+    "audience": {"strategy": "situation"},
+    "prompt_situation": {"strategy": "situation"},
+    "prompt_query": {"strategy": "situation"},
+}
 
 
 def walked() -> list[SettingField]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections import Counter
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from generate.fakes import FakeChatClient, make_corpus, paraphrase
+from generate.fakes import FakeChatClient, make_corpus, paraphrase, passage_of
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError, RealrecallError
 from realrecall.evaluate.results import generator_of
@@ -39,6 +40,7 @@ from support.questions import (
     http_question_handler,
     is_situation_request,
     passage_in,
+    question_for_seed,
     situation_for_seed,
 )
 
@@ -349,6 +351,128 @@ def test_situation_overlap_is_the_measure_questions_get():
         "en",
     )
     assert situation_overlap(written, slot) > 0  # type: ignore[arg-type]
+
+
+STEP_ONE = """---
+name: my_situation
+purpose: step 1 for a court archive
+variables: passage, audience
+---
+## system
+Imagine {{audience}} who needs this ruling. Answer as JSON with user, situation and answer.
+## user
+<passage>
+{{passage}}
+</passage>
+"""
+STEP_TWO = """---
+name: my_query
+purpose: step 2 for a court archive
+variables: situation, form_instruction
+---
+## user
+Situation: {{situation}}
+Type a search for a case law database ({{form_instruction}}).
+"""
+
+
+def test_prompt_files_replace_each_step_and_name_themselves_in_provenance(tmp_path):
+    step_one, step_two = tmp_path / "one.md", tmp_path / "two.md"
+    step_one.write_text(STEP_ONE)
+    step_two.write_text(STEP_TWO)
+    client = FakeChatClient(
+        lambda r: (
+            situation_for_seed(r.seed or 0, passage_of(r))
+            if r.schema_name == "situation"
+            else json.dumps({"question": question_for_seed(r.seed or 0)})
+        )
+    )
+    config = GenerateConfig(prompt_situation=step_one, prompt_query=step_two, audience="judges' clerks")
+    output = tmp_path / "s.jsonl"
+    generate(make_corpus(1), output, config, client=client)
+    first, second = client.requests
+    assert first.messages == (
+        {
+            "role": "system",
+            "content": "Imagine judges' clerks who needs this ruling. "
+            "Answer as JSON with user, situation and answer.",
+        },
+        {"role": "user", "content": "<passage>\n" + make_corpus(1)["c0"].text + "\n</passage>"},
+    )
+    assert second.messages[0]["content"].startswith("Situation: I wonder why")
+    assert "Type a search for a case law database (" in second.messages[0]["content"]
+    [record] = records(output)
+    prompts = record["provenance"]["prompts"]
+    assert prompts["situation"] == {
+        "name": "my_situation",
+        "sha256": hashlib.sha256(STEP_ONE.encode()).hexdigest(),
+    }
+    assert prompts["query"] == {"name": "my_query", "sha256": hashlib.sha256(STEP_TWO.encode()).hexdigest()}
+    # The built-in step 2 with the custom step 1 makes another generator (another cache key).
+    only_one = GenerateConfig(prompt_situation=step_one, audience="judges' clerks")
+    generate(make_corpus(1), tmp_path / "t.jsonl", only_one, client=client)
+    assert records(tmp_path / "t.jsonl")[0]["provenance"]["slot_key"] != record["provenance"]["slot_key"]
+
+
+def test_a_step_prompt_asking_for_what_the_step_does_not_fill_is_refused(tmp_path):
+    leaky = tmp_path / "leaky.md"
+    leaky.write_text(
+        STEP_TWO.replace(
+            "variables: situation, form_instruction", "variables: situation, form_instruction, passage"
+        )
+    )
+    with pytest.raises(
+        InputError, match=r"--prompt-query declares passage.*step 2 never sees the passage"
+    ) as info:
+        generate(
+            make_corpus(1), tmp_path / "s.jsonl", GenerateConfig(prompt_query=leaky), client=FakeChatClient()
+        )
+    assert str(leaky) in str(info.value)
+
+
+def test_the_situation_options_are_refused_with_the_direct_strategy(tmp_path):
+    for options in (
+        {"audience": "nurses"},
+        {"prompt_situation": tmp_path / "a.md"},
+        {"prompt_query": tmp_path / "b.md"},
+    ):
+        with pytest.raises(InputError, match="the direct strategy does not use"):
+            GenerateConfig(strategy="direct", **options)
+        with pytest.raises(InputError, match="the direct strategy does not use"):
+            GenerateConfig(prompt=tmp_path / "mine.md", **options)  # a prompt file means direct
+    with pytest.raises(InputError, match="audience must name who searches"):
+        GenerateConfig(audience="  ")
+    assert GenerateConfig(audience=" nurses\n on  night shifts ").audience == "nurses on night shifts"
+
+
+def test_the_audience_reaches_both_steps_from_the_command_line(server, tmp_path):
+    corpus_path = tmp_path / "chunks.jsonl"
+    rows = [{"id": "p1", "text": "Statins raise the risk of muscle pain in patients over seventy years old."}]
+    corpus_path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output = tmp_path / "s.jsonl"
+    audience = "clinicians searching a literature database"
+    done = cli.run("generate", "--corpus", str(corpus_path), "--output", str(output), "--audience", audience)
+    assert done.returncode == 0, done.stderr
+    first, second = server.bodies("chat")
+    for body in (first, second):
+        assert audience in contents(body)
+        assert "documentation site" not in contents(body)
+    assert json.loads(output.with_suffix(".summary.json").read_text())["generator"]["audience"] == audience
+
+
+def test_without_an_audience_the_style_examples_show_who_searches(tmp_path):
+    real = tmp_path / "real.jsonl"
+    real.write_text(
+        json.dumps({"query_id": "r1", "query": "statin myopathy elderly", "gold": {"x": 1}}) + "\n"
+    )
+    client = FakeChatClient()
+    generate(make_corpus(1), tmp_path / "s.jsonl", GenerateConfig(style_examples=real), client=client)
+    first, second = client.requests
+    for request in (first, second):
+        text = "\n".join(m["content"] for m in request.messages)
+        assert "the people who typed the real queries shown" in text
+        assert '"statin myopathy elderly"' in text
+        assert "documentation site" not in text
 
 
 def test_a_situation_answer_is_strict_json_with_the_three_keys():

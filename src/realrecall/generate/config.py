@@ -24,6 +24,7 @@ from realrecall.settings import Flag, StageSettings, Text, settings_from
 __all__ = [
     "BACKENDS",
     "DEFAULT_STRATEGY",
+    "MAX_AUDIENCE_CHARS",
     "PROMPT_FILE_STRATEGY",
     "QUESTION_TYPES",
     "SCREEN_MODES",
@@ -239,6 +240,20 @@ class GenerateConfig(StageSettings):
     """How the llm backend writes a question: a name of ``generate.strategies.STRATEGIES`` (``situation``,
     ``direct``...); None: situation, or direct when a ``prompt`` file replaces the direct prompt. Only
     the llm backend has one."""
+    audience: Annotated[
+        str | None,
+        "Who searches and where, e.g. 'clinicians searching a literature database': fills the situation "
+        "strategy's prompts (default: the people who typed --style-examples' queries, else people "
+        "searching a documentation site or asking a support chat).",
+    ] = None
+    """Who searches and where (the situation strategy's ``{{audience}}``; ``generate.situation``); one
+    line of at most ``MAX_AUDIENCE_CHARS`` characters, its white space collapsed."""
+    prompt_situation: Annotated[
+        Path | None, "A prompt file replacing step 1 of the situation strategy (prompts/situation.md)."
+    ] = None
+    prompt_query: Annotated[
+        Path | None, "A prompt file replacing step 2 of the situation strategy (prompts/situation_query.md)."
+    ] = None
     forms: Annotated[
         Mapping[str, float] | None,
         "Query forms with weights, e.g. keywords=2,question=2,typo=1 (also statement); default: measured "
@@ -274,6 +289,7 @@ class GenerateConfig(StageSettings):
         elif self.cross_language:
             raise InputError("cross_language needs languages to ask in", hint="e.g. --languages de=1,en=1")
         _check_screen_options(self)
+        _check_audience(self)
         _check_prompting_options(self)
         _check_range("per_chunk", self.per_chunk, 1, 1000)
         _check_range("max_attempts", self.max_attempts, 1, 100)
@@ -356,6 +372,29 @@ def _check_screen_options(config: GenerateConfig) -> None:
             "questions over two chunks need a model (backend llm)",
             hint="leave multi_chunk (--multi-chunk) out",
         )
+
+
+MAX_AUDIENCE_CHARS = 200
+
+
+def _check_audience(config: GenerateConfig) -> None:
+    """One line naming who searches and where: it is placed inside a sentence of the prompts."""
+    if config.audience is None:
+        return
+    line = " ".join(config.audience.split())
+    if not line:
+        raise SettingError(
+            "audience",
+            "must name who searches and where",
+            hint="e.g. 'clinicians searching a literature database'",
+        )
+    if len(line) > MAX_AUDIENCE_CHARS:
+        raise SettingError(
+            "audience",
+            f"must be at most {MAX_AUDIENCE_CHARS} characters, got {len(line)}",
+            hint="say it in a few words",
+        )
+    object.__setattr__(config, "audience", line)
 
 
 def _check_prompting_options(config: GenerateConfig) -> None:

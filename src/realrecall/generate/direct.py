@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from realrecall.errors import InputError
 from realrecall.generate.answers import ANSWER_TOKENS, parse_question
 from realrecall.generate.asking import RequestCollector, ask
 from realrecall.generate.sources import Candidate, question_messages, question_request
@@ -118,8 +119,27 @@ class DirectStrategy:
         return (PlannedRequest(messages, ANSWER_TOKENS),)
 
 
+def check_config(config: GenerateConfig) -> None:
+    """The situation strategy's own options have no use here: refused, never silently ignored."""
+    given = [
+        option
+        for option, value in (
+            ("audience (--audience)", config.audience),
+            ("prompt_situation (--prompt-situation)", config.prompt_situation),
+            ("prompt_query (--prompt-query)", config.prompt_query),
+        )
+        if value is not None
+    ]
+    if given:
+        raise InputError(
+            f"{', '.join(given)}: the situation strategy's options, which the direct strategy does not use",
+            hint="leave --strategy direct (and --prompt) out, or leave them out",
+        )
+
+
 STRATEGY = StrategySpec(
     name="direct",
     summary="one call sees the passage and writes the query (asked not to copy it)",
     prepare=DirectStrategy.from_config,
+    check=check_config,
 )

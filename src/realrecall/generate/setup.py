@@ -220,6 +220,8 @@ def check_paths(corpus: Corpus, output_path: str | Path, config: GenerateConfig)
         "the corpus": corpus_path,
         "the style examples": config.style_examples,
         "the prompt": config.prompt,
+        "the situation prompt": config.prompt_situation,
+        "the query prompt": config.prompt_query,
         "the judge prompt": config.judge_prompt,
         "the type rules": config.type_rules,
     }

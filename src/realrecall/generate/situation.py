@@ -37,6 +37,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
@@ -45,9 +46,9 @@ from realrecall.generate.asking import RequestCollector, ask, derive_seed
 from realrecall.generate.direct import DirectStrategy, LLMQuestions
 from realrecall.generate.languages import LANGUAGE_NAMES
 from realrecall.generate.question_types import QUESTION_TYPES
-from realrecall.generate.sources import DEFAULT_PERSONA, Candidate, question_request, slot_searchable_text
+from realrecall.generate.sources import Candidate, question_request, slot_searchable_text
 from realrecall.generate.strategy import PlannedRequest, SourceContext, StrategySpec
-from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, render
+from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, load_prompt, render
 from realrecall.llm.types import ChatClient, ChatRequest, Usage
 from realrecall.provenance import PromptRef
 from realrecall.text_features import content_stems, lexical_overlap, stems
@@ -61,21 +62,26 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWER_SUPPORT",
+    "DEFAULT_AUDIENCE",
     "MIN_QUOTE_WORDS",
     "NEW_SITUATION",
+    "QUERY_VARIABLES",
     "SITUATION_SCHEMA",
     "SITUATION_TOKENS",
+    "SITUATION_VARIABLES",
     "STRATEGY",
     "Situation",
     "SituationCandidate",
     "SituationQuestions",
     "SituationStrategy",
     "answer_in_passage",
+    "audience_of",
     "parse_situation",
     "query_messages",
     "situation_messages",
     "situation_overlap",
     "situation_problem",
+    "step_prompt",
     "strategy_prompt_ref",
 ]
 
@@ -189,21 +195,81 @@ def _type_description(slot: Slot) -> str:
     return QUESTION_TYPES.get(slot.type, slot.type)
 
 
-def situation_messages(template: PromptTemplate, slot: Slot) -> tuple[dict[str, str], ...]:
-    """Step 1's messages: the passage (delimited as data) and what kind of need to imagine."""
+DEFAULT_AUDIENCE = "people searching a documentation site or asking a support chat"
+"""Who searches, when neither ``audience`` nor style examples say it."""
+EXAMPLES_AUDIENCE = "the people who typed the real queries shown"
+"""Who searches, when the style examples show it (and no ``audience`` is given)."""
+NO_EXAMPLES = "(none given)"
+ANY_PERSONA = "any one of them with a real need"
+"""Who might need the passage, when no ``--persona`` says it."""
+
+# What each step's prompt file may use: a replacement (--prompt-situation, --prompt-query) declaring
+# another variable is refused, above all step 2 asking for the passage it must never see.
+SITUATION_VARIABLES = (
+    "passage",
+    "title",
+    "question_type",
+    "type_description",
+    "language",
+    "persona",
+    "audience",
+    "style_examples",
+)
+QUERY_VARIABLES = (
+    "user",
+    "situation",
+    "question_type",
+    "type_description",
+    "language",
+    "form_instruction",
+    "style_examples",
+    "audience",
+)
+
+
+def audience_of(config: GenerateConfig) -> str:
+    """Who searches and where, as the prompts say it: ``audience``, else the people who typed the
+    style examples, else ``DEFAULT_AUDIENCE``."""
+    if config.audience is not None:
+        return config.audience
+    return EXAMPLES_AUDIENCE if config.style_examples is not None else DEFAULT_AUDIENCE
+
+
+def _as_data(text: str) -> str:
+    """Text placed in a prompt (the audience): it cannot open or close a data block."""
+    return delimit_data(delimit_data(text, "passage"), "situation")
+
+
+def situation_messages(
+    template: PromptTemplate,
+    slot: Slot,
+    *,
+    audience: str = DEFAULT_AUDIENCE,
+    style_examples: str = NO_EXAMPLES,
+) -> tuple[dict[str, str], ...]:
+    """Step 1's messages: the passage (delimited as data), who searches and what kind of need to
+    imagine; ``style_examples``: real queries, which show who searches."""
     values = {
         "passage": delimit_data(slot.chunk.text, "passage"),
         "title": " ".join(slot.chunk.title.split()) or "(none)",
         "question_type": slot.type,
         "type_description": _type_description(slot),
         "language": LANGUAGE_NAMES.get(slot.language, slot.language),
-        "persona": slot.persona or DEFAULT_PERSONA,
+        "persona": slot.persona or ANY_PERSONA,
+        "audience": _as_data(audience),
+        "style_examples": style_examples,
     }
     return render(template, {name: values.get(name, "") for name in template.variables})
 
 
 def query_messages(
-    template: PromptTemplate, slot: Slot, situation: Situation, form_instruction: str, style_examples: str
+    template: PromptTemplate,
+    slot: Slot,
+    situation: Situation,
+    form_instruction: str,
+    style_examples: str,
+    *,
+    audience: str = DEFAULT_AUDIENCE,
 ) -> tuple[dict[str, str], ...]:
     """Step 2's messages: the situation (delimited as data), never the passage or its title."""
     values = {
@@ -214,8 +280,26 @@ def query_messages(
         "language": LANGUAGE_NAMES.get(slot.language, slot.language),
         "form_instruction": form_instruction,
         "style_examples": style_examples,
+        "audience": _as_data(audience),
     }
     return render(template, {name: values.get(name, "") for name in template.variables})
+
+
+def step_prompt(path: Path | None, builtin: str, allowed: tuple[str, ...], option: str) -> PromptTemplate:
+    """A step's prompt: the file that replaces it (``option``), or the built-in one. A file declaring a
+    variable the step does not fill is refused, naming the file and the variables it may use."""
+    if path is None:
+        return builtin_prompt(builtin)
+    template = load_prompt(path)
+    unknown = [name for name in template.variables if name not in allowed]
+    if unknown:
+        raise InputError(
+            f"{option} declares {', '.join(unknown)}, which this step does not fill"
+            + (" (step 2 never sees the passage)" if builtin == "situation_query" else ""),
+            path=path,
+            hint=f"use only: {', '.join(allowed)}",
+        )
+    return template
 
 
 def strategy_prompt_ref(situation: PromptTemplate, query: PromptTemplate) -> PromptRef:
@@ -246,11 +330,15 @@ class SituationQuestions:
     """Writes what this strategy does not: questions over two chunks (``slot.partner``)."""
     situation_feedback: PromptTemplate
     """Sent after a rejected situation: the rejection and why, before asking for a new one."""
+    audience: str = DEFAULT_AUDIENCE
+    """Who searches and where (``audience_of``)."""
 
     def situation_request(
         self, slot: Slot, number: int, rejected: tuple[Candidate, str] | None = None
     ) -> ChatRequest:
-        messages = situation_messages(self.situation_template, slot)
+        messages = situation_messages(
+            self.situation_template, slot, audience=self.audience, style_examples=self.style_examples
+        )
         if rejected is not None:
             # The rejected situation and why, as a rejected query is shown back.
             previous, reason = rejected
@@ -275,7 +363,14 @@ class SituationQuestions:
         rejected: tuple[Candidate, str] | None,
     ) -> ChatRequest:
         form = self.forms.choose(self.config.seed, slot.chunk.id, slot.index)
-        messages = query_messages(self.query_template, slot, situation, form.instruction, self.style_examples)
+        messages = query_messages(
+            self.query_template,
+            slot,
+            situation,
+            form.instruction,
+            self.style_examples,
+            audience=self.audience,
+        )
         # The rejected query and why, as in the direct strategy; the passage stays withheld.
         return question_request(self.config, messages, self.feedback, slot, attempt, rejected)
 
@@ -382,13 +477,24 @@ class SituationStrategy:
     name: str = "situation"
     calls: int = 2  # the situation, then the query
 
+    audience: str = DEFAULT_AUDIENCE
+    """Who searches and where, as the prompts say it (``audience_of``)."""
+    audience_given: bool = False
+    """Whether ``audience`` was given (then it is part of the generator; else the prompts hold it)."""
+
     @classmethod
     def from_config(cls, config: GenerateConfig) -> SituationStrategy:
+        situation = step_prompt(
+            config.prompt_situation, "situation", SITUATION_VARIABLES, "--prompt-situation"
+        )
+        query = step_prompt(config.prompt_query, "situation_query", QUERY_VARIABLES, "--prompt-query")
         return cls(
-            builtin_prompt("situation"),
-            builtin_prompt("situation_query"),
+            situation,
+            query,
             DirectStrategy.from_config(config),
             builtin_prompt("situation_feedback"),
+            audience=audience_of(config),
+            audience_given=config.audience is not None,
         )
 
     @property
@@ -403,6 +509,8 @@ class SituationStrategy:
             "situation_sha256": self.situation_prompt.sha256,
             "query_sha256": self.query_prompt.sha256,
             "situation_feedback_sha256": self.feedback_prompt.sha256,
+            # Only when given: the default follows from the prompts and the style examples.
+            **({"audience": self.audience} if self.audience_given else {}),
         }
 
     def source(self, context: SourceContext) -> SituationQuestions:
@@ -418,6 +526,7 @@ class SituationStrategy:
             context.forms,
             direct=self.direct.source(context),
             situation_feedback=self.feedback_prompt,
+            audience=self.audience,
         )
 
     def examine(self, slot: Slot, candidate: Candidate) -> str | None:
@@ -444,9 +553,19 @@ class SituationStrategy:
     def planned(self, slot: Slot, form_instruction: str, style_examples: str) -> tuple[PlannedRequest, ...]:
         if slot.partner is not None:
             return self.direct.planned(slot, form_instruction, style_examples)
-        step2 = query_messages(self.query_prompt, slot, _SITUATION_STAND_IN, form_instruction, style_examples)
+        step2 = query_messages(
+            self.query_prompt,
+            slot,
+            _SITUATION_STAND_IN,
+            form_instruction,
+            style_examples,
+            audience=self.audience,
+        )
+        step1 = situation_messages(
+            self.situation_prompt, slot, audience=self.audience, style_examples=style_examples
+        )
         return (
-            PlannedRequest(situation_messages(self.situation_prompt, slot), SITUATION_TOKENS),
+            PlannedRequest(step1, SITUATION_TOKENS),
             PlannedRequest(step2, ANSWER_TOKENS),
         )
 
