@@ -16,7 +16,7 @@ from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import LLMError
 from realrecall.generate import store as store_module
 from realrecall.llm.types import ChatRequest, ChatResult, Usage
-from support.questions import is_situation_request, question_for_seed, situation_for_seed
+from support.questions import is_situation_request, question_for_seed, situation_answer
 
 Answer = str | Exception | ChatResult
 Handler = Callable[[ChatRequest], Answer]
@@ -43,7 +43,7 @@ def paraphrase(request: ChatRequest) -> str:
     """A valid answer of the in-process fake client, different for each request seed (a situation
     when step 1 of situation-first generation asks for one)."""
     if is_situation_request(request.messages):
-        return situation_for_seed(request.seed or 0, passage_of(request))
+        return situation_answer(request.seed or 0, request.messages)
     return json.dumps({"question": question_for_seed(request.seed or 0)})
 
 

@@ -215,3 +215,14 @@ def test_an_audience_cannot_open_or_close_a_data_block():
         )
         counts = (step1.count("</passage>"), step1.count("<passage>"), step2.count("<situation>"))
         assert counts == (2, 2, 2)  # the prompt's own mentions and the block's tags, nothing more
+
+
+def test_the_pair_situation_prompt_renders_as_golden():
+    first, second = make_corpus(2).chunks
+    slot = Slot(first, 0, "comparison", "en", None, key="k", partner=second)
+    prompt = builtin_prompt("situation_pair")
+    assert set(prompt.variables) == {*SITUATION_VARIABLES, "passage_b", "title_b"}
+    style = format_style_examples(StyleExamples(("r1",), ("nightly backup time",)))
+    messages = situation_messages(prompt, slot, style_examples=style)
+    check_golden("situation_pair.txt", as_text(messages))
+    assert as_text(messages).count("</passage>") == 3  # the prompt's mention and each passage's block

@@ -195,22 +195,26 @@ def default_chat_handler(body: dict[str, Any]) -> ChatAnswer:
         return json.dumps({"questions": [_sentence(seed)]})
     answer = _fill(schema, seed)
     if isinstance(answer, dict) and "answer" in answer:
-        # Situation-first generation checks that the stated answer quotes the passage it was shown.
-        answer["answer"] = " ".join(_passage_of(body).split()[:12]) or answer["answer"]
+        # Situation-first generation checks that the stated answer quotes the passage it was shown
+        # (and, over two passages, that answer_b quotes the second).
+        passages = [*_passages_of(body), "", ""]
+        answer["answer"] = " ".join(passages[0].split()[:12]) or answer["answer"]
+        if "answer_b" in answer:
+            answer["answer_b"] = " ".join(passages[1].split()[:12]) or answer["answer_b"]
     if isinstance(answer, dict) and isinstance(answer.get("question"), str) and _asks_for_german(body):
         # generate reads every answer's language: a question asked for in German comes in German.
         answer["question"] = _german_sentence(seed)
     return json.dumps(answer)
 
 
-def _passage_of(body: dict[str, Any]) -> str:
-    """The text a request shows between <passage> tags ("" when it shows none)."""
+def _passages_of(body: dict[str, Any]) -> list[str]:
+    """The texts a request shows between <passage> tags, in order."""
+    found: list[str] = []
     for message in body.get("messages", []):
         content = message.get("content") if isinstance(message, dict) else None
-        found = re.search(r"<passage>\n(.*?)\n</passage>", content or "", re.DOTALL)
-        if isinstance(content, str) and found:
-            return found.group(1)
-    return ""
+        if isinstance(content, str):
+            found += re.findall(r"<passage>\n(.*?)\n</passage>", content, re.DOTALL)
+    return found
 
 
 def answer_together(parties: int, then: ChatHandler = default_chat_handler) -> ChatHandler:

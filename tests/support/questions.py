@@ -57,25 +57,39 @@ def is_situation_request(messages: Sequence[Mapping[str, Any]]) -> bool:
     return any('{"user": "...", "situation"' in str(message.get("content")) for message in messages)
 
 
+def passages_in(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The chunk texts a prompt shows between <passage> tags, in order."""
+    found: list[str] = []
+    for message in messages:
+        found += re.findall(r"<passage>\n(.*?)\n</passage>", str(message.get("content")), re.DOTALL)
+    return found
+
+
 def passage_in(messages: Sequence[Mapping[str, Any]]) -> str:
     """The chunk text a prompt shows between <passage> tags ("" when there is none)."""
-    for message in messages:
-        match = re.search(r"<passage>\n(.*?)\n</passage>", str(message.get("content")), re.DOTALL)
-        if match:
-            return match.group(1)
-    return ""
+    return next(iter(passages_in(messages)), "")
 
 
-def situation_for_seed(seed: int, passage: str) -> str:
+def situation_for_seed(seed: int, passage: str, second: str | None = None) -> str:
     """A valid step-1 answer: an everyday situation and, as the stated answer, the passage's first
-    twelve words (enough content words to count as grounding)."""
-    return json.dumps(
-        {
-            "user": "someone at work",
-            "situation": question_for_seed(seed).replace("why does", "I wonder why"),
-            "answer": " ".join(passage.split()[:12]),
-        }
-    )
+    twelve words (enough content words to count as grounding); over two passages (``second``), the
+    second's first twelve words as ``answer_b``."""
+    answer = {
+        "user": "someone at work",
+        "situation": question_for_seed(seed).replace("why does", "I wonder why"),
+        "answer": " ".join(passage.split()[:12]),
+    }
+    if second is not None:
+        answer["answer_b"] = " ".join(second.split()[:12])
+    return json.dumps(answer)
+
+
+def situation_answer(seed: int, messages: Sequence[Mapping[str, Any]]) -> str:
+    """``situation_for_seed`` for a step-1 request: over the passages it shows (two when it asks for
+    ``answer_b``)."""
+    passages = [*passages_in(messages), "", ""]
+    pair = any('"answer_b"' in str(message.get("content")) for message in messages)
+    return situation_for_seed(seed, passages[0], passages[1] if pair else None)
 
 
 def http_question_handler(body: dict[str, Any]) -> str:
@@ -84,5 +98,5 @@ def http_question_handler(body: dict[str, Any]) -> str:
     seed = int(body.get("seed") or 0)
     messages = body.get("messages", [])
     if is_situation_request(messages):
-        return situation_for_seed(seed, passage_in(messages))
+        return situation_answer(seed, messages)
     return json.dumps({"question": question_for_seed(seed)})

@@ -230,6 +230,13 @@ def render_summary(summary: GenerateSummary) -> None:
         _line(
             f"chunks skipped by the screen: {len(summary.screened)} ({reasons}); see {summary.summary_path}"
         )
+    if summary.pairs:
+        pairs, not_made = summary.pairs, summary.pairs["not_made"]
+        _line(
+            f"questions over two chunks: {pairs['made']} made of {pairs['planned']} planned, "
+            f"{pairs['drawn']} drawn (no related chunk {not_made['no_partner']}, "
+            f"not kept {not_made['not_kept']})"
+        )
     if summary.filtered:
         _line("filtered: " + ", ".join(f"{name} {count}" for name, count in sorted(summary.filtered.items())))
     if summary.missing:

@@ -8,7 +8,8 @@ corpus that still holds that chunk needs no resolution):
 - the extractive backend: the sentence the question was cut from, as it reads in the chunk;
 - a model backend: the chunk's text, or, when the situation-first strategy recorded the passage's
   answer (a quote), that quote as it reads in the chunk;
-- a question over two chunks: both chunks' texts.
+- a question over two chunks: both chunks' texts, or (situation first) each passage's quote as it
+  reads in its chunk.
 
 Offsets in the document are recorded when the chunk has ``start``. A sentence or quote that cannot be
 found in the chunk's text (markup the extractive backend strips, a quote the model reworded) falls
@@ -38,12 +39,19 @@ def question_evidence(slot: Slot, question: str, candidate: Any, *, extractive: 
     whole = tuple(item for item in map(chunk_evidence, chunks) if item is not None)
     if len(whole) < len(chunks):
         return ()  # a chunk without text: nothing to find it by
+    situation = getattr(candidate, "situation", None)
     if slot.partner is not None:
+        # Situation first: each passage's quote, as it reads in its chunk (else the whole chunk).
+        quotes = (getattr(situation, "answer", None), getattr(situation, "answer_b", None))
+        if all(isinstance(quote, str) and normalise(quote) for quote in quotes):
+            return tuple(
+                span_evidence(chunk, str(quote)) for chunk, quote in zip(chunks, quotes, strict=True)
+            )
         return whole
     if extractive:
         sentence = _source_sentence(slot.chunk, question)
         return whole if sentence is None else (span_evidence(slot.chunk, sentence),)
-    answer = getattr(getattr(candidate, "situation", None), "answer", None)
+    answer = getattr(situation, "answer", None)
     if isinstance(answer, str) and normalise(answer):
         return (span_evidence(slot.chunk, answer),)
     return whole

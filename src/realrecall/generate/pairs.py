@@ -19,14 +19,15 @@ the sample or not: the question is about the pair, and both are gold.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 from realrecall.corpus import Chunk
-from realrecall.generate.planner import stratum
+from realrecall.generate.planner import Slot, stratum
 from realrecall.generate.question_types import PAIR_TYPES
 from realrecall.text_features import content_stems, jaccard
 
-__all__ = ["MIN_SIMILARITY", "PAIR_TYPES", "Pairing", "pair_chunks"]
+__all__ = ["MIN_SIMILARITY", "PAIR_TYPES", "Pairing", "pair_chunks", "pair_counts", "pair_warning"]
 
 MIN_SIMILARITY = 0.2
 # Stems held by more chunks than this share say nothing about a pair (and would make the search slow).
@@ -96,3 +97,31 @@ def _pair_similar(
                 best = (score, index)
         if best is not None:
             pairing.add(chunk, corpus[best[1]], "similar")
+
+
+def pair_counts(slots: Iterable[Slot], kept: Collection[str]) -> dict[str, Any]:
+    """What became of the questions drawn to be over two chunks: ``drawn`` by the ``multi_chunk``
+    draw, ``planned`` over a pair (the others had no related chunk: ``no_partner``, asked over one),
+    ``made`` (in the output, of the slot keys ``kept``) and ``not_kept`` (every attempt rejected, or
+    the endpoint failed: see the failures file)."""
+    drawn = [slot for slot in slots if slot.pair_drawn]
+    planned = [slot for slot in drawn if slot.partner is not None]
+    made = sum(1 for slot in planned if slot.key in kept)
+    return {
+        "drawn": len(drawn),
+        "planned": len(planned),
+        "made": made,
+        "not_made": {"no_partner": len(drawn) - len(planned), "not_kept": len(planned) - made},
+    }
+
+
+def pair_warning(counts: dict[str, Any]) -> str | None:
+    """Why questions drawn to be over two chunks were asked over one, or None (all had a partner)."""
+    alone = counts.get("not_made", {}).get("no_partner", 0) if counts else 0
+    if not alone:
+        return None
+    return (
+        f"{alone} of {counts['drawn']} question(s) drawn to be over two chunks (--multi-chunk) were "
+        "asked over one: their chunk has no other chunk of the same document (doc_id or 'document' "
+        f"metadata) and none with content-stem Jaccard >= {MIN_SIMILARITY}; see 'pairs' in the summary file"
+    )

@@ -68,6 +68,9 @@ class Slot:
     key: str
     partner: Chunk | None = None
     """The second chunk of a question over two chunks (``--multi-chunk``); its gold holds both."""
+    pair_drawn: bool = False
+    """Whether the ``multi_chunk`` draw asked for a question over two chunks: with ``partner`` None,
+    the chunk had no related chunk and the slot asks over one (counted in the summary's ``pairs``)."""
 
     @property
     def query_id(self) -> str:
@@ -252,16 +255,12 @@ def plan_slots(
                 language,
                 persona,
             ]
-            partner = (partners or {}).get(chunk.id)
-            if (
-                partner is None
-                or _hash_int("multi", config.seed, chunk.id, index) / 2**64 >= config.multi_chunk
-            ):
-                partner = None
-            else:
+            drawn = _hash_int("multi", config.seed, chunk.id, index) / 2**64 < config.multi_chunk
+            partner = (partners or {}).get(chunk.id) if drawn else None
+            if partner is not None:
                 names = sorted(PAIR_TYPES)
                 question_type = names[_hash_int("pair type", config.seed, chunk.id, index) % len(names)]
                 identity = [*identity[:4], question_type, *identity[5:], partner.content_hash]
             key = hashlib.sha256(json.dumps(identity).encode()).hexdigest()
-            slots.append(Slot(chunk, index, question_type, language, persona, key, partner))
+            slots.append(Slot(chunk, index, question_type, language, persona, key, partner, drawn))
     return slots

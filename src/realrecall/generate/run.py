@@ -26,6 +26,7 @@ from realrecall.files import atomic_write_text
 from realrecall.generate.asking import RequestCollector
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
+from realrecall.generate.pairs import pair_counts, pair_warning
 from realrecall.generate.planner import Slot
 from realrecall.generate.settle import CLIENT_HINT, Settler, still_valid
 from realrecall.generate.setup import Setup, check_paths, prepare, remembered_sample_rate, screen_with_model
@@ -121,14 +122,21 @@ async def agenerate(
         store.abort()
         raise
     warning = store.close(order=[slot.key for slot in setup.slots])
+    pairs = pair_counts(setup.slots, store.records) if config.multi_chunk else {}
     stage_counters = (run.settler.generation, run.settler.judging)
-    warnings = (warning, run.settler.shortfall_warning(), dropped_warning(stage_counters))
+    warnings = (
+        warning,
+        run.settler.shortfall_warning(),
+        dropped_warning(stage_counters),
+        pair_warning(pairs),
+    )
     summary = run.summary(
         store,
         kept=kept,
         removed=removed,
         elapsed=time.monotonic() - started,
         warnings=tuple(w for w in warnings if w is not None),
+        pairs=pairs,
     )
     _write_summary(store, setup, summary)
     if summary.total == 0:
@@ -268,6 +276,7 @@ class _Run:
         removed: int,
         elapsed: float,
         warnings: tuple[str, ...] = (),
+        pairs: dict[str, Any] | None = None,
     ) -> GenerateSummary:
         settler, prices = self.settler, (self.config.price_in, self.config.price_out)
         stages = [settler.generation.freeze(*prices)]
@@ -294,4 +303,5 @@ class _Run:
             warnings=warnings,
             generator=self.setup.generator,
             screened=dict(self.setup.screened),
+            pairs=pairs or {},
         )

@@ -24,6 +24,12 @@ question as ``situation_overlap``. Above ``max_overlap`` the situation is reject
 (``prompts/situation_feedback.md``, as after any rejected situation); step 2 is never asked from it, so
 a copied passage cannot reach the query through the situation.
 
+A question over two chunks (``multi_chunk``, ``slot.partner``) is written the same way: step 1
+(``prompts/situation_pair.md``) sees both passages and writes one situation that needs both, with a
+quote of each (``answer``, ``answer_b``; both must ground it, each in its own passage, unless the judge
+checks the query); step 2 writes the query from the situation alone, in the form asked for, so no
+writer of the query sees either passage.
+
 A rejected query is asked again from the same situation, with the rejection fed back (the passage
 still withheld), unless the rejection says the situation itself is spent (``NEW_SITUATION``: a
 near-duplicate or an unanswerable query, or no valid situation): then the next attempt starts from a
@@ -43,9 +49,8 @@ from typing import TYPE_CHECKING, Any
 from realrecall.errors import InputError
 from realrecall.generate.answers import ANSWER_TOKENS, _json_object, parse_question
 from realrecall.generate.asking import RequestCollector, ask, derive_seed
-from realrecall.generate.direct import DirectStrategy, LLMQuestions
 from realrecall.generate.languages import LANGUAGE_NAMES
-from realrecall.generate.question_types import QUESTION_TYPES
+from realrecall.generate.question_types import PAIR_TYPES, QUESTION_TYPES
 from realrecall.generate.sources import Candidate, question_request, slot_searchable_text
 from realrecall.generate.strategy import PlannedRequest, SourceContext, StrategySpec
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, load_prompt, render
@@ -95,6 +100,17 @@ SITUATION_SCHEMA: dict[str, Any] = {
     "required": ["user", "situation", "answer"],
     "additionalProperties": False,
 }
+PAIR_SITUATION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **SITUATION_SCHEMA["properties"],
+        "answer": {"type": "string", "description": "the first passage's words that answer them, quoted"},
+        "answer_b": {"type": "string", "description": "the second passage's words that answer them, quoted"},
+    },
+    "required": ["user", "situation", "answer", "answer_b"],
+    "additionalProperties": False,
+}
+"""Step 1's answer over two passages (``--multi-chunk``): a quote of each."""
 
 ANSWER_SUPPORT = 0.8
 MIN_QUOTE_WORDS = 3
@@ -114,9 +130,12 @@ class Situation:
     user: str
     situation: str
     answer: str
+    answer_b: str | None = None
+    """Over two passages: the second passage's answer (None over one)."""
 
     def to_dict(self) -> dict[str, str]:
-        return {"user": self.user, "situation": self.situation, "answer": self.answer}
+        answers = {"answer": self.answer} | ({} if self.answer_b is None else {"answer_b": self.answer_b})
+        return {"user": self.user, "situation": self.situation, **answers}
 
 
 @dataclass(frozen=True)
@@ -130,20 +149,22 @@ class SituationCandidate(Candidate):
     """The situation's lexical overlap with the passage (``situation_overlap``); None without one."""
 
 
-def parse_situation(text: str) -> tuple[Situation, None] | tuple[None, str]:
-    """``(situation, None)`` for a valid step-1 answer, ``(None, reason)`` otherwise."""
+def parse_situation(text: str, *, pair: bool = False) -> tuple[Situation, None] | tuple[None, str]:
+    """``(situation, None)`` for a valid step-1 answer, ``(None, reason)`` otherwise; ``pair``: the
+    answer over two passages (``PAIR_SITUATION_SCHEMA``)."""
     parsed = _json_object(text)
     if parsed[0] is None:
         return None, parsed[1]
     value = parsed[0]
-    if set(value) != {"user", "situation", "answer"} or not all(isinstance(v, str) for v in value.values()):
+    keys = ("user", "situation", "answer", "answer_b") if pair else ("user", "situation", "answer")
+    if set(value) != set(keys) or not all(isinstance(v, str) for v in value.values()):
         return None, "schema_mismatch"
-    user, situation, answer = (" ".join(value[key].split()) for key in ("user", "situation", "answer"))
+    user, situation, answer, *second = (" ".join(value[key].split()) for key in keys)
     if not any(character.isalpha() for character in situation):
         return None, "empty_situation"
     if len(user) + len(situation) > MAX_SITUATION_CHARS:
         return None, "situation_too_long"
-    return Situation(user, situation, answer), None
+    return Situation(user, situation, answer, second[0] if second else None), None
 
 
 _TOKEN = re.compile(r"\w+")
@@ -192,7 +213,18 @@ def _rejects_situation(reason: str) -> bool:
 
 
 def _type_description(slot: Slot) -> str:
+    if slot.partner is not None:
+        return PAIR_TYPES.get(slot.type, slot.type)
     return QUESTION_TYPES.get(slot.type, slot.type)
+
+
+def grounded(situation: Situation, slot: Slot) -> bool:
+    """Whether the stated answers ground the situation: the answer in the chunk, and over two chunks
+    the second answer in the partner (``answer_in_passage``)."""
+    if not answer_in_passage(situation.answer, slot.chunk.text, slot.language):
+        return False
+    partner = slot.partner
+    return partner is None or answer_in_passage(situation.answer_b or "", partner.text, slot.language)
 
 
 DEFAULT_AUDIENCE = "people searching a documentation site or asking a support chat"
@@ -248,7 +280,9 @@ def situation_messages(
     style_examples: str = NO_EXAMPLES,
 ) -> tuple[dict[str, str], ...]:
     """Step 1's messages: the passage (delimited as data), who searches and what kind of need to
-    imagine; ``style_examples``: real queries, which show who searches."""
+    imagine; ``style_examples``: real queries, which show who searches. A slot over two chunks also
+    fills ``passage_b`` and ``title_b`` (its prompt is ``situation_pair``)."""
+    partner = slot.partner
     values = {
         "passage": delimit_data(slot.chunk.text, "passage"),
         "title": " ".join(slot.chunk.title.split()) or "(none)",
@@ -259,6 +293,9 @@ def situation_messages(
         "audience": _as_data(audience),
         "style_examples": style_examples,
     }
+    if partner is not None:
+        values["passage_b"] = delimit_data(partner.text, "passage")
+        values["title_b"] = " ".join(partner.title.split()) or "(none)"
     return render(template, {name: values.get(name, "") for name in template.variables})
 
 
@@ -326,18 +363,20 @@ class SituationQuestions:
     counter: StageCounter
     feedback: PromptTemplate
     forms: FormPlan
-    direct: LLMQuestions
-    """Writes what this strategy does not: questions over two chunks (``slot.partner``)."""
     situation_feedback: PromptTemplate
     """Sent after a rejected situation: the rejection and why, before asking for a new one."""
+    pair_template: PromptTemplate | None = None
+    """Step 1 over two chunks (``slot.partner``; ``prompts/situation_pair.md``)."""
     audience: str = DEFAULT_AUDIENCE
     """Who searches and where (``audience_of``)."""
 
     def situation_request(
         self, slot: Slot, number: int, rejected: tuple[Candidate, str] | None = None
     ) -> ChatRequest:
+        pair = slot.partner is not None and self.pair_template is not None
+        template = self.pair_template if pair and self.pair_template is not None else self.situation_template
         messages = situation_messages(
-            self.situation_template, slot, audience=self.audience, style_examples=self.style_examples
+            template, slot, audience=self.audience, style_examples=self.style_examples
         )
         if rejected is not None:
             # The rejected situation and why, as a rejected query is shown back.
@@ -350,7 +389,7 @@ class SituationQuestions:
             model=self.config.model,
             temperature=self.config.temperature,
             max_tokens=self.config.max_tokens,
-            json_schema=SITUATION_SCHEMA,
+            json_schema=PAIR_SITUATION_SCHEMA if pair else SITUATION_SCHEMA,
             schema_name="situation",
             seed=derive_seed(self.config.seed, slot.key, "situation", number),
         )
@@ -375,8 +414,6 @@ class SituationQuestions:
         return question_request(self.config, messages, self.feedback, slot, attempt, rejected)
 
     async def propose(self, slot: Slot, attempt: int, rejected: tuple[Candidate, str] | None) -> Candidate:
-        if getattr(slot, "partner", None) is not None:
-            return await self.direct.propose(slot, attempt, rejected)
         previous = rejected[0] if rejected is not None else None
         reason = rejected[1] if rejected is not None else None
         if (
@@ -435,14 +472,9 @@ class SituationQuestions:
         )
         situation = None
         if failure is None:
-            situation, failure = parse_situation(text)
-        # Without a judge, the stated answer is the check that the passage meets this need.
-        judged_later = self.config.judge
-        if (
-            situation is not None
-            and not judged_later
-            and not answer_in_passage(situation.answer, slot.chunk.text, slot.language)
-        ):
+            situation, failure = parse_situation(text, pair=slot.partner is not None)
+        # Without a judge, the stated answers are the check that the passage (or both) meet this need.
+        if situation is not None and not self.config.judge and not grounded(situation, slot):
             failure = "answer_not_in_passage"
         overlap = None if situation is None else situation_overlap(situation, slot)
         bound = self.config.max_overlap
@@ -466,14 +498,15 @@ _SITUATION_STAND_IN = Situation("a" + " user" * 8, "I am trying to" + " do somet
 
 @dataclass(frozen=True)
 class SituationStrategy:
-    """The situation strategy prepared for a run: both prompts, and the direct strategy for what it
-    does not write itself (questions over two chunks)."""
+    """The situation strategy prepared for a run: both steps' prompts, the feedback after a rejected
+    situation, and step 1 over two chunks (``multi_chunk``)."""
 
     situation_prompt: PromptTemplate
     query_prompt: PromptTemplate
-    direct: DirectStrategy
     feedback_prompt: PromptTemplate
     """Sent after a rejected situation (``prompts/situation_feedback.md``)."""
+    pair_prompt: PromptTemplate | None = None
+    """Step 1 over two chunks (``prompts/situation_pair.md``), with ``multi_chunk``."""
     name: str = "situation"
     calls: int = 2  # the situation, then the query
 
@@ -491,8 +524,8 @@ class SituationStrategy:
         return cls(
             situation,
             query,
-            DirectStrategy.from_config(config),
             builtin_prompt("situation_feedback"),
+            builtin_prompt("situation_pair") if config.multi_chunk else None,
             audience=audience_of(config),
             audience_given=config.audience is not None,
         )
@@ -503,14 +536,15 @@ class SituationStrategy:
 
     def describe(self) -> dict[str, Any]:
         # ``prompt_sha256`` names both prompts at once, as ``provenance.prompt`` does.
+        pair = {} if self.pair_prompt is None else {"pair_situation_sha256": self.pair_prompt.sha256}
         return {
-            **self.direct.describe(),
             "prompt_sha256": self.prompt_ref.sha256,
             "situation_sha256": self.situation_prompt.sha256,
             "query_sha256": self.query_prompt.sha256,
             "situation_feedback_sha256": self.feedback_prompt.sha256,
             # Only when given: the default follows from the prompts and the style examples.
             **({"audience": self.audience} if self.audience_given else {}),
+            **pair,  # only with multi_chunk: a run without pairs keeps the keys it had
         }
 
     def source(self, context: SourceContext) -> SituationQuestions:
@@ -524,8 +558,8 @@ class SituationStrategy:
             context.counter,
             context.feedback,
             context.forms,
-            direct=self.direct.source(context),
             situation_feedback=self.feedback_prompt,
+            pair_template=self.pair_prompt,
             audience=self.audience,
         )
 
@@ -533,26 +567,27 @@ class SituationStrategy:
         return None  # the situation's own check (answer_in_passage) runs before its query is asked
 
     def provenance(self, candidate: Candidate) -> tuple[PromptRef, dict[str, Any]]:
-        """Both prompts and the situation written; a question the direct strategy wrote for this one
-        (over two chunks) records the direct strategy."""
+        """Both prompts (step 1's over two chunks for a question over two), the situation written and
+        its overlap with the passage."""
         if not isinstance(candidate, SituationCandidate):
-            return self.direct.provenance(candidate)
+            return self.prompt_ref, {"strategy": self.name}
+        written = candidate.situation
         situation, query = self.situation_prompt, self.query_prompt
+        if written is not None and written.answer_b is not None and self.pair_prompt is not None:
+            situation = self.pair_prompt
         return self.prompt_ref, {
             "strategy": self.name,
             "prompts": {
                 "situation": {"name": situation.name, "sha256": situation.sha256},
                 "query": {"name": query.name, "sha256": query.sha256},
             },
-            "situation": None if candidate.situation is None else candidate.situation.to_dict(),
+            "situation": None if written is None else written.to_dict(),
             "situation_overlap": None
             if candidate.situation_overlap is None
             else round(candidate.situation_overlap, 4),
         }
 
     def planned(self, slot: Slot, form_instruction: str, style_examples: str) -> tuple[PlannedRequest, ...]:
-        if slot.partner is not None:
-            return self.direct.planned(slot, form_instruction, style_examples)
         step2 = query_messages(
             self.query_prompt,
             slot,
@@ -561,9 +596,9 @@ class SituationStrategy:
             style_examples,
             audience=self.audience,
         )
-        step1 = situation_messages(
-            self.situation_prompt, slot, audience=self.audience, style_examples=style_examples
-        )
+        pair = slot.partner is not None and self.pair_prompt is not None
+        template = self.pair_prompt if pair and self.pair_prompt is not None else self.situation_prompt
+        step1 = situation_messages(template, slot, audience=self.audience, style_examples=style_examples)
         return (
             PlannedRequest(step1, SITUATION_TOKENS),
             PlannedRequest(step2, ANSWER_TOKENS),

@@ -147,6 +147,9 @@ class GenerateSummary:
     generator: Mapping[str, Any] = field(default_factory=dict)
     screened: Mapping[str, str] = field(default_factory=dict)
     """Chunk id -> why the chunk was skipped before any question (``generate.screening``)."""
+    pairs: Mapping[str, Any] = field(default_factory=dict)
+    """Questions over two chunks (``multi_chunk``): drawn, planned, made and why not
+    (``generate.pairs.pair_counts``); empty without ``multi_chunk``."""
 
     @property
     def total(self) -> int:
@@ -185,6 +188,7 @@ class GenerateSummary:
             "style_example_ids": list(self.style_example_ids),
             "elapsed_seconds": round(self.elapsed, 3),
             "warnings": list(self.warnings),
+            **({"pairs": dict(self.pairs)} if self.pairs else {}),
         }
 
 
