@@ -319,13 +319,20 @@ def test_the_situation_overlap_is_stored_without_a_bound_and_a_tightened_bound_r
     server.chat_handler = copying_step_one(copies=1)
     corpus = make_corpus(1)
     output = tmp_path / "s.jsonl"
-    generate(corpus, output, GenerateConfig(), client=client)
+    unbounded = generate(corpus, output, GenerateConfig(), client=client)
     [record] = records(output)
     assert record["provenance"]["situation_overlap"] > 0.9  # kept: no bound was set ("reader" is new)
+    # ... but not silently.
+    assert any(
+        "1 of 1 question(s) were written from a situation that reuses the passage's words" in warning
+        and "--max-overlap" in warning
+        for warning in unbounded.warnings
+    )
     assert record["provenance"]["situation"]["situation"] in corpus["c0"].text
     requests = server.count("chat")
     summary = generate(corpus, output, GenerateConfig(max_overlap=0.5), client=client)
     assert (summary.removed, summary.added) == (1, 1)  # replaced, as a question above the bound is
+    assert not any("reuses the passage's words" in warning for warning in summary.warnings)
     [record] = records(output)
     assert record["provenance"]["situation_overlap"] <= 0.5
     # Step 1 was replayed from the cache, rejected, and a new situation asked for with feedback.

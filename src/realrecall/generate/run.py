@@ -30,6 +30,7 @@ from realrecall.generate.pairs import pair_counts, pair_warning
 from realrecall.generate.planner import Slot
 from realrecall.generate.settle import CLIENT_HINT, Settler, still_valid
 from realrecall.generate.setup import Setup, check_paths, prepare, remembered_sample_rate, screen_with_model
+from realrecall.generate.situation import copied_situations_warning
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import (
     GenerateProgress,
@@ -129,6 +130,7 @@ async def agenerate(
         run.settler.shortfall_warning(),
         dropped_warning(stage_counters),
         pair_warning(pairs),
+        copied_situations_warning(store.records.values(), config),
     )
     summary = run.summary(
         store,

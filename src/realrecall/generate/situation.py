@@ -30,6 +30,11 @@ quote of each (``answer``, ``answer_b``; both must ground it, each in its own pa
 checks the query); step 2 writes the query from the situation alone, in the form asked for, so no
 writer of the query sees either passage.
 
+Both steps say who searches and where (``{{audience}}``, ``audience_of``): ``audience`` when given,
+else the people who typed the style examples (which step 1 then sees too), else ``DEFAULT_AUDIENCE``;
+``prompt_situation`` and ``prompt_query`` replace each step's prompt file (``step_prompt`` refuses a
+variable the step does not fill, so step 2 can never ask for the passage).
+
 A rejected query is asked again from the same situation, with the rejection fed back (the passage
 still withheld), unless the rejection says the situation itself is spent (``NEW_SITUATION``: a
 near-duplicate or an unanswerable query, or no valid situation): then the next attempt starts from a
@@ -42,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWER_SUPPORT",
+    "COPIED_SITUATION",
     "DEFAULT_AUDIENCE",
     "MIN_QUOTE_WORDS",
     "NEW_SITUATION",
@@ -81,6 +88,7 @@ __all__ = [
     "SituationStrategy",
     "answer_in_passage",
     "audience_of",
+    "copied_situations_warning",
     "parse_situation",
     "query_messages",
     "situation_messages",
@@ -190,6 +198,28 @@ def situation_overlap(situation: Situation, slot: Slot) -> float:
     slot's passage: the measure questions get (``text_features.lexical_overlap``)."""
     seen = f"{situation.user}\n{situation.situation}"
     return lexical_overlap(seen, slot_searchable_text(slot), slot.language)
+
+
+COPIED_SITUATION = 0.8
+"""A situation overlap at or above which ``copied_situations_warning`` speaks (without ``max_overlap``)."""
+
+
+def copied_situations_warning(records: Iterable[Mapping[str, Any]], config: GenerateConfig) -> str | None:
+    """Without ``max_overlap``, how many questions of the output were written from a situation that
+    reuses the passage's words (``situation_overlap`` at least ``COPIED_SITUATION``), or None: nothing
+    rejects those, and step 2 may carry the passage's wording into the query."""
+    if config.max_overlap is not None:
+        return None
+    overlaps = [(record.get("provenance") or {}).get("situation_overlap") for record in records]
+    measured = [value for value in overlaps if isinstance(value, int | float)]
+    copied = sum(1 for value in measured if value >= COPIED_SITUATION)
+    if not copied:
+        return None
+    return (
+        f"{copied} of {len(measured)} question(s) were written from a situation that reuses the passage's "
+        f"words (situation_overlap >= {COPIED_SITUATION}); --max-overlap 0.6 (max_overlap in a pipeline) "
+        "rejects such situations and asks for new ones"
+    )
 
 
 def situation_problem(reason: str) -> str:
