@@ -89,3 +89,30 @@ def test_a_dense_corpus_is_embedded_with_the_collector_on_even_in_bulk_mode() ->
     assert calls  # the corpus, then the queries
     assert set(calls) == set(opted_in) == {True}
     assert gc.isenabled()
+
+
+class RecordingRetriever:
+    """A retriever of the user's, passed to ``evaluate`` as an object: notes the collector at each search."""
+
+    description = "notes whether the collector is on"
+
+    def __init__(self) -> None:
+        self.collector: list[bool] = []
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
+        self.collector.append(gc.isenabled())
+        return [["en-sync-001"] for _ in queries]
+
+
+def test_a_retriever_object_searches_with_the_collector_on_in_a_program_that_opts_in() -> None:
+    from realrecall import load_gold
+    from realrecall.evaluate import evaluate
+
+    gold = load_gold(GOLD)
+    plain, opted_in = RecordingRetriever(), RecordingRetriever()
+    evaluate([gold], retriever=plain)
+    with bulk_mode():
+        evaluate([gold], retriever=opted_in)
+    assert plain.collector
+    assert set(plain.collector) == set(opted_in.collector) == {True}
+    assert gc.isenabled()
