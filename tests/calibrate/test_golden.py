@@ -35,6 +35,7 @@ def golden_report_text() -> str:
         fail_under={"recall@10": 0.7},
         max_gap=0.15,
         seed=7,
+        realism=True,
         now=datetime(2026, 12, 2, tzinfo=UTC),
     )
     return render(report, "markdown")

@@ -226,13 +226,19 @@ def test_cli_start_up_does_not_import_scikit_learn():
     assert done.stdout.strip() == "False"
 
 
-def _calibrated(real_questions: list[str], synthetic_questions: list[str]):  # type: ignore[no-untyped-def]
+def _document(real_questions: list[str], synthetic_questions: list[str]):  # type: ignore[no-untyped-def]
     from calibrate.results_builder import per_query, results_document
-    from realrecall.calibrate import calibrate
 
     real = [per_query(f"r{i}", "real", rank=1, query=q) for i, q in enumerate(real_questions)]
     synthetic = [per_query(f"s{i}", "synthetic", rank=1, query=q) for i, q in enumerate(synthetic_questions)]
-    return calibrate(results_document([("real", real), ("synthetic", synthetic)]), seed=1, n_resamples=200)
+    return results_document([("real", real), ("synthetic", synthetic)])
+
+
+def _calibrated(real_questions: list[str], synthetic_questions: list[str], *, realism: bool = True):  # type: ignore[no-untyped-def]
+    from realrecall.calibrate import calibrate
+
+    document = _document(real_questions, synthetic_questions)
+    return calibrate(document, seed=1, n_resamples=200, realism=realism)
 
 
 KEYWORDS = [
@@ -276,6 +282,25 @@ def test_calibrate_says_why_the_realism_score_is_absent():
     assert json.loads(render(report, "json"))["diagnostics"]["realism_skipped"] == reason
     assert f"Realism score absent: {reason}." in render(report, "markdown")
     assert f"Realism score absent: {reason}." in render(report, "html")
+
+
+def test_calibrate_trains_no_realism_classifier_unless_asked(tmp_path: Path):
+    from realrecall.calibrate.report import render
+
+    report = _calibrated(KEYWORDS, SENTENCES, realism=False)
+    assert report.diagnostics.realism is None
+    assert report.diagnostics.realism_skipped is not None
+    assert report.diagnostics.realism_skipped.startswith("not asked for (--realism trains a classifier")
+    assert "Realism score absent: not asked for" in render(report, "markdown")
+
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(_document(KEYWORDS, SENTENCES)), encoding="utf-8")
+    quiet = cli.run("calibrate", str(results), "--n-resamples", "200")
+    assert quiet.returncode == 0, quiet.stderr
+    assert "Realism score absent: not asked for" in quiet.stdout
+    asked = cli.run("calibrate", str(results), "--n-resamples", "200", "--realism")
+    assert asked.returncode == 0, asked.stderr
+    assert "Realism: a classifier tells synthetic from real questions with AUC 1.00" in asked.stdout
 
 
 def _holders(name: str, texts: list[str]) -> int:

@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
     "generate": (GEN, "gen.jsonl: 24 questions for 24 chunks", ("gen.jsonl",)),
     "run": (RUN, "Quote real recall@10 = ", ("runs/report.html",)),
     "history": (HIST, "recall@10", ()),
-    "extras": (("extras", "pipeline.toml"), "realism", ()),
+    "extras": (("extras", "pipeline.toml", "--retriever", "local-dense"), "local", ()),
     "demo": (("demo", "--dir", "demo"), "Quote real recall@10 = ", ("demo/pipeline.toml",)),
     "gold import": (IMPORT, "imported 6 queries", ("imported.jsonl",)),
     "gold review": (REVIEW, "queries miss at k=10", ()),

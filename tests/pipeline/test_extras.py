@@ -36,9 +36,8 @@ def pipeline(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(
     ("retriever", "extras"),
-    [("bm25", ("realism",)), ("chroma", ("chroma", "realism")), ("lancedb", ("lancedb", "realism")),
-     ("qdrant", ("qdrant", "realism")), ("local-dense", ("local", "realism")),
-     ("hybrid", ("local", "realism"))],
+    [("bm25", ()), ("chroma", ("chroma",)), ("lancedb", ("lancedb",)), ("qdrant", ("qdrant",)),
+     ("local-dense", ("local",)), ("hybrid", ("local",))],
 )  # fmt: skip
 def test_a_registered_retriever_names_its_extra(pipeline, retriever: str, extras: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
     # A store's options (its folder, its collection) are checked where pipeline.toml names it; the
@@ -57,10 +56,17 @@ def test_a_custom_retriever_names_the_framework_its_code_imports(pipeline, tmp_p
         "def search(query, k):\n    return []\n",
         encoding="utf-8",
     )
-    assert pipeline_extras(pipeline("search.py:search")) == ("langchain", "llamaindex", "realism")
+    assert pipeline_extras(pipeline("search.py:search")) == ("langchain", "llamaindex")
     assert retriever_extras("hybrid", {"dense_component": "dense"}) == set()
     # The pull-request workflow's own retriever replaces the pipeline's.
-    assert pipeline_extras(pipeline("bm25"), retriever="qdrant") == ("qdrant", "realism")
+    assert pipeline_extras(pipeline("bm25"), retriever="qdrant") == ("qdrant",)
+
+
+def test_the_realism_extra_is_named_only_when_the_reports_score_realism(pipeline) -> None:  # type: ignore[no-untyped-def]
+    path = pipeline("bm25")
+    assert pipeline_extras(path) == ()
+    path.write_text(path.read_text(encoding="utf-8") + "[calibrate]\nrealism = true\n", encoding="utf-8")
+    assert pipeline_extras(path) == ("realism",)
 
 
 def test_an_unknown_retriever_is_one_line(pipeline) -> None:  # type: ignore[no-untyped-def]

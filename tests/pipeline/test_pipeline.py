@@ -261,6 +261,18 @@ def test_run_refuses_a_real_set_today_s_corpus_cannot_score_before_generating(tm
     assert not (tmp_path / "synthetic.jsonl").exists()
 
 
+def test_the_realism_classifier_is_trained_only_when_pipeline_toml_asks(tmp_path):
+    default = load_pipeline_config(write_job(tmp_path, backend="extractive"))
+    assert default.realism is False
+    run_pipeline(default)
+    assert "Realism score absent: not asked for" in (default.output_dir / "report.md").read_text()
+    asked = load_pipeline_config(write_job(tmp_path, backend="extractive", extra="realism = true"))
+    assert asked.realism is True
+    run_pipeline(asked)
+    report = (asked.output_dir / "report.md").read_text()
+    assert "Realism score absent: needs at least" in report  # asked for, and refused on 3 real questions
+
+
 def test_run_exits_1_when_a_gate_fails(tmp_path):
     config = write_job(tmp_path, backend="extractive", extra=FAILING_GATE)
     done = cli.run("run", str(config), cwd=tmp_path)

@@ -225,7 +225,7 @@ def calibrate(
         slice_fields=fields,
         gaps=gaps,
         calibrated=calibrated,
-        diagnostics=diagnose(real, synthetic, text_of, skipped_reason=skipped),
+        diagnostics=diagnose(real, synthetic, text_of, skipped_reason=skipped, realism=settings.realism),
         rank_agreement=rank_agreement(
             retrievers, chosen, confidence=confidence, n_resamples=n_resamples, seed=seed
         ),

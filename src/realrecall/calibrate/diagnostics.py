@@ -9,9 +9,9 @@
 - the share answerable by exact string match: the lower-cased question found verbatim in a lower-cased
   gold passage;
 - the realism score (``realrecall.calibrate.realism``): how well a classifier tells the synthetic
-  questions from the real ones by their text alone (AUC near 0.5: they read alike), when each set has
-  at least ``MIN_QUERIES`` questions and scikit-learn is installed; otherwise ``realism_skipped`` says
-  which is missing.
+  questions from the real ones by their text alone (AUC near 0.5: they read alike), when asked for
+  (it trains a classifier), each set has at least ``MIN_QUERIES`` questions and scikit-learn is
+  installed; otherwise ``realism_skipped`` says which is missing.
 
 Overlap and exact match need the passage text, so they need the corpus; without it they are skipped and
 the reason is stated.
@@ -79,21 +79,26 @@ class Diagnostics:
     realism_skipped: str | None = None
 
 
+_NOT_ASKED = "not asked for (--realism trains a classifier that tells synthetic from real questions)"
+"""Why the realism score is absent when it was not asked for."""
+
+
 def diagnose(
     real: Sequence[QueryResult],
     synthetic: Sequence[QueryResult],
     passage_text: Callable[[str], str | None] | None,
     *,
     skipped_reason: str | None = None,
-    realism: bool = True,
+    realism: bool = False,
 ) -> Diagnostics:
     """Diagnostics of both sets; ``passage_text(id)`` gives a gold passage's text (None: no corpus).
 
-    ``realism=False`` leaves the realism score out (it trains a classifier: about a second).
+    ``realism=True`` adds the realism score. It trains a classifier (most of a calibrate call's time),
+    so it is computed only when asked for (``calibrate --realism``, ``realism = true`` in pipeline.toml).
     """
     overlap_fn, source = _overlap_function()
     reason = None if passage_text is not None else (skipped_reason or "no corpus text available")
-    score, realism_skipped = _realism(real, synthetic) if realism else (None, "not asked for")
+    score, realism_skipped = _realism(real, synthetic) if realism else (None, _NOT_ASKED)
     return Diagnostics(
         real=_diagnose_set("real", real, passage_text, overlap_fn),
         synthetic=_diagnose_set("synthetic", synthetic, passage_text, overlap_fn),

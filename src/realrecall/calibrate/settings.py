@@ -98,6 +98,10 @@ class CalibrateSettings(StageSettings):
     bootstrap: Annotated[
         BootstrapMethod, "Bootstrap interval for non-proportions and gaps: percentile or bca."
     ] = "percentile"
+    realism: Annotated[
+        bool,
+        "Score how well a classifier tells synthetic from real questions (trains one; needs scikit-learn).",
+    ] = False
     min_queries: Annotated[int, "Slices with fewer queries are marked too small to read."] = 30
     max_width: Annotated[float, "Slices whose interval is wider are marked too uncertain to read."] = 0.2
 

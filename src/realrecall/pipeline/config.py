@@ -33,6 +33,7 @@ max_age_days = 90                # warn when the real set is older (the default,
 fail_under = { "recall@10" = 0.6 }
 max_gap = 0.2
 gate_on = "point"                # or "bound": gates check the interval's unfavourable bound
+realism = false                  # true: the reports score how well a classifier tells the sets apart
 
 [drift]                          # optional: is recent traffic still like the real set? (needs [real])
 traffic = "traffic.txt"          # recent user queries, one a line or JSONL
@@ -93,6 +94,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
         "max_gap": float | int,
         "gate_on": str,
         "confidence": float | int,
+        "realism": bool,
     },
     "drift": {"traffic": str, "alpha": float},
     "output": {"dir": str, "history": str},
@@ -131,6 +133,7 @@ class PipelineConfig:
     max_gap: float | None = None
     gate_on: str = "point"
     confidence: float = _CALIBRATE.confidence
+    realism: bool = _CALIBRATE.realism
     output_dir: Path = Path("realrecall-runs")
     history: Path = Path("history.jsonl")
     traffic: Path | None = None
@@ -256,6 +259,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         max_gap=float(calibrate["max_gap"]) if "max_gap" in calibrate else None,
         gate_on=gate_on,
         confidence=float(confidence),
+        realism=bool(calibrate.get("realism", _CALIBRATE.realism)),
         output_dir=resolve(section["output"].get("dir", "realrecall-runs")),
         history=resolve(section["output"].get("history", "history.jsonl")),
         traffic=resolve(drift["traffic"]) if "traffic" in drift else None,
@@ -316,7 +320,10 @@ class _Checker:
             for key, item in value.items():
                 if key not in expected:
                     self.fail(name, key, f"unknown key {key!r} in [{name}]", hint=_suggest(key, expected))
-                if isinstance(item, bool) or not isinstance(item, expected[key]):
+                # A bool is an int to isinstance: only a key declared bool takes one.
+                if (isinstance(item, bool) and expected[key] is not bool) or not isinstance(
+                    item, expected[key]
+                ):
                     self.fail(name, key, f"[{name}] {key} has the wrong type ({type(item).__name__})")
         for name, keys in _REQUIRED.items():
             for key in keys:

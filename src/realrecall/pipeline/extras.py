@@ -7,7 +7,8 @@ to install with it, so a store or framework retriever named in pipeline.toml fin
   hybrid whose dense half is local-dense);
 - for a custom retriever (``file.py:function``, ``module:object``), ``langchain`` or ``llamaindex``
   when its source imports LangChain or LlamaIndex (read, not run: the libraries may be missing);
-- ``realism``: the reports show the realism score, which needs scikit-learn.
+- ``realism``: with ``[calibrate] realism = true``, the reports show the realism score, which needs
+  scikit-learn.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def pipeline_extras(path: str | Path, *, retriever: str | None = None) -> tuple[
     config = load_pipeline_config(path)
     name = retriever or config.retriever
     options = config.retriever_options if retriever is None else {}
-    return tuple(sorted({*retriever_extras(name, options, base=config.path.parent), "realism"}))
+    realism = {"realism"} if config.realism else set()
+    return tuple(sorted({*retriever_extras(name, options, base=config.path.parent), *realism}))
 
 
 def retriever_extras(

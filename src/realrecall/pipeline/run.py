@@ -161,6 +161,7 @@ def _run(
         fail_under=config.fail_under,
         max_gap=config.max_gap,
         gate_on=config.gate_on,
+        realism=config.realism,
         now=now,
     )
     if drift is not None and drift.drifted:
