@@ -190,7 +190,7 @@ def test_request_timeout_reaches_the_model_client(corpus_file, tmp_path, monkeyp
         configs.append(config)
         return FakeChatClient()
 
-    monkeypatch.setattr(realrecall.llm, "OpenAIChatClient", client, raising=False)
+    monkeypatch.setattr(realrecall.llm, "DeferredChatClient", client, raising=False)
     result = invoke(
         "--corpus", str(corpus_file), "--output", str(tmp_path / "s.jsonl"), "--request-timeout", "7.5"
     )

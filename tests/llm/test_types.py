@@ -99,5 +99,5 @@ def test_public_names_are_all_exported() -> None:
     for name in realrecall.llm.__all__:
         getattr(realrecall.llm, name)
     public = {name for name in dir(realrecall.llm) if not name.startswith("_")}
-    modules = {"batch", "client", "embeddings", "endpoint", "retry", "types", "annotations"}
+    modules = {"batch", "client", "deferred", "embeddings", "endpoint", "retry", "types", "annotations"}
     assert public - modules == set(realrecall.llm.__all__)

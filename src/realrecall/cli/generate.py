@@ -137,10 +137,13 @@ def report_batch(status: BatchStatus) -> None:
 
 
 def make_client(config: GenerateConfig, base_url: str | None) -> ChatClient:
-    """The OpenAI client; the API key is read from the environment by the client, never from options."""
-    from realrecall.llm import OpenAIChatClient  # openai loads only when a model is called
+    """The OpenAI client; the API key is read from the environment by the client, never from options.
 
-    return OpenAIChatClient(config.llm_config(base_url))
+    Deferred: openai loads only when a request is sent (a rerun answered from the cache sends none).
+    """
+    from realrecall.llm import DeferredChatClient
+
+    return DeferredChatClient(config.llm_config(base_url))
 
 
 @contextmanager

@@ -30,6 +30,7 @@ __all__ = [
     "check_language_codes",
     "detect_chunk_language",
     "known_language_codes",
+    "read_chunk_language",
     "wrong_language",
 ]
 
@@ -81,6 +82,11 @@ def detect_chunk_language(chunk: Chunk) -> str | None:
     named = chunk_language(chunk)
     if named is not None:
         return named
+    return read_chunk_language(chunk)
+
+
+def read_chunk_language(chunk: Chunk) -> str | None:
+    """The detector's reading of the chunk's prose, whatever its metadata says (None: unsure)."""
     text = prose_text(chunk.text) or chunk.text
     language, _ = LanguageDetector(min_confidence=_CHUNK_CONFIDENCE).detect(text)
     return language

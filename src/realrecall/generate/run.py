@@ -23,6 +23,7 @@ from realrecall._version import __version__
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError, RealrecallError
 from realrecall.files import atomic_write_text
+from realrecall.generate.analysis_cache import AnalysisCache
 from realrecall.generate.asking import RequestCollector
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.config import GenerateConfig
@@ -95,8 +96,11 @@ async def agenerate(
             hint=CLIENT_HINT,
         )
     check_paths(corpus, output_path, config)
-    setup = prepare(corpus, config, remembered_rate=remembered_sample_rate(output_path, config))
     store = GenerationStore(output_path, config.cache_path)
+    analysis = AnalysisCache.load(store.analysis_path)
+    setup = prepare(
+        corpus, config, remembered_rate=remembered_sample_rate(output_path, config), analysis=analysis
+    )
     screening = StageCounter("screen")
     try:
         store.load()
@@ -119,6 +123,8 @@ async def agenerate(
         await run.settle_all()
         if totals is not None:
             run.absorb(totals)
+        if analysis.changed or config.prune:
+            analysis.save(store.analysis_path, prune=config.prune)  # while the output's lock is held
     except BaseException:
         store.abort()
         raise

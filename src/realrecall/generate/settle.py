@@ -148,7 +148,7 @@ class Settler:
         if own is not None:
             self.filtered[own] += 1
             return own
-        if strategy is not None and wrong_language(question, slot.language, self.config.languages):
+        if strategy is not None and checked_language(self.setup, question, slot.language):
             self.filtered["wrong_language"] += 1
             return "wrong_language"
         overlap = lexical_overlap(question, slot_searchable_text(slot), slot.language)
@@ -258,10 +258,19 @@ def still_valid(record: dict[str, Any], setup: Setup) -> bool:
     # A question kept before answers' languages were checked, in another language than asked for.
     language, query = record.get("language"), record.get("query")
     checked = setup.strategy is not None and isinstance(language, str) and isinstance(query, str)
-    if checked and wrong_language(str(query), str(language), setup.config.languages):
+    if checked and checked_language(setup, str(query), str(language)):
         return False
     if setup.judge_prompt is not None:
         judged = provenance.get("judge") or {}
         wanted = judge_description(setup.judge_prompt, setup.config)
         return all(judged.get(name) == value for name, value in wanted.items())
     return True
+
+
+def checked_language(setup: Setup, question: str, language: str) -> str | None:
+    """``wrong_language`` of ``question`` asked in ``language``, read from the run's analysis cache when
+    an earlier check of the same question is kept there (a rerun checks every kept question)."""
+    others = setup.config.languages
+    return setup.analysis.question(
+        question, language, others, lambda: wrong_language(question, language, others)
+    )

@@ -19,13 +19,21 @@ from typing import Any
 from realrecall.corpus import Chunk, Corpus
 from realrecall.errors import InputError, OutputError
 from realrecall.files import check_distinct, check_file_output, output_error
+from realrecall.generate.analysis_cache import AnalysisCache
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.forms import FormPlan, plan_forms
-from realrecall.generate.languages import detect_chunk_language
+from realrecall.generate.languages import read_chunk_language
 from realrecall.generate.model_screen import model_screen
 from realrecall.generate.pairs import pair_chunks
-from realrecall.generate.planner import Slot, inclusion_probabilities, plan_slots, sample_rate, select_chunks
-from realrecall.generate.screening import screen_chunks
+from realrecall.generate.planner import (
+    Slot,
+    chunk_language,
+    inclusion_probabilities,
+    plan_slots,
+    sample_rate,
+    select_chunks,
+)
+from realrecall.generate.screening import screen_reason
 from realrecall.generate.store import GenerationStore, sidecar_paths
 from realrecall.generate.strategies import find_strategy
 from realrecall.generate.strategy import Strategy
@@ -64,6 +72,8 @@ class Setup:
     """Chunk id -> why it was skipped (``generate.screening.REASONS``, or the model screen's reason)."""
     relations: Mapping[str, str] = field(default_factory=dict)
     """Chunk id -> how its partner is related (``same_document``, ``similar``; ``generate.pairs``)."""
+    analysis: AnalysisCache = field(default_factory=AnalysisCache)
+    """What was read off the chunks and questions, kept for the next run (``generate.analysis_cache``)."""
 
 
 def remembered_sample_rate(output_path: str | Path, config: GenerateConfig) -> float | None:
@@ -88,11 +98,20 @@ def remembered_sample_rate(output_path: str | Path, config: GenerateConfig) -> f
     return float(rate)
 
 
-def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | None = None) -> Setup:
+def prepare(
+    corpus: Corpus,
+    config: GenerateConfig,
+    *,
+    remembered_rate: float | None = None,
+    analysis: AnalysisCache | None = None,
+) -> Setup:
     """Read the prompt and style files, choose the chunks and plan the slots (no request, no write).
 
-    ``remembered_rate``: the sample rate of an earlier run over the output (``remembered_sample_rate``).
+    ``remembered_rate``: the sample rate of an earlier run over the output (``remembered_sample_rate``);
+    ``analysis``: the screen verdicts and languages an earlier run read off the chunks (read again for
+    the chunks it lacks, and added to it).
     """
+    analysis = AnalysisCache() if analysis is None else analysis
     strategy = None
     if config.effective_strategy is not None:  # the llm backend, and only it, has a strategy
         strategy = find_strategy(config.effective_strategy).prepare(config)
@@ -118,7 +137,7 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
             path=corpus.path,
             hint="check --sample and --shard",
         )
-    chunks, screened, languages = _screen(chunks, config)
+    chunks, screened, languages = _screen(chunks, config, analysis)
     if not chunks:
         reasons = Counter(screened.values())
         raise InputError(
@@ -155,20 +174,32 @@ def prepare(corpus: Corpus, config: GenerateConfig, *, remembered_rate: float | 
         forms=forms,
         screened=screened,
         relations={} if pairing is None else pairing.relations,
+        analysis=analysis,
     )
 
 
 def _screen(
-    chunks: list[Chunk], config: GenerateConfig
+    chunks: list[Chunk], config: GenerateConfig, analysis: AnalysisCache
 ) -> tuple[list[Chunk], dict[str, str], dict[str, str]]:
     """The chunks the rules and ``--languages`` keep, why the others were skipped, and each kept
-    chunk's language (see ``generate.screening`` and ``generate.languages``)."""
+    chunk's language (see ``generate.screening`` and ``generate.languages``); what ``analysis`` holds
+    of a chunk is read from it, not from the chunk."""
     screened: dict[str, str] = {}
     if config.screen != "off":
-        chunks, screened = screen_chunks(chunks)
+        kept = []
+        for chunk in chunks:
+            reason = analysis.chunk(chunk, "screen", screen_reason)
+            if reason is None:
+                kept.append(chunk)
+            else:
+                screened[chunk.id] = reason
+        chunks = kept
     if config.cross_language and config.backend == "llm":
         return chunks, screened, {}  # every question in a language drawn from the weights
-    detected = {chunk.id: detect_chunk_language(chunk) for chunk in chunks}
+    detected = {
+        chunk.id: chunk_language(chunk) or analysis.chunk(chunk, "language", read_chunk_language)
+        for chunk in chunks
+    }
     # A chunk whose language cannot be told (a table, a short line) is taken to be in the corpus's.
     main = Counter(language for language in detected.values() if language).most_common(1)
     fallback = main[0][0] if main else "en"

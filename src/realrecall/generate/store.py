@@ -61,6 +61,7 @@ def sidecar_paths(output_path: Path, cache_path: Path | None = None) -> dict[str
         "failures": output_path.with_name(f"{stem}.failures.jsonl"),
         "summary": output_path.with_name(f"{stem}.summary.json"),
         "batch": output_path.with_name(f"{stem}.batch.json"),
+        "analysis": output_path.with_name(f"{stem}.analysis.json"),
         "lock": output_path.with_name(f"{stem}.jsonl.lock"),
     }
 
@@ -158,6 +159,7 @@ class GenerationStore:
         self.failures_path = paths["failures"]
         self.summary_path = paths["summary"]
         self.batch_path = paths["batch"]
+        self.analysis_path = paths["analysis"]
         self.records: dict[str, dict[str, Any]] = {}
         self.cache: dict[str, dict[str, Any]] = {}
         self._obsolete_cache = 0
@@ -175,7 +177,13 @@ class GenerationStore:
         if exclusive:
             self._lock = _lock(self.lock_path)
             # Temporary files of a run killed during an atomic write (e.g. the final reorder).
-            for path in (self.output_path, self.cache_path, self.summary_path, self.batch_path):
+            for path in (
+                self.output_path,
+                self.cache_path,
+                self.summary_path,
+                self.batch_path,
+                self.analysis_path,
+            ):
                 remove_stale_temps(path)
         for number, record in _read_records(self.output_path, "question", repair=exclusive):
             provenance = record.get("provenance")

@@ -24,6 +24,7 @@ if _typing.TYPE_CHECKING:
     from realrecall.llm.batch import submit_batch as submit_batch
     from realrecall.llm.batch import write_batch_input as write_batch_input
     from realrecall.llm.client import OpenAIChatClient as OpenAIChatClient
+    from realrecall.llm.deferred import DeferredChatClient as DeferredChatClient
     from realrecall.llm.embeddings import OpenAIEmbedder as OpenAIEmbedder
     from realrecall.llm.types import BatchCounts as BatchCounts
     from realrecall.llm.types import BatchItemError as BatchItemError

@@ -12,12 +12,14 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-import openai
 
 from realrecall.errors import InputError
 from realrecall.llm.types import ChatResult, LLMConfig
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = [
     "PLACEHOLDER_KEY",
@@ -81,6 +83,8 @@ def resolve_endpoint(config: LLMConfig) -> Endpoint:
 
 def open_sdk_client(endpoint: Endpoint) -> openai.AsyncOpenAI:
     """An AsyncOpenAI that never retries by itself: tenacity owns retries, or attempts would multiply."""
+    import openai  # here, not above: resolving an endpoint (DeferredChatClient) loads no SDK
+
     return openai.AsyncOpenAI(
         api_key=endpoint.api_key,
         base_url=endpoint.base_url,

@@ -139,9 +139,9 @@ def _run(
 
     say("generating synthetic questions (only new or changed chunks are sent)")
     if client is None and generate_config.backend == "llm":
-        from realrecall.llm import OpenAIChatClient
+        from realrecall.llm import DeferredChatClient  # openai loads only if a request is sent
 
-        client = OpenAIChatClient(generate_config.llm_config())  # options.request_timeout applies
+        client = DeferredChatClient(generate_config.llm_config())  # options.request_timeout applies
     generation = generate(corpus, config.synthetic, generate_config, client=client)
 
     say("evaluating on the synthetic and real sets")
