@@ -26,7 +26,7 @@ from realrecall.files import atomic_write_text
 
 __all__ = ["VERSION", "AnalysisCache"]
 
-VERSION = "1"
+VERSION = "2"
 """Changes whenever a verdict kept here would change: the screen's rules, the language detection of
 chunks, the language check of questions."""
 

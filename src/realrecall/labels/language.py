@@ -38,6 +38,12 @@ class LanguageDetector:
         language, probability = self._identifier.classify(text)  # type: ignore[attr-defined]
         return (language if probability >= self.min_confidence else None), float(probability)
 
+    def probabilities(self, text: str) -> dict[str, float]:
+        """Every candidate language's probability for ``text`` (they add up to 1); {} without a letter."""
+        if not any(ch.isalpha() for ch in text):
+            return {}
+        return {str(code): float(p) for code, p in self._identifier.rank(text)}  # type: ignore[attr-defined]
+
     @classmethod
     def for_languages(cls, languages: Sequence[str] | None, min_confidence: float = 0.5) -> LanguageDetector:
         return cls(tuple(languages) if languages else None, min_confidence)
