@@ -4,7 +4,9 @@
 
 - **metrics**: for every metric evaluated (``recall@10`` is logged as ``recall_at_10``, as MLflow
   allows no ``@``), ``real/…``, ``synthetic/…`` and ``gap/…`` with their interval's bounds
-  (``…_low``, ``…_high``), the headline metric's calibrated estimate ``calibrated/…`` with its bounds,
+  (``…_low``, ``…_high``), the headline metric's calibrated estimate ``calibrated/…`` with its bounds
+  and the shares of traffic it measures (``calibrated/measured_share``) and measures on one real query
+  only (``calibrated/single_query_share``), as its report's line says,
   the query counts ``real/n`` and ``synthetic/n``, and each gold set's overall figures
   (``gold_set/NAME/…``). An undefined figure (no synthetic queries, say) is left out, never logged as
   NaN;
@@ -155,6 +157,10 @@ def figures_as_metrics(report: CalibrationReport, result: EvaluationResult | Non
     if report.calibrated is not None:
         c = report.calibrated
         _put(metrics, f"calibrated/{metric_name(c.metric)}", c.value, c.interval)
+        # What the report's sentence says of the figure: how much of it is measured, and how much of
+        # that rests on one real query.
+        metrics["calibrated/measured_share"] = c.measured_share
+        metrics["calibrated/single_query_share"] = c.single_query_share
     # A gold set's own figures only where its origin has several sets: the only real (or synthetic) set's
     # figures are the real/ (synthetic/) ones above, with their intervals; logged again without them,
     # one number would have two records, one with an interval and one without.

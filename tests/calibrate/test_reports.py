@@ -12,6 +12,7 @@ from rich.console import Console
 from calibrate.results_builder import ranks_set, results_document
 from realrecall.calibrate import CalibrationReport, calibrate
 from realrecall.calibrate.report import render, report_table
+from realrecall.tracking import figures_as_metrics
 
 
 @pytest.fixture(scope="module")
@@ -147,9 +148,20 @@ def test_the_calibrated_table_says_where_each_estimate_comes_from_in_every_forma
     for text in (render(report, "markdown"), render(report, "html"), console.export_text()):
         lines = text.replace("<tr", "\n<tr").splitlines()  # an HTML table is one line
         assert any("howto" in line and "1 real query" in line for line in lines), text
-        assert not any("howto" in line and "measured" in line for line in lines)
+        # The table's row (the line names the stratum as type=howto, beside the share it measures).
+        assert not any("howto" in line and "measured" in line and "type=howto" not in line for line in lines)
         assert any("compare" in line and predicted in line for line in lines), text
         assert any("lookup" in line and "measured" in line for line in lines), text
+    # The same word in JSON, in the line and in MLflow's figures: one definition, Stratum.figure.
+    strata = json.loads(render(report, "json"))["calibrated"]["strata"]
+    assert {s["value"]: s["figure"] for s in strata} == {
+        "lookup": "measured", "howto": "1 real query", "compare": "predicted"
+    }  # fmt: skip
+    howto = next(s for s in report.calibrated.strata if s.value == "howto")
+    assert f"({howto.weight:.0%} of traffic, type=howto, on 1 real query each" in report.calibrated.text
+    figures = figures_as_metrics(report)
+    assert figures["calibrated/single_query_share"] == howto.weight
+    assert figures["calibrated/measured_share"] == report.calibrated.measured_share
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,9 @@ MIN_REAL = 10
 at least this many in every stratum the real set misses."""
 
 MEASURED, PREDICTED = "measured", "predicted"
+SINGLE_QUERY = "1 real query"
+"""A measured stratum's figure when it rests on one real query: 0 or 1 (or one reciprocal rank), its
+real mean all the same, but not a measurement anyone should quote; every format names it so."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,13 @@ class Stratum:
     n_real: int
     source: str = MEASURED
     interval: Interval | None = None
+
+    @property
+    def figure(self) -> str:
+        """What its figure is, in every format: ``measured``, ``1 real query`` or ``predicted``."""
+        if self.source == MEASURED and self.n_real == 1:
+            return SINGLE_QUERY
+        return self.source
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,11 @@ class CalibratedEstimate:
         return float(sum(s.weight for s in self.strata if s.source == MEASURED))
 
     @property
+    def single_query_share(self) -> float:
+        """The share of traffic whose measured figure rests on one real query (part of ``measured_share``)."""
+        return float(sum(s.weight for s in self.strata if s.figure == SINGLE_QUERY))
+
+    @property
     def fully_measured(self) -> bool:
         return all(s.source == MEASURED for s in self.strata if s.weight > 0)
 
@@ -146,11 +161,12 @@ class CalibratedEstimate:
             f"{self.interval.low:.2f}-{self.interval.high:.2f})"
         )
         if self.fully_measured:
-            return head + ": measured on real questions in every stratum."
+            return head + ": measured on real questions in every stratum" + self._single_text() + "."
         predicted = [s for s in self.strata if s.source == PREDICTED and s.weight > 0]
         share = 1.0 - self.measured_share
         text = (
-            f"{head}: measured on real questions for {self.measured_share:.0%} of traffic; the other "
+            f"{head}: measured on real questions for {self.measured_share:.0%} of traffic"
+            f"{self._single_text()}; the other "
             f"{share:.0%} ({_strata(len(predicted))} with no real questions) is NOT measured, "
             f"predicted{self._predicted_text()}."
         )
@@ -159,6 +175,18 @@ class CalibratedEstimate:
         if self.advice is not None:
             text += f" {advice_text(self.advice, self.by)}"
         return text
+
+    def _single_text(self) -> str:
+        """Strata measured on one real query, named wherever the figure is called measured."""
+        single = [s for s in self.strata if s.figure == SINGLE_QUERY and s.weight > 0]
+        if not single:
+            return ""
+        shown = ", ".join(_label(self.by, s.value) for s in single[:6])
+        more = f" and {len(single) - 6} more" if len(single) > 6 else ""
+        return (
+            f" ({self.single_query_share:.0%} of traffic, {shown}{more}, on {SINGLE_QUERY} each: "
+            "a figure of 0 or 1, not one to quote)"
+        )
 
     def _predicted_text(self) -> str:
         p = self.predicted

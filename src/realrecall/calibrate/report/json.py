@@ -101,6 +101,7 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
                 {
                     "value": s.value,
                     "source": s.source,
+                    "figure": s.figure,
                     "weight": s.weight,
                     "synthetic": _num(s.synthetic),
                     "gap": _num(s.gap),

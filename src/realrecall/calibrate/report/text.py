@@ -87,7 +87,7 @@ def calibrated_rows(estimate: CalibratedEstimate) -> list[list[str]]:
 def stratum_figure(stratum: Stratum, estimate: CalibratedEstimate) -> str:
     """Where a stratum's estimate comes from: ``measured``, ``1 real query``, ``predicted: MODEL``."""
     if stratum.source == MEASURED:
-        return "1 real query" if stratum.n_real == 1 else "measured"
+        return stratum.figure
     model = estimate.model.model if estimate.model is not None else ""
     return f"{stratum.source}: {model}" if model else stratum.source
 
