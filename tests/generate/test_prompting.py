@@ -21,8 +21,10 @@ from realrecall.generate import GenerateConfig, estimate, generate
 from realrecall.generate.forms import DEFAULT_FORMS, FormPlan, plan_forms
 from realrecall.generate.situation import (
     MIN_QUOTE_WORDS,
+    VERBATIM_WORDS,
     Situation,
     answer_in_passage,
+    copies_passage,
     parse_situation,
     situation_overlap,
     strategy_prompt_ref,
@@ -248,10 +250,10 @@ def test_situation_first_through_the_batch_api_takes_one_batch_a_step(server, tm
     assert all(record["provenance"]["strategy"] == "situation" for record in records(output))
 
 
-def copying_step_one(copies: int):
+def copying_step_one(copies: int, *, shuffled: bool = False):
     """A chat handler for the fake endpoint whose step 1 copies the passage into the situation for the
-    first ``copies`` situations of each chunk (those asked without feedback count once), then writes
-    one in everyday words; step 2 answers a valid question."""
+    first ``copies`` situations of each chunk (``shuffled``: its words in reverse order, no run of the
+    passage left), then writes one in everyday words; step 2 answers a valid question."""
     asked: Counter[str] = Counter()
 
     def handler(body: dict[str, Any]) -> str:
@@ -262,9 +264,8 @@ def copying_step_one(copies: int):
         asked[passage] += 1
         if asked[passage] <= copies:
             words = passage.split()
-            return json.dumps(
-                {"user": "a reader", "situation": " ".join(words[:-1]), "answer": " ".join(words[:12])}
-            )
+            copied = " ".join(reversed(words[:-1]) if shuffled else words[:-1])
+            return json.dumps({"user": "a reader", "situation": copied, "answer": " ".join(words[:12])})
         return situation_for_seed(int(body.get("seed") or 0), passage)
 
     return handler
@@ -316,7 +317,7 @@ def test_a_step_one_that_always_copies_never_reaches_step_two(server, client, tm
 def test_the_situation_overlap_is_stored_without_a_bound_and_a_tightened_bound_replaces_it(
     server, client, tmp_path
 ):
-    server.chat_handler = copying_step_one(copies=1)
+    server.chat_handler = copying_step_one(copies=1, shuffled=True)  # the passage's words, no run of it
     corpus = make_corpus(1)
     output = tmp_path / "s.jsonl"
     unbounded = generate(corpus, output, GenerateConfig(), client=client)
@@ -328,7 +329,7 @@ def test_the_situation_overlap_is_stored_without_a_bound_and_a_tightened_bound_r
         and "--max-overlap" in warning
         for warning in unbounded.warnings
     )
-    assert record["provenance"]["situation"]["situation"] in corpus["c0"].text
+    assert set(record["provenance"]["situation"]["situation"].split()) < set(corpus["c0"].text.split())
     requests = server.count("chat")
     summary = generate(corpus, output, GenerateConfig(max_overlap=0.5), client=client)
     assert (summary.removed, summary.added) == (1, 1)  # replaced, as a question above the bound is
@@ -339,6 +340,34 @@ def test_the_situation_overlap_is_stored_without_a_bound_and_a_tightened_bound_r
     new = server.bodies("chat")[requests:]
     assert [b["response_format"]["json_schema"]["name"] for b in new] == ["situation", "question"]
     assert "the passage's own words" in contents(new[0])
+
+
+def test_a_situation_holding_eight_words_of_the_passage_in_a_row_is_rejected_without_a_bound(
+    server, client, tmp_path
+):
+    server.chat_handler = copying_step_one(copies=1)
+    corpus = make_corpus(2)
+    output = tmp_path / "s.jsonl"
+    summary = generate(corpus, output, GenerateConfig(concurrency=1), client=client)
+    assert summary.total == 2
+    assert summary.stage("generation").failures == {"situation_verbatim": 2}
+    bodies = server.bodies("chat")
+    queries = [b for b in bodies if b["response_format"]["json_schema"]["name"] == "question"]
+    assert len(queries) == 2
+    for chunk in corpus:
+        passage = chunk.text.split()
+        runs = {" ".join(passage[i : i + VERBATIM_WORDS]) for i in range(len(passage) - VERBATIM_WORDS + 1)}
+        assert not any(run in contents(body) for body in queries for run in runs)
+
+
+def test_a_copied_run_is_eight_words_of_the_passage_in_order():
+    chunk = Chunk(id="c", text="Backups run nightly at two and keep thirty days of copies on disk.", title="")
+    slot = SimpleNamespace(chunk=chunk, partner=None, language="en")
+    eight = "my boss says backups run nightly at two and keep thirty days, is that so"
+    seven = "my boss says backups run nightly at two and keep, is that so"
+    assert copies_passage(Situation("a clerk", eight, ""), slot)  # type: ignore[arg-type]
+    assert not copies_passage(Situation("a clerk", seven, ""), slot)  # type: ignore[arg-type]
+    assert copies_passage(Situation(eight, "I am stuck", ""), slot)  # type: ignore[arg-type]
 
 
 def test_situation_overlap_is_the_measure_questions_get():

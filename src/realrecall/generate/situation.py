@@ -20,9 +20,10 @@ A situation is measured for passage wording before any query is written from it:
 ``situation`` (what step 2 sees) get the lexical overlap questions get (``text_features.lexical_overlap``:
 the share of their content stems found in the passage, identifiers counted apart), recorded with each
 question as ``situation_overlap``. Above ``max_overlap`` the situation is rejected
-(``situation_overlap``) and a new one asked for, with the rejected one and why shown back
-(``prompts/situation_feedback.md``, as after any rejected situation); step 2 is never asked from it, so
-a copied passage cannot reach the query through the situation.
+(``situation_overlap``), and with or without a bound so is one holding a run of ``VERBATIM_WORDS``
+words of the passage (``situation_verbatim``); a new one is then asked for, with the rejected one and
+why shown back (``prompts/situation_feedback.md``, as after any rejected situation); step 2 is never
+asked from it, so a copied passage cannot reach the query through the situation.
 
 A question over two chunks (``multi_chunk``, ``slot.partner``) is written the same way: step 1
 (``prompts/situation_pair.md``) sees both passages and writes one situation that needs both, with a
@@ -62,7 +63,7 @@ from realrecall.generate.strategy import PlannedRequest, SourceContext, Strategy
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, load_prompt, render
 from realrecall.llm.types import ChatClient, ChatRequest, Usage
 from realrecall.provenance import PromptRef
-from realrecall.text_features import content_stems, lexical_overlap, stems
+from realrecall.text_features import content_stems, lexical_overlap, shingles, stems, words
 
 if TYPE_CHECKING:
     from realrecall.generate.config import GenerateConfig
@@ -82,6 +83,7 @@ __all__ = [
     "SITUATION_TOKENS",
     "SITUATION_VARIABLES",
     "STRATEGY",
+    "VERBATIM_WORDS",
     "Situation",
     "SituationCandidate",
     "SituationQuestions",
@@ -89,6 +91,7 @@ __all__ = [
     "answer_in_passage",
     "audience_of",
     "copied_situations_warning",
+    "copies_passage",
     "parse_situation",
     "query_messages",
     "situation_messages",
@@ -222,9 +225,25 @@ def copied_situations_warning(records: Iterable[Mapping[str, Any]], config: Gene
     )
 
 
+VERBATIM_WORDS = 8
+"""A run of this many words of the passage, in order, in the situation's ``user`` or ``situation``
+rejects it (``situation_verbatim``) with or without ``max_overlap``: step 2 must never see the passage's
+text, and a copied run of eight words is never a user's own wording."""
+
+
+def copies_passage(situation: Situation, slot: Slot) -> bool:
+    """Whether what step 2 sees of ``situation`` holds a run of ``VERBATIM_WORDS`` words of the slot's
+    passage (or its partner's), case and punctuation aside."""
+    passage = shingles(slot_searchable_text(slot), VERBATIM_WORDS)
+    for field in (situation.user, situation.situation):
+        if len(words(field)) >= VERBATIM_WORDS and shingles(field, VERBATIM_WORDS) & passage:
+            return True
+    return False
+
+
 def situation_problem(reason: str) -> str:
     """What the situation feedback tells the model about a rejected situation."""
-    if reason == "situation_overlap":
+    if reason in ("situation_overlap", "situation_verbatim"):
         return (
             "it repeats the passage's own words; describe the person and their situation in their "
             "everyday words, as someone who has not read the passage would tell a colleague"
@@ -510,12 +529,11 @@ class SituationQuestions:
         bound = self.config.max_overlap
         if failure is None and overlap is not None and bound is not None and overlap > bound:
             failure = "situation_overlap"  # step 2 would read the passage's words from it
+        if failure is None and situation is not None and copies_passage(situation, slot):
+            failure = "situation_verbatim"  # whatever the bound: step 2 would see the passage itself
         if situation is None or overlap is None or failure is not None:
-            reason = (
-                failure
-                if failure in ("answer_not_in_passage", "situation_overlap")
-                else f"situation_{failure}"
-            )
+            own = ("answer_not_in_passage", "situation_overlap", "situation_verbatim")
+            reason = failure if failure in own else f"situation_{failure}"
             return SituationCandidate(
                 None, reason, attempt, usage, model, request.seed, text, None, number, overlap
             )
