@@ -18,6 +18,7 @@ which one part of the library raises for another to catch; none of them is meant
      ├── MalformedResponse          llm: a 200 answer of the wrong shape; worth another try
      ├── EmptyResponse              llm: a 200 chat answer with no choices; worth another try
      ├── GaveUp                     llm: a call failed for good; the client turns it into LLMCallError
+     ├── Unreachable                llm: the endpoint made no connection too often in a row; not sent
      ├── Deferred                   generate: a request a batch will answer, in place of its answer
      └── RepeatedKey                files: a JSON object gives one key twice
     BaseException
@@ -229,6 +230,12 @@ class GaveUp(Exception):
         super().__init__(fault.reason)
         self.fault = fault
         self.attempts = attempts
+
+
+class Unreachable(Exception):
+    """Raised by the chat client instead of sending once the endpoint is known to be unreachable (no
+    connection in ``max_connection_failures`` attempts in a row); the client turns it into LLMCallError.
+    No endpoint fault (``retry.classify`` lets it through), so no retry is spent on it."""
 
 
 class Deferred(Exception):

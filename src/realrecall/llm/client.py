@@ -26,7 +26,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from realrecall.errors import EmptyResponse, GaveUp, LLMCallError, MalformedResponse
+from realrecall.errors import EmptyResponse, GaveUp, LLMCallError, MalformedResponse, Unreachable
 from realrecall.llm.endpoint import open_sdk_client, redact, redact_result, resolve_endpoint
 from realrecall.llm.retry import (
     Fault,
@@ -102,14 +102,14 @@ class OpenAIChatClient:
                 del body[name]
             try:
                 if self._unconnected >= self.config.max_connection_failures:
-                    raise _Unreachable
+                    raise Unreachable
                 answer, used = await call_with_retries(
                     functools.partial(self._send, body),
                     config=self.config,
                     stats=self._stats,
                     sleep=self._sleep,
                 )
-            except _Unreachable:
+            except Unreachable:
                 self._stats.failure("unreachable")
                 raise self._unreachable_error(attempts) from None
             except GaveUp as gave_up:
@@ -167,7 +167,7 @@ class OpenAIChatClient:
         # JSON already (``ChatRequest.to_body``), so it is posted as it is and the answer read here;
         # the SDK still owns the connection pool, the headers and key, timeouts and status errors.
         if self._unconnected >= self.config.max_connection_failures:
-            raise _Unreachable  # another call found the endpoint unreachable while this one waited
+            raise Unreachable  # another call found the endpoint unreachable while this one waited
         try:
             text = await self._sdk_client().post("/chat/completions", body=body, cast_to=str)
         except openai.APITimeoutError:
@@ -192,11 +192,6 @@ class OpenAIChatClient:
             reason="unreachable",
             attempts=attempts,
         )
-
-
-class _Unreachable(Exception):
-    """Raised instead of sending once the endpoint is known to be unreachable (no endpoint fault:
-    ``retry.classify`` lets it through, so no retry is spent on it)."""
 
 
 # The optional parameters dropped when refused, and the words endpoints refuse them with:
