@@ -96,3 +96,12 @@ def test_base_url_must_be_http() -> None:
 )
 def test_loopback_detection(url: str, loopback: bool) -> None:
     assert is_loopback(url) is loopback
+
+
+def test_a_short_key_is_redacted_only_where_it_stands_alone() -> None:
+    # A one-letter key once turned every "x" of every answer into [redacted].
+    assert (
+        redact("max_tokens x exceeds the box; key=x.", "x")
+        == "max_tokens [redacted] exceeds the box; key=[redacted]."
+    )
+    assert redact("none of them: none", "none") == "[redacted] of them: [redacted]"

@@ -97,6 +97,11 @@ def redact(text: str, secret: str) -> str:
     """``text`` with every occurrence of ``secret`` (and of its long pieces) replaced by ``[redacted]``."""
     if not secret or secret == PLACEHOLDER_KEY or not text:
         return text
+    if len(secret) < _MIN_SECRET:
+        # A key of a few characters ('x', 'none', a local server's dummy) is a word: blanking it
+        # inside other words would wreck every answer, so it goes only where it stands alone.
+        alone = rf"(?<![A-Za-z0-9_\-]){re.escape(secret)}(?![A-Za-z0-9_\-])"
+        return re.sub(r"(\[redacted\])+", "[redacted]", re.sub(alone, "[redacted]", text))
     text = text.replace(secret, "[redacted]")
     if len(secret) >= 2 * _MIN_SECRET and _shares_a_piece(text, secret):
         # Servers echo keys half-masked ("sk-abc1****wxyz"): blank any long run copied from the key.
