@@ -64,14 +64,14 @@ def real_gold_passages(results: Path) -> dict:
 
 def test_the_pipeline_takes_gold_from_and_coverage_from_evaluate(tmp_path):
     config = load_pipeline_config(write_job(tmp_path, 'gold_from = "evidence"\nevidence_coverage = 0.8'))
-    assert (config.gold_from, config.evidence_coverage) == ("evidence", 0.8)
+    assert (config.evaluate.gold_from, config.evaluate.evidence_coverage) == ("evidence", 0.8)
     result = run_pipeline(config)
     passages = real_gold_passages(result.results_path)
     assert (passages["gold_from"], passages["coverage"], passages["from_evidence"]) == ("evidence", 0.8, 2)
     assert result.report.headline  # calibrated on the resolved real set
     (tmp_path / "defaults").mkdir()
     defaults = load_pipeline_config(write_job(tmp_path / "defaults", ""))
-    assert (defaults.gold_from, defaults.evidence_coverage) == ("auto", 0.5)
+    assert (defaults.evaluate.gold_from, defaults.evaluate.evidence_coverage) == ("auto", 0.5)
 
 
 @pytest.mark.parametrize(

@@ -185,7 +185,7 @@ def test_budgeted_metrics_are_set_in_the_config_and_can_be_the_headline(tmp_path
     text = path.read_text().replace("k = [1, 3]", 'k = [1, 3]\nmetrics = ["recall@3", "recall@40tok"]')
     path.write_text(text.replace('metric = "recall@3"', 'metric = "recall@40tok"'))
     config = load_pipeline_config(path)
-    assert config.metrics == ("recall@3", "recall@40tok")
+    assert config.evaluate.metrics == ("recall@3", "recall@40tok")
     outcome = run_pipeline(config)
     results = json.loads((config.output_dir / "results.json").read_text())
     assert results["metrics"] == ["recall@3", "recall@40tok"]
@@ -243,7 +243,7 @@ def test_run_refuses_a_fail_under_outside_zero_one_before_generating(tmp_path):
     config = write_job(tmp_path, backend="extractive", extra='fail_under = { "recall@3" = 1.5 }')
     done = cli.run("run", str(config), cwd=tmp_path)
     assert done.returncode == 2
-    assert "fail_under.recall@3 = 1.5 is outside [0, 1]" in done.stderr
+    assert "[calibrate] fail_under recall@3=1.5 is outside [0, 1]" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "synthetic.jsonl").exists()
 
@@ -263,11 +263,11 @@ def test_run_refuses_a_real_set_today_s_corpus_cannot_score_before_generating(tm
 
 def test_the_realism_classifier_is_trained_only_when_pipeline_toml_asks(tmp_path):
     default = load_pipeline_config(write_job(tmp_path, backend="extractive"))
-    assert default.realism is False
+    assert default.calibrate.realism is False
     run_pipeline(default)
     assert "Realism score absent: not asked for" in (default.output_dir / "report.md").read_text()
     asked = load_pipeline_config(write_job(tmp_path, backend="extractive", extra="realism = true"))
-    assert asked.realism is True
+    assert asked.calibrate.realism is True
     run_pipeline(asked)
     report = (asked.output_dir / "report.md").read_text()
     assert "Realism score absent: needs at least" in report  # asked for, and refused on 3 real questions
@@ -297,7 +297,7 @@ BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
         ),
         (
             "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n[evaluate]\nk = [0]\n",
-            "positive integers",
+            ":6: [evaluate] k must hold whole numbers >= 1, got [0]",
         ),
         ("[corpus]\npath = 1\n[generate]\noutput = 's.jsonl'\n", "[corpus] path has the wrong type"),
         ("[corpus\n", "not valid TOML"),
@@ -324,25 +324,28 @@ BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
         ),
         (
             BASE + "[calibrate]\nmax_gap = nan\n",
-            ":6: [calibrate] max_gap must be a number of 0 or more, got nan",
+            ":6: [calibrate] max_gap must be a number or none, got nan",
         ),
         (
             BASE + "[calibrate]\nmax_age_days = -1\n",
             ":6: [calibrate] max_age_days must be a number of 0 or more",
         ),
         (BASE + "[calibrate]\nconfidence = 1.5\n", ":6: [calibrate] confidence must be between 0 and 1"),
-        (BASE + "[calibrate]\nfail_under = { 'recall@10' = inf }\n", "fail_under.recall@10 must be a number"),
+        (
+            BASE + "[calibrate]\nfail_under = { 'recall@10' = inf }\n",
+            ":6: [calibrate] fail_under of 'recall@10' must be a number, got inf",
+        ),
         (
             BASE + "[calibrate]\nfail_under = { 'recall@10' = 1.5 }\n",
-            ":6: [calibrate] fail_under.recall@10 = 1.5 is outside [0, 1], where every metric lies",
+            ":6: [calibrate] fail_under recall@10=1.5 is outside [0, 1], where every metric lies",
         ),
         (
             BASE + "[calibrate]\nfail_under = { 'recall@10' = -0.1 }\n",
-            ":6: [calibrate] fail_under.recall@10 = -0.1 is outside [0, 1]",
+            ":6: [calibrate] fail_under recall@10=-0.1 is outside [0, 1]",
         ),
         (
             BASE + "[evaluate]\nquery_timeout = 0\n",
-            ":6: [evaluate] query_timeout must be a number of more than 0",
+            ":6: [evaluate] query_timeout must be a positive number of seconds, got 0.0",
         ),
         (
             BASE + "[evaluate]\nretriever = 'bm52'\n",
@@ -351,10 +354,10 @@ BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
         (BASE + "[evaluate]\nretriever = 'dense'\n", "[evaluate] retriever dense needs embed_model"),
         (
             BASE + "[real]\npath = 'r.jsonl'\ndate = 'last week'\n",
-            ":7: [real] date 'last week' is not an ISO date",
+            ":7: [real] date must be an ISO date, got 'last week'",
         ),
         (BASE + "[evaluate]\nmetrics = ['recall@ten']\n", ":6: [evaluate] metrics: "),
-        (BASE + "[evaluate]\nmetrics = [10]\n", ":6: [evaluate] metrics must be a list of metric names"),
+        (BASE + "[evaluate]\nmetrics = [10]\n", ":6: [evaluate] metrics must be a list of names, got [10]"),
         (
             BASE + "[evaluate]\nmetrics = ['recall@2000tok']\n",
             "[calibrate] metric 'recall@10' is not computed in [evaluate] metrics; choose from "
@@ -377,12 +380,15 @@ def test_defaults_flag_a_calibration_older_than_90_days_and_paths_are_relative_t
     path.parent.mkdir()
     path.write_text(BASE + "[evaluate]\nretriever = 'search/mine.py:search'\nquery_timeout = 2.5\n")
     config = load_pipeline_config(path)
-    assert config.max_age_days == 90
-    assert config.retriever == f"{path.parent / 'search' / 'mine.py'}:search"
-    assert config.query_timeout == 2.5
+    assert config.calibrate.max_age_days == 90
+    assert config.evaluate.retriever == f"{path.parent / 'search' / 'mine.py'}:search"
+    assert config.evaluate.run_settings.query_timeout == 2.5
     job = load_pipeline_config(write_job(tmp_path))
-    assert job.retriever == "bm25"
-    assert (job.query_timeout, job.request_timeout) == (300.0, 60.0)  # a hung retriever or server ends
+    assert job.evaluate.retriever is None  # bm25, evaluate's default
+    assert (job.evaluate.run_settings.query_timeout, job.evaluate.run_settings.request_timeout) == (
+        300.0,
+        60.0,
+    )  # a hung retriever or server ends the run
 
 
 def test_a_hung_retriever_ends_the_scheduled_job_in_one_line_and_records_nothing(tmp_path):
@@ -432,7 +438,10 @@ def test_inputs_and_the_retriever_are_checked_before_any_question_is_generated(t
         run_pipeline(config, progress=said.append)
     (tmp_path / "real.jsonl").unlink()
     (tmp_path / "mine.py").write_text("def search(query, k)\n    return []\n")
-    broken = dataclasses.replace(config, real=None, retriever=f"{tmp_path / 'mine.py'}:search")
+    retriever = f"{tmp_path / 'mine.py'}:search"
+    broken = dataclasses.replace(
+        config, real=None, evaluate=dataclasses.replace(config.evaluate, retriever=retriever)
+    )
     with pytest.raises(InputError, match=r"mine\.py:1: custom retriever .*syntax error"):
         run_pipeline(broken, progress=said.append)
     assert said == []
@@ -483,7 +492,7 @@ def test_evaluate_warnings_reach_the_reports_the_result_and_the_caller_even_when
     assert any(expected in w for w in seen)
     for name in ("report.md", "report.json", "report.html"):
         assert expected in (config.output_dir / name).read_text(), name
-    passing = dataclasses.replace(config, fail_under={})
+    passing = dataclasses.replace(config, calibrate=dataclasses.replace(config.calibrate, fail_under={}))
     assert any(expected in w for w in run_pipeline(passing).warnings)
 
 

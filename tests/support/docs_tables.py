@@ -1,4 +1,5 @@
-"""The docs' tables of metrics, retrievers, their options and prompt strategies, made from the registries.
+"""The docs' tables of metrics, retrievers, their options, prompt strategies and each stage's settings,
+made from the registries and the settings' declarations.
 
     .venv/bin/python tests/support/docs_tables.py      # rewrite every generated table in docs/
 
@@ -79,6 +80,29 @@ def strategies_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def settings_table(stage: str) -> str:
+    """Each setting of a stage: its pipeline.toml key, its command-line option, what it takes, its
+    default and its help, from the settings' declarations (``realrecall.settings``)."""
+    from realrecall.calibrate.settings import CalibrateSettings, CompareSettings
+    from realrecall.evaluate.settings import EvaluateSettings
+    from realrecall.settings import setting_fields, shown, type_text
+
+    cls = {"evaluate": EvaluateSettings, "calibrate": CalibrateSettings, "compare": CompareSettings}[stage]
+    lines = [f"| key (`{cls.__name__}`) | option | takes | default | meaning |", "|---|---|---|---|---|"]
+    lines += [
+        f"| `{item.name}` | `{item.option}` | {type_text(item.hint)} | {shown(item.default) or 'none'} "
+        f"| {_cell(item.help)} |"
+        for item in setting_fields(cls)
+        if item.has_text_form
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    """Text in a Markdown table cell: a ``|`` of its own would end the cell."""
+    return text.replace("|", "\\|")
+
+
 def other_retrievers(documented: set[str]) -> str:
     """The options of each registered retriever the page gives no options table of its own."""
     from realrecall.evaluate.retrievers.registry import RETRIEVERS
@@ -106,6 +130,8 @@ def table(name: str, page: str = "") -> str:
     }
     if name.startswith("options "):
         return options_table(name.removeprefix("options "))
+    if name.startswith("settings "):
+        return settings_table(name.removeprefix("settings "))
     return makers[name]()
 
 

@@ -27,7 +27,7 @@ SHAPED: dict[str, Any] = {
     "retriever_options": {"k1": "1.5"},
     "calibrate_by": "language",
     "hybrid_dense": "dense",
-    "by": ("type", "language"),
+    "by": ("language", "form"),
 }
 
 

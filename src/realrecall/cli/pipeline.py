@@ -19,6 +19,7 @@ from realrecall.cli.application import (
     write_stdout,
 )
 from realrecall.cli.console import plain
+from realrecall.errors import SettingError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,10 +52,15 @@ def run_command(
         if retriever_option:
             from dataclasses import replace
 
-            from realrecall.evaluate.retrievers import parse_option_assignments
+            from realrecall.evaluate.settings import EvaluateSettings
+            from realrecall.settings import settings_from
 
-            given = parse_option_assignments(retriever_option)
-            loaded = replace(loaded, retriever_options={**loaded.retriever_options, **given})
+            try:
+                given = settings_from(EvaluateSettings, {"retriever_options": retriever_option}, text=True)
+            except SettingError as exc:
+                raise exc.labelled("--retriever-option") from None
+            options = {**loaded.evaluate.retriever_options, **given.retriever_options}
+            loaded = replace(loaded, evaluate=replace(loaded.evaluate, retriever_options=options))
         track = _mlflow_logger(mlflow_uri) if mlflow or mlflow_uri else None
         done = run_pipeline(loaded, progress=note, on_warning=warn, on_result=track, wait=wait)
         _show(done, loaded.history)

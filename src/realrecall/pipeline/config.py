@@ -10,25 +10,24 @@ date = "2026-11-30"              # when it was collected (default: the file's mo
 
 [generate]                       # the synthetic set, regenerated incrementally on every run
 output = "synthetic.jsonl"       # required
-backend = "llm"                  # or "extractive" (offline, no model)
-model = "gpt-4o-mini"
+backend = "llm"                  # or "extractive" (offline, no model; the default)
+model = "gpt-4o-mini"            # required with backend llm
 options = { per_chunk = 1, types = "lookup=1,conceptual=2,comparison=1", concurrency = 8 }
 
-[evaluate]
+[evaluate]                       # any setting of realrecall evaluate, by its name (EvaluateSettings)
 retriever = "bm25"               # or dense, local-dense, hybrid, module:function, path/to/file.py:function
 k = [1, 5, 10, 50]
 metrics = ["recall@10", "recall@2000tok"]   # optional: explicit metrics (default: what k gives)
-by = ["type", "language"]
+by = ["type", "language"]        # the pipeline's default
 query_timeout = 30               # seconds a custom retriever may take per query (default 300)
-request_timeout = 60             # seconds a store's server or an embeddings endpoint may take (default 60)
 gold_from = "auto"               # or "ids", "evidence" (auto: ids the corpus holds, evidence for the rest)
-evidence_coverage = 0.5          # share of an evidence span a chunk must hold to be gold, in (0, 1]
 # With options, the retriever is a table instead: [evaluate.retriever] with name = "bm25", k1 = 1.2 ...
 # (any option of the retriever, as docs/retrievers.md lists them).
 
-[calibrate]
+[calibrate]                      # any setting of realrecall calibrate, by its name (CalibrateSettings)
 metric = "recall@10"             # one of the metrics evaluated: [evaluate] metrics, or what k gives:
                                  # recall@K, mrr@<largest K>, ndcg@<K nearest 10>
+calibrate_by = "type"
 max_age_days = 90                # warn when the real set is older (the default, as in `realrecall calibrate`)
 fail_under = { "recall@10" = 0.6 }
 max_gap = 0.2
@@ -44,100 +43,83 @@ dir = "realrecall-runs"          # results.json, per_query.jsonl and the reports
 history = "history.jsonl"        # one line appended per run
 ```
 
-Relative paths (a retriever's ``path/to/file.py`` included) are read relative to the folder of the
-config file. Every mistake is found before any work starts and named with the file, the section and
-the key (and the line, where it can be found): an unknown key in a section or in ``[generate] options``
-(whose keys are ``GenerateConfig``'s fields), a value of the wrong type or out of range, a headline
-metric or gate that ``k`` does not compute, an output that is one of the inputs.
+``[evaluate]`` and ``[calibrate]`` map each key to the field of that name of the stage's settings
+(``EvaluateSettings``, ``CalibrateSettings``), so every option of ``realrecall evaluate`` and
+``realrecall calibrate`` can be set here, and is checked by the same rules with the same words;
+``[generate] options`` maps its keys to ``GenerateConfig``'s fields. Relative paths (a retriever's
+``path/to/file.py`` included) are read relative to the folder of the config file. Every mistake is
+found before any work starts and named with the file, the section and the key (and the line, where
+it can be found): an unknown section or key (with the closest name), a value of the wrong type or
+out of range, a headline metric or gate that ``k`` does not compute, an output that is one of the
+inputs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import difflib
-import math
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from types import UnionType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
-from realrecall.calibrate.settings import CalibrateSettings, fail_under_problem
+from realrecall.calibrate.settings import CalibrateSettings
 from realrecall.errors import InputError, SettingError
 from realrecall.evaluate.retrievers.options import make_options
-from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings, default_metrics
-from realrecall.resolution import check_gold_from
+from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings
+from realrecall.generate.config import GenerateConfig
+from realrecall.settings import Settings, setting_fields, settings_from
 
-__all__ = ["PipelineConfig", "load_pipeline_config"]
+__all__ = ["PIPELINE_EVALUATE", "PipelineConfig", "load_pipeline_config"]
 
+S = TypeVar("S", bound=Settings)
+
+PIPELINE_EVALUATE = EvaluateSettings(by=("type", "language"))
+"""What ``[evaluate]`` starts from: evaluate's defaults, slicing by type and language."""
+
+# The stages' sections: each key is a field of the stage's settings, by its name.
+_STAGES: dict[str, type[Settings]] = {"evaluate": EvaluateSettings, "calibrate": CalibrateSettings}
+# The other sections, with the type each of their keys takes.
 _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "corpus": {"path": str},
     "real": {"path": str, "date": (str, dt.date)},
     "generate": {"output": str, "backend": str, "model": str, "options": dict},
-    "evaluate": {
-        "retriever": (str, dict),
-        "k": list,
-        "metrics": list,
-        "by": list,
-        "embed_model": str,
-        "query_timeout": float | int,
-        "request_timeout": float | int,
-        "gold_from": str,
-        "evidence_coverage": float | int,
-    },
-    "calibrate": {
-        "metric": str,
-        "max_age_days": float | int,
-        "fail_under": dict,
-        "max_gap": float | int,
-        "gate_on": str,
-        "confidence": float | int,
-        "realism": bool,
-    },
     "drift": {"traffic": str, "alpha": float},
     "output": {"dir": str, "history": str},
 }
 _REQUIRED = {"corpus": ("path",), "generate": ("output",)}
-_EVALUATE = EvaluateSettings()
-_RUN = _EVALUATE.run_settings
-_CALIBRATE = CalibrateSettings()
+
+
+def _keys(section: str) -> list[str]:
+    """The keys ``[section]`` takes: a stage's settings, or the section's own."""
+    if section in _STAGES:
+        return [item.name for item in setting_fields(_STAGES[section]) if item.has_text_form]
+    return list(_SECTIONS[section])
 
 
 @dataclass(frozen=True)
 class PipelineConfig:
-    """Everything one run of the scheduled job needs, with paths resolved."""
+    """Everything one run of the scheduled job needs, with paths resolved: each stage's settings."""
 
     path: Path
     corpus: Path
     synthetic: Path
+    generate: GenerateConfig
+    evaluate: EvaluateSettings = PIPELINE_EVALUATE
+    calibrate: CalibrateSettings = field(default_factory=CalibrateSettings)
     real: Path | None = None
-    real_date: str | None = None
-    backend: str = "extractive"
-    model: str | None = None
-    generate_options: Mapping[str, Any] = field(default_factory=dict)
-    retriever: str = DEFAULT_RETRIEVER
-    retriever_options: Mapping[str, Any] = field(default_factory=dict)  # [evaluate.retriever], checked
-    embed_model: str | None = None
-    query_timeout: float | None = _RUN.query_timeout
-    request_timeout: float = _RUN.request_timeout
-    k: tuple[int, ...] = _EVALUATE.k
-    metrics: tuple[str, ...] = ()  # explicit metrics, e.g. budgeted ones; empty: what k gives
-    by: tuple[str, ...] = ("type", "language")
-    gold_from: str = _EVALUATE.gold_from
-    evidence_coverage: float = _EVALUATE.evidence_coverage
-    metric: str = HEADLINE_METRIC
-    max_age_days: float | None = _CALIBRATE.max_age_days
-    fail_under: Mapping[str, float] = field(default_factory=dict)
-    max_gap: float | None = None
-    gate_on: str = "point"
-    confidence: float = _CALIBRATE.confidence
-    realism: bool = _CALIBRATE.realism
     output_dir: Path = Path("realrecall-runs")
     history: Path = Path("history.jsonl")
     traffic: Path | None = None
     drift_alpha: float = 0.05
+
+    @property
+    def metric(self) -> str:
+        """The headline metric: ``[calibrate] metric``, or the one reports lead with by default."""
+        return self.calibrate.metric or HEADLINE_METRIC
 
 
 def load_pipeline_config(path: str | Path) -> PipelineConfig:
@@ -159,64 +141,20 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     check = _Checker(p, text)
     check.shape(data)
     base = p.parent
-    section = {name: data.get(name, {}) for name in _SECTIONS}
+    section = {name: data.get(name, {}) for name in (*_STAGES, *_SECTIONS)}
 
     def resolve(value: str) -> Path:
         candidate = Path(value).expanduser()
         return candidate if candidate.is_absolute() else base / candidate
 
-    real_date = section["real"].get("date")
-    if isinstance(real_date, str):
-        check.date(real_date)
-    k = section["evaluate"].get("k", list(_EVALUATE.k))
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in k) or not k:
-        check.fail(
-            "evaluate", "k", "[evaluate] k must be a list of positive integers", hint="e.g. k = [1, 5, 10]"
-        )
-    metrics = check.metric_names(section["evaluate"].get("metrics", []))
-    by = section["evaluate"].get("by", ["type", "language"])
-    if not all(isinstance(name, str) and name.strip() for name in by):
-        check.fail("evaluate", "by", "[evaluate] by must be a list of field names", hint='e.g. by = ["type"]')
-    retriever, retriever_options = check.retriever(section["evaluate"], base)
-    query_timeout = section["evaluate"].get("query_timeout", _RUN.query_timeout)
-    check.positive("evaluate", "query_timeout", query_timeout, hint="seconds per query, e.g. 30")
-    request_timeout = section["evaluate"].get("request_timeout", _RUN.request_timeout)
-    check.positive("evaluate", "request_timeout", request_timeout, hint="seconds per request, e.g. 60")
-    gold_from, evidence_coverage = check.resolution(section["evaluate"])
-    calibrate = section["calibrate"]
-    fail_under = calibrate.get("fail_under", {})
-    for metric, bound in fail_under.items():
-        if isinstance(bound, bool) or not isinstance(bound, int | float) or not math.isfinite(bound):
-            check.fail("calibrate", "fail_under", f"[calibrate] fail_under.{metric} must be a number")
-        problem = fail_under_problem(bound)
-        if problem is not None:
-            check.fail(
-                "calibrate",
-                "fail_under",
-                f"[calibrate] fail_under.{metric} = {bound!r} {problem}",
-                hint="e.g. 0.7",
-            )
-    metric = calibrate.get("metric", HEADLINE_METRIC)
-    check.metrics(metric, list(fail_under), tuple(k), metrics)
-    for key in ("max_age_days", "max_gap"):
-        if key in calibrate:
-            check.positive("calibrate", key, calibrate[key], zero=True)
-    confidence = calibrate.get("confidence", _CALIBRATE.confidence)
-    if not 0.0 < confidence < 1.0:
-        check.fail(
-            "calibrate", "confidence", f"[calibrate] confidence must be between 0 and 1, got {confidence}"
-        )
-    gate_on = calibrate.get("gate_on", "point")
-    if gate_on not in ("point", "bound"):
-        check.fail(
-            "calibrate", "gate_on", f"[calibrate] gate_on {gate_on!r} is unknown", hint="use point or bound"
-        )
+    evaluation = check.stage("evaluate", PIPELINE_EVALUATE, check.retriever(section["evaluate"], base), base)
+    dated = {"real_date": ("real", "date")} if "date" in section["real"] else None
+    calibration = check.stage(
+        "calibrate", CalibrateSettings(), _calibrate_values(check, section), base, given_as=dated
+    )
+    check.metrics(calibration.metric or HEADLINE_METRIC, list(calibration.fail_under), evaluation)
     generate = section["generate"]
     backend = generate.get("backend", "extractive")
-    if backend not in ("llm", "extractive"):
-        check.fail(
-            "generate", "backend", f"[generate] backend {backend!r} is unknown", hint="use llm or extractive"
-        )
     if backend == "llm" and "model" not in generate:
         check.fail(
             "generate",
@@ -224,8 +162,6 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
             "[generate] model is required with backend llm",
             hint='e.g. model = "gpt-4o-mini"',
         )
-    options = dict(generate.get("options", {}))
-    check.generate_options(options, backend, generate.get("model"))
     drift = section["drift"]
     if drift and "traffic" not in drift:
         check.fail("drift", None, "[drift] traffic is required", hint='e.g. traffic = "traffic.txt"')
@@ -238,33 +174,29 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         path=p,
         corpus=resolve(section["corpus"]["path"]),
         synthetic=resolve(generate["output"]),
+        generate=check.generate(dict(generate.get("options", {})), backend, generate.get("model")),
+        evaluate=evaluation,
+        calibrate=calibration,
         real=resolve(section["real"]["path"]) if "path" in section["real"] else None,
-        real_date=str(real_date) if real_date is not None else None,
-        backend=backend,
-        model=generate.get("model"),
-        generate_options=options,
-        retriever=_resolve_retriever(retriever, base),
-        retriever_options=retriever_options,
-        embed_model=section["evaluate"].get("embed_model"),
-        query_timeout=float(query_timeout),
-        request_timeout=float(request_timeout),
-        k=tuple(k),
-        metrics=metrics,
-        by=tuple(by),
-        gold_from=gold_from,
-        evidence_coverage=float(evidence_coverage),
-        metric=metric,
-        max_age_days=float(calibrate.get("max_age_days", _CALIBRATE.max_age_days)),
-        fail_under={str(m): float(v) for m, v in fail_under.items()},
-        max_gap=float(calibrate["max_gap"]) if "max_gap" in calibrate else None,
-        gate_on=gate_on,
-        confidence=float(confidence),
-        realism=bool(calibrate.get("realism", _CALIBRATE.realism)),
         output_dir=resolve(section["output"].get("dir", "realrecall-runs")),
         history=resolve(section["output"].get("history", "history.jsonl")),
         traffic=resolve(drift["traffic"]) if "traffic" in drift else None,
         drift_alpha=float(drift_alpha),
     )
+
+
+def _calibrate_values(check: _Checker, section: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``[calibrate]``, with ``[real] date`` as its ``real_date`` (the real set's date, said once)."""
+    values = dict(section["calibrate"])
+    date = section["real"].get("date")
+    if date is not None:
+        if "real_date" in values:
+            check.fail(
+                "calibrate", "real_date", "[calibrate] real_date is [real] date already",
+                hint="give the real set's date once, as [real] date",
+            )  # fmt: skip
+        values["real_date"] = str(date)
+    return values
 
 
 def _resolve_retriever(spec: str, base: Path) -> str:
@@ -309,62 +241,56 @@ class _Checker:
         return header_line
 
     def shape(self, data: Mapping[str, Any]) -> None:
+        sections = [*_STAGES, *_SECTIONS]
         for name, value in data.items():
-            if name not in _SECTIONS:
-                raise InputError(f"unknown section [{name}]", path=self.path, hint=_suggest(name, _SECTIONS))
+            if name not in sections:
+                raise InputError(f"unknown section [{name}]", path=self.path, hint=_suggest(name, sections))
             if not isinstance(value, dict):
                 self.fail(
                     name, None, f"[{name}] must be a table", hint=f"write it as [{name}] with keys below"
                 )
-            expected = _SECTIONS[name]
+            expected = _keys(name)
             for key, item in value.items():
                 if key not in expected:
                     self.fail(name, key, f"unknown key {key!r} in [{name}]", hint=_suggest(key, expected))
-                # A bool is an int to isinstance: only a key declared bool takes one.
-                if (isinstance(item, bool) and expected[key] is not bool) or not isinstance(
-                    item, expected[key]
-                ):
+                types = _SECTIONS.get(name, {}).get(key)
+                if types is not None and (isinstance(item, bool) or not isinstance(item, types)):
                     self.fail(name, key, f"[{name}] {key} has the wrong type ({type(item).__name__})")
         for name, keys in _REQUIRED.items():
             for key in keys:
                 if key not in data.get(name, {}):
                     self.fail(name, None, f"[{name}] {key} is required")
 
-    def positive(
-        self, section: str, key: str, value: float, *, zero: bool = False, hint: str | None = None
-    ) -> None:
-        low_ok = value >= 0 if zero else value > 0
-        if not (math.isfinite(value) and low_ok):
-            bound = "0 or more" if zero else "more than 0"
-            self.fail(section, key, f"[{section}] {key} must be a number of {bound}, got {value}", hint=hint)
-
-    def date(self, text: str) -> None:
+    def stage(
+        self,
+        section: str,
+        start: S,
+        values: Mapping[str, Any],
+        base: Path,
+        *,
+        given_as: Mapping[str, tuple[str, str]] | None = None,
+    ) -> S:
+        """``[section]`` as the stage's settings: each key its field's value, checked by the stage's own
+        rules; a bad value is their message naming the section and the key (``given_as``: the place of
+        a setting written elsewhere, ``{"real_date": ("real", "date")}``)."""
         try:
-            dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-        except ValueError:
-            self.fail(
-                "real", "date", f"[real] date {text!r} is not an ISO date", hint='write it as "2026-11-30"'
-            )
-
-    def resolution(self, evaluate: Mapping[str, Any]) -> tuple[str, float]:
-        """``gold_from`` and ``evidence_coverage`` of ``[evaluate]``, checked as evaluate checks them."""
-        gold_from = evaluate.get("gold_from", _EVALUATE.gold_from)
-        coverage = evaluate.get("evidence_coverage", _EVALUATE.evidence_coverage)
-        try:
-            check_gold_from(gold_from, coverage)
+            return settings_from(type(start), values, start=start, base=base, what=f"[{section}]")
         except SettingError as exc:
-            self.fail("evaluate", exc.setting, f"[evaluate] {exc.message}", hint=exc.hint)
-        return gold_from, coverage
+            where, key = (given_as or {}).get(exc.setting, (section, exc.setting))
+            raise exc.labelled(f"[{where}] {key}", path=self.path, line=self.line_of(where, key)) from None
 
-    def retriever(self, evaluate: Mapping[str, Any], base: Path) -> tuple[str, dict[str, Any]]:
-        """The retriever's name and the options given: ``retriever = "bm25"`` or ``[evaluate.retriever]``.
+    def retriever(self, evaluate: Mapping[str, Any], base: Path) -> dict[str, Any]:
+        """``[evaluate]`` with its retriever named and its options checked: ``retriever = "bm25"``, or a
+        table ``[evaluate.retriever]`` with the name and the options (or ``retriever_options``).
 
         The options are checked by building them now; the values kept are the converted ones (relative
-        paths resolved), and only those the table gives, so the run builds the same options again.
+        paths resolved), and only those given, so the run builds the same options again. A retriever
+        named by its file (``path/to/file.py:function``) is read from the config's folder.
         """
         from realrecall.evaluate.retrievers.registry import RETRIEVERS, choices, find_spec
 
-        value = evaluate.get("retriever", DEFAULT_RETRIEVER)
+        values = dict(evaluate)
+        value = values.get("retriever", DEFAULT_RETRIEVER)
         table = dict(value) if isinstance(value, dict) else {"name": value}
         spec = table.pop("name", DEFAULT_RETRIEVER)
 
@@ -373,14 +299,19 @@ class _Checker:
             line = self.line_of("evaluate.retriever", key) or self.line_of("evaluate", "retriever")
             raise InputError(message, path=self.path, line=line, hint=hint)
 
+        if table and "retriever_options" in values:
+            hint = "give them in [evaluate.retriever] alone"
+            fail(None, "[evaluate] retriever options are given twice", hint)
+        given = table or values.get("retriever_options", {})
+        if not isinstance(given, dict):
+            self.fail("evaluate", "retriever_options", "[evaluate] retriever_options must be a table")
         if not isinstance(spec, str) or (spec not in RETRIEVERS and ":" not in spec):
             fail("name", f"[evaluate] retriever {spec!r} is unknown", f"choose from {choices()}")
+        embed_model = values.get("embed_model")
         try:
-            options = make_options(
-                find_spec(spec), table, defaults={"embed_model": evaluate.get("embed_model")}, base=base
-            )
+            options = make_options(find_spec(spec), given, defaults={"embed_model": embed_model}, base=base)
         except InputError as exc:
-            bad = next((key for key in table if re.search(rf"\b{re.escape(key)}\b", exc.message)), None)
+            bad = next((key for key in given if re.search(rf"\b{re.escape(key)}\b", exc.message)), None)
             fail(bad, f"[evaluate.retriever] {exc.message}", exc.hint)
         if spec == "dense" and not getattr(options, "embed_model", None):
             fail(
@@ -388,28 +319,16 @@ class _Checker:
                 "[evaluate] retriever dense needs embed_model",
                 'e.g. embed_model = "text-embedding-3-small", or retriever = "local-dense"',
             )
-        return spec, {key: getattr(options, key) for key in table}
+        if "retriever" in values:
+            values["retriever"] = _resolve_retriever(spec, base)
+        values["retriever_options"] = {key: getattr(options, key) for key in given}
+        return values
 
-    def metric_names(self, names: list[Any]) -> tuple[str, ...]:
-        """``[evaluate] metrics``: names the metric registry knows (budgeted ones included)."""
-        from realrecall.evaluate.metrics import parse_metric
-
-        for name in names:
-            if not isinstance(name, str):
-                self.fail(
-                    "evaluate", "metrics", "[evaluate] metrics must be a list of metric names",
-                    hint='e.g. metrics = ["recall@10", "recall@2000tok"]',
-                )  # fmt: skip
-            try:
-                parse_metric(name)
-            except InputError as exc:
-                self.fail("evaluate", "metrics", f"[evaluate] metrics: {exc.message}", hint=exc.hint)
-        return tuple(dict.fromkeys(names))
-
-    def metrics(self, metric: str, gates: list[str], k: tuple[int, ...], explicit: tuple[str, ...]) -> None:
+    def metrics(self, metric: str, gates: list[str], evaluation: EvaluateSettings) -> None:
         """The headline metric and the gates must be among the metrics evaluate computes."""
-        computed = list(explicit) or default_metrics(k)
-        where = "in [evaluate] metrics" if explicit else f"with k = {list(k)}"
+        computed = list(evaluation.metric_names())
+        explicit = bool(evaluation.metrics)
+        where = "in [evaluate] metrics" if explicit else f"with k = {list(evaluation.k)}"
         fix = "or add it to [evaluate] metrics" if explicit else "or add its cutoff to [evaluate] k"
         for key, name in [("metric", metric), *(("fail_under", gate) for gate in gates)]:
             if name not in computed:
@@ -420,10 +339,9 @@ class _Checker:
                     hint=f"choose from {', '.join(computed)}, {fix}",
                 )
 
-    def generate_options(self, options: Mapping[str, Any], backend: str, model: str | None) -> None:
-        """Keys of ``[generate] options`` are GenerateConfig's fields, and its values what they take."""
-        from realrecall.generate.config import GenerateConfig
-
+    def generate(self, options: Mapping[str, Any], backend: str, model: str | None) -> GenerateConfig:
+        """``[generate]`` as a GenerateConfig: ``backend`` and ``model`` are keys of the section, every
+        other field a key of its ``options`` table, each value checked by GenerateConfig's own rules."""
         valid = [item.name for item in fields(GenerateConfig) if item.name not in _SECTION_LEVEL]
         for key in options:
             if key in _SECTION_LEVEL:
@@ -437,20 +355,26 @@ class _Checker:
                 self.fail(
                     "generate", key, f"unknown key {key!r} in [generate] options", hint=_suggest(key, valid)
                 )
-        # Values too, by building the config the run will use (it reads no file): a value of the wrong
-        # kind is found now, before any input is read or any question generated.
+        # Built now, reading no file: a value of the wrong kind is found before any input is read or any
+        # question generated.
         section_level = {"backend": backend, **({"model": model} if model else {})}
         try:
-            GenerateConfig.from_options(
-                {**section_level, **options}, source=self.path, label="[generate] option"
-            )
+            return settings_from(GenerateConfig, {**section_level, **options}, base=self.path.parent)
+        except SettingError as exc:
+            if exc.setting in _SECTION_LEVEL:
+                line = self.line_of("generate", exc.setting)
+                raise exc.labelled(f"[generate] {exc.setting}", path=self.path, line=line) from None
+            line = self.line_of("generate", exc.setting if exc.setting in options else "options")
+            message = f"[generate] options: {exc.message}"
+            raise InputError(message, path=self.path, line=line, hint=exc.hint) from None
         except InputError as exc:
             bad = next(
                 (key for key in options if re.search(rf"\b{re.escape(key)}\b", exc.message)), "options"
             )
             raise InputError(
-                exc.message, path=self.path, line=self.line_of("generate", bad), hint=exc.hint
-            ) from None
+                f"[generate] options: {exc.message}", path=self.path, line=self.line_of("generate", bad),
+                hint=exc.hint,
+            ) from None  # fmt: skip
 
 
 # Given as keys of [generate] itself, so not in its options table.

@@ -21,6 +21,7 @@ from typing import Any
 
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import find_spec
+from realrecall.evaluate.settings import DEFAULT_RETRIEVER
 from realrecall.pipeline.config import load_pipeline_config
 
 __all__ = ["pipeline_extras", "retriever_extras"]
@@ -32,9 +33,11 @@ _FRAMEWORKS = {"langchain": "langchain", "langchain_core": "langchain", "llama_i
 def pipeline_extras(path: str | Path, *, retriever: str | None = None) -> tuple[str, ...]:
     """The extras the pipeline at ``path`` needs, sorted; ``retriever`` replaces the one it names."""
     config = load_pipeline_config(path)
-    name = retriever or config.retriever
-    options = config.retriever_options if retriever is None else {}
-    realism = {"realism"} if config.realism else set()
+    evaluation = config.evaluate
+    name = retriever or evaluation.retriever or DEFAULT_RETRIEVER
+    given = evaluation.retriever_options if retriever is None else {}
+    options = {"dense_component": evaluation.hybrid_dense, **given}
+    realism = {"realism"} if config.calibrate.realism else set()
     return tuple(sorted({*retriever_extras(name, options, base=config.path.parent), *realism}))
 
 

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.options import RunSettings
-from realrecall.evaluate.settings import EvaluateSettings
+from realrecall.evaluate.settings import DEFAULT_RETRIEVER
 from realrecall.files import check_distinct
 from realrecall.pipeline.config import PipelineConfig
 from realrecall.pipeline.history import (
@@ -116,24 +115,13 @@ def _run(
     # Every input is read and the retriever built before generation, which may take long and cost
     # requests: a bad line in the real set or a broken retriever file must not wait for it.
     real = [(config.real, "real")] if config.real is not None else []
-    evaluation = EvaluateSettings(
-        retriever=config.retriever,
-        retriever_options=config.retriever_options,
-        embed_model=config.embed_model,
-        run_settings=RunSettings(query_timeout=config.query_timeout, request_timeout=config.request_timeout),
-        k=config.k,
-        metrics=config.metrics,
-        by=config.by,
-        gold_from=config.gold_from,  # type: ignore[arg-type]
-        evidence_coverage=config.evidence_coverage,
-    )
-    inputs = load_inputs(real, corpus=config.corpus, settings=evaluation)
+    inputs = load_inputs(real, corpus=config.corpus, settings=config.evaluate)
     corpus = inputs.corpus
     if corpus is None:  # load_inputs loads the corpus whenever it builds a retriever
         raise InputError("the pipeline needs a corpus", path=config.path, hint="set [corpus] path")
     for gold in inputs.gold_sets:  # before generation: a real set today's corpus cannot score
         refuse_uncarried(gold, corpus)
-    generate_config = _generate_config(config)
+    generate_config = config.generate
     # Before generation too: a traffic file that cannot be read must not wait for it.
     drift = _drift(config, say)
 
@@ -151,19 +139,8 @@ def _run(
     write_per_query(result, per_query_path)
 
     say("calibrating")
-    report = calibrate(
-        [result],
-        metric=config.metric,
-        confidence=config.confidence,
-        real_date=config.real_date,
-        max_age_days=config.max_age_days,
-        corpus=corpus,
-        fail_under=config.fail_under,
-        max_gap=config.max_gap,
-        gate_on=config.gate_on,
-        realism=config.realism,
-        now=now,
-    )
+    # The headline metric is the pipeline's (its default checked against k when the config was read).
+    report = calibrate([result], corpus=corpus, settings=config.calibrate, metric=config.metric, now=now)
     if drift is not None and drift.drifted:
         # Figures calibrated on a real set that traffic has left behind describe yesterday's users.
         report = replace(
@@ -216,9 +193,12 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
     from realrecall.evaluate.retrievers import retriever_inputs
     from realrecall.generate.store import sidecar_paths
 
-    generate = _generate_config(config)
+    generate = config.generate
+    evaluation = config.evaluate
     retriever = retriever_inputs(
-        config.retriever, config.retriever_options, defaults={"embed_model": config.embed_model}
+        evaluation.retriever or DEFAULT_RETRIEVER,
+        dict(evaluation.retriever_options),
+        defaults=evaluation.retriever_defaults(),
     )
     inputs = {
         "the config file": config.path,
@@ -245,16 +225,6 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
     check_distinct({"[generate] output": config.synthetic}, {"[output] history": config.history, **named})
 
 
-def _generate_config(config: PipelineConfig) -> Any:
-    """``[generate]`` as a GenerateConfig: a bad option value is one line naming the config file."""
-    from realrecall.generate import GenerateConfig
-
-    options = {"backend": config.backend, **({"model": config.model} if config.model else {})}
-    return GenerateConfig.from_options(
-        {**options, **config.generate_options}, source=config.path, label="[generate] option"
-    )
-
-
 def _fingerprint(config: PipelineConfig, results: Mapping[str, Any], generator: Mapping[str, Any]) -> str:
     """Everything that decides the figures: inputs' hashes, generator, retriever and settings."""
     material = {
@@ -263,7 +233,7 @@ def _fingerprint(config: PipelineConfig, results: Mapping[str, Any], generator: 
         "generator": generator,
         "retriever": results["retriever"]["description"],
         "metrics": results["metrics"],
-        "by": list(config.by),
+        "by": list(config.evaluate.by),
     }
     index = ((results.get("fingerprints") or {}).get("retriever") or {}).get("index")
     if index:  # a store rebuilt (a new collection id, table version) is no 'unchanged' rerun

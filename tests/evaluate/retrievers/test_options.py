@@ -251,20 +251,26 @@ def test_an_evaluate_retriever_table_gives_the_name_and_the_options(tmp_path: Pa
     path = tmp_path / "pipeline.toml"
     path.write_text(BASE + "[evaluate.retriever]\nname = 'local-dense'\nlocal_model = 'models/mini'\n")
     config = load_pipeline_config(path)
-    assert config.retriever == "local-dense"
-    assert config.retriever_options == {"local_model": tmp_path / "models" / "mini"}
+    assert config.evaluate.retriever == "local-dense"
+    assert config.evaluate.retriever_options == {"local_model": tmp_path / "models" / "mini"}
 
 
 def test_the_table_name_defaults_to_bm25_and_embed_model_of_evaluate_still_counts(tmp_path: Path) -> None:
     path = tmp_path / "pipeline.toml"
     path.write_text(BASE + "[evaluate.retriever]\nk1 = 1.2\nstemmer = 'none'\n")
     config = load_pipeline_config(path)
-    assert (config.retriever, config.retriever_options) == ("bm25", {"k1": 1.2, "stemmer": None})
+    assert (config.evaluate.retriever, config.evaluate.retriever_options) == (
+        "bm25",
+        {"k1": 1.2, "stemmer": None},
+    )
     path.write_text(
         BASE + "embed_model = 'small'\nretriever = { name = 'dense', base_url = 'http://h/v1' }\n"
     )
     config = load_pipeline_config(path)
-    assert (config.embed_model, config.retriever_options) == ("small", {"base_url": "http://h/v1"})
+    assert (config.evaluate.embed_model, config.evaluate.retriever_options) == (
+        "small",
+        {"base_url": "http://h/v1"},
+    )
 
 
 def test_the_scheduled_job_builds_the_retriever_with_the_table_options(tmp_path: Path) -> None:
