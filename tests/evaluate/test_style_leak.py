@@ -83,7 +83,10 @@ date = "2026-11-30"
 output = "synthetic-run.jsonl"
 backend = "llm"
 model = "test-model"
-options = { per_chunk = 1, concurrency = 2, style_examples = "real.jsonl", n_style_examples = 2 }
+per_chunk = 1
+concurrency = 2
+style_examples = "real.jsonl"
+n_style_examples = 2
 [evaluate]
 k = [1, 3]
 [calibrate]

@@ -1,5 +1,5 @@
 """generate's options are GenerateConfig's fields (``realrecall.settings``): each one set on the command
-line or in a pipeline's ``[generate] options`` reaches the library as the field's value, and a bad one
+line or as a key of a pipeline's ``[generate]`` reaches the library as the field's value, and a bad one
 breaks the config's rule with one message, named the way its front end names it.
 
 The fields are walked from the declaration, so a field added to GenerateConfig is an option here with
@@ -17,9 +17,10 @@ import pytest
 
 from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig, Shard
+from realrecall.pipeline.config import PIPELINE_GENERATE, load_pipeline_config
 from realrecall.settings import SettingField, setting_fields, shown
 from support import cli
-from support.settings_samples import sample
+from support.settings_samples import as_toml, sample
 
 SAMPLES: dict[str, Any] = {
     "backend": "extractive",
@@ -105,13 +106,21 @@ def test_each_setting_is_an_option_whose_value_reaches_the_library(item, monkeyp
 
 
 @pytest.mark.parametrize("item", walked(), ids=lambda item: item.name)
-def test_each_setting_is_a_key_of_the_pipelines_generate_options(item, tmp_path):
-    value = value_for(item, tmp_path)
-    companions = {name: toml_value(other) for name, other in COMPANIONS.get(item.name, {}).items()}
-    config = GenerateConfig.from_options(
-        {item.name: toml_value(value), **companions}, source=tmp_path / "p.toml"
-    )
+def test_each_setting_is_a_key_of_the_pipelines_generate_section(item, tmp_path):
+    # The pipeline's backend is extractive unless it names one: each setting is given with llm's.
+    value = "llm" if item.name == "backend" else value_for(item, tmp_path)
+    given = {"backend": "llm", "model": "m", item.name: value, **COMPANIONS.get(item.name, {})}
+    keys = "".join(f"{name} = {as_toml(toml_value(other))}\n" for name, other in given.items())
+    path = tmp_path / "pipeline.toml"
+    path.write_text(f"[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n{keys}")
+
+    config = load_pipeline_config(path).generate
+
     assert getattr(config, item.name) == value
+    others = [other.name for other in walked() if other.name not in given]
+    assert {name: getattr(config, name) for name in others} == {
+        name: getattr(PIPELINE_GENERATE, name) for name in others
+    }
 
 
 def test_each_option_shows_its_declarations_help():

@@ -63,7 +63,7 @@ def write_job(folder: Path, *, backend: str = "llm", extra: str = "") -> Path:
     (folder / "real.jsonl").write_text("".join(json.dumps({**q, "origin": "real"}) + "\n" for q in REAL))
     model = 'model = "test-model"\n' if backend == "llm" else ""
     # One request a question (situation-first generation sends two; tests/generate/test_prompting.py).
-    strategy = ', strategy = "direct"' if backend == "llm" else ""
+    strategy = 'strategy = "direct"\n' if backend == "llm" else ""
     config = folder / "pipeline.toml"
     config.write_text(
         f"""
@@ -75,8 +75,9 @@ date = "2026-11-30"
 [generate]
 output = "synthetic.jsonl"
 backend = "{backend}"
-{model}options = {{ per_chunk = 1, concurrency = 2{strategy} }}
-[evaluate]
+{model}per_chunk = 1
+concurrency = 2
+{strategy}[evaluate]
 k = [1, 3]
 by = ["type"]
 [calibrate]
@@ -302,17 +303,17 @@ BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
         ("[corpus]\npath = 1\n[generate]\noutput = 's.jsonl'\n", "[corpus] path has the wrong type"),
         ("[corpus\n", "not valid TOML"),
         (
-            BASE + "options = { per_chunk = 1, banana = 2 }\n",
-            ":5: unknown key 'banana' in [generate] options; known: temperature, max_tokens, prompt, types",
+            BASE + "per_chunk = 1\nbanana = 2\n",
+            ":6: unknown key 'banana' in [generate]; known: output, backend, model, temperature, max_tokens",
         ),
         (
-            BASE + "options = { per_chunck = 2 }\n",
-            ":5: unknown key 'per_chunck' in [generate] options; did you mean 'per_chunk'?",
+            BASE + "per_chunck = 2\n",
+            ":5: unknown key 'per_chunck' in [generate]; did you mean 'per_chunk'?",
         ),
-        (BASE + "options = { model = 'x' }\n", ":5: [generate] options: model is set in [generate] itself"),
         (
-            BASE + "banana = 1\n",
-            ":5: unknown key 'banana' in [generate]; known: output, backend, model, options",
+            BASE + "options = { per_chunk = 1, seed = 0 }\n",
+            ":5: [generate] options is no longer a table of its own: its keys are keys of [generate]; "
+            "write per_chunk = ..., seed = ... under [generate] and remove options",
         ),
         (
             BASE + "[evaluate]\nk = [1, 5]\n",
@@ -414,19 +415,19 @@ def test_a_hung_retriever_ends_the_scheduled_job_in_one_line_and_records_nothing
     [
         ("per_chunk = 0", "per_chunk must be an integer within [1, 1000], got 0"),
         ("temperature = 'hot'", "temperature must be a number, got 'hot'"),
-        ("types = 'lookup=x'", "bad weight 'x'"),
+        ("types = 'lookup=x'", "types: bad weight 'x' for question type 'lookup'"),
     ],
 )
 def test_a_bad_option_value_is_one_line_naming_the_config_file_and_line_on_loading(
     tmp_path, options, expected
 ):
     config_path = write_job(tmp_path, backend="extractive")
-    text = config_path.read_text().replace("per_chunk = 1, concurrency = 2", options)
+    text = config_path.read_text().replace("per_chunk = 1\n", options + "\n")
     config_path.write_text(text)
-    line = text.splitlines().index(f"options = {{ {options} }}") + 1
+    line = text.splitlines().index(options) + 1
     with pytest.raises(InputError) as info:
         load_pipeline_config(config_path)
-    assert str(info.value).startswith(f"{config_path}:{line}: [generate] options: {expected}")
+    assert str(info.value).startswith(f"{config_path}:{line}: [generate] {expected}")
 
 
 def test_inputs_and_the_retriever_are_checked_before_any_question_is_generated(tmp_path):

@@ -81,21 +81,43 @@ def strategies_table() -> str:
 
 
 def settings_table(stage: str) -> str:
-    """Each setting of a stage: its pipeline.toml key, its command-line option, what it takes, its
-    default and its help, from the settings' declarations (``realrecall.settings``)."""
-    from realrecall.calibrate.settings import CalibrateSettings, CompareSettings
-    from realrecall.evaluate.settings import EvaluateSettings
-    from realrecall.settings import setting_fields, shown, type_text
+    """Each setting of a stage's pipeline.toml section: its key, its command-line option, what it
+    takes, its default in a pipeline and its help, from the settings' declarations
+    (``realrecall.settings``) and what the section starts from (``pipeline.config``)."""
+    from realrecall.calibrate.settings import CalibrateSettings
+    from realrecall.pipeline.config import PIPELINE_EVALUATE, PIPELINE_GENERATE
+    from realrecall.settings import Settings, setting_fields, shown
 
-    cls = {"evaluate": EvaluateSettings, "calibrate": CalibrateSettings, "compare": CompareSettings}[stage]
-    lines = [f"| key (`{cls.__name__}`) | option | takes | default | meaning |", "|---|---|---|---|---|"]
-    lines += [
-        f"| `{item.name}` | `{item.option}` | {type_text(item.hint)} | {shown(item.default) or 'none'} "
-        f"| {_cell(item.help)} |"
-        for item in setting_fields(cls)
-        if item.has_text_form
-    ]
+    starts: dict[str, Settings] = {
+        "generate": PIPELINE_GENERATE,
+        "evaluate": PIPELINE_EVALUATE,
+        "calibrate": CalibrateSettings(),
+    }
+    start = starts[stage]
+    header = f"| key (`{type(start).__name__}`) | option | takes | default | meaning |"
+    lines = [header, "|---|---|---|---|---|"]
+    for item in setting_fields(type(start)):
+        if item.has_text_form:
+            default = shown(_value(start, item.path)) or "none"
+            cells = [f"`{item.name}`", f"`{item.option}`", _takes(item), default, _cell(item.help)]
+            lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _value(settings: object, path: tuple[str, ...]) -> object:
+    for name in path:
+        settings = getattr(settings, name)
+    return settings
+
+
+def _takes(item: Any) -> str:
+    """What a setting takes: its type, or the form its own reader reads (a shard's ``I/N``)."""
+    from realrecall.settings import type_text
+
+    takes = type_text(item.hint)
+    if item.text is not None and "Python only" in takes:
+        return f"text, `{item.text.metavar}`" + (" or none" if takes.endswith(" or none") else "")
+    return takes
 
 
 def _cell(text: str) -> str:

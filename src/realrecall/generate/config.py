@@ -1,6 +1,6 @@
 """``GenerateConfig``: every option of the generate stage, declared once, with its default and rules.
 
-``realrecall generate``'s options, the ``[generate] options`` table of pipeline.toml and the keyword
+``realrecall generate``'s options, the keys of pipeline.toml's ``[generate]`` and the keyword
 arguments of ``GenerateConfig`` are its fields (``realrecall.settings`` derives the command line's
 options from the declarations below). Kept free of heavy imports: the CLI reads it at start-up, so
 the checks that need the strategy registry, the query forms or the language detector load them when
@@ -336,7 +336,7 @@ class GenerateConfig(StageSettings):
         base: str | Path | None = None,
         label: str = "generate option",
     ) -> GenerateConfig:
-        """A config from plain values, e.g. a pipeline's ``[generate] options`` table or parsed JSON.
+        """A config from plain values, e.g. parsed JSON.
 
         Every key is checked first: an unknown one is an InputError naming it and the valid ones
         (never ``__init__() got an unexpected keyword argument``). Strings are accepted where the CLI

@@ -10,9 +10,11 @@ date = "2026-11-30"              # when it was collected (default: the file's mo
 
 [generate]                       # the synthetic set, regenerated incrementally on every run
 output = "synthetic.jsonl"       # required
-backend = "llm"                  # or "extractive" (offline, no model; the default)
+backend = "llm"                  # or "extractive" (offline, no model; the default here)
 model = "gpt-4o-mini"            # required with backend llm
-options = { per_chunk = 1, types = "lookup=1,conceptual=2,comparison=1", concurrency = 8 }
+per_chunk = 1                    # any setting of realrecall generate, by its name (GenerateConfig)
+types = "lookup=1,conceptual=2,comparison=1"
+concurrency = 8
 
 [evaluate]                       # any setting of realrecall evaluate, by its name (EvaluateSettings)
 retriever = "bm25"               # or dense, local-dense, hybrid, module:function, path/to/file.py:function
@@ -43,15 +45,15 @@ dir = "realrecall-runs"          # results.json, per_query.jsonl and the reports
 history = "history.jsonl"        # one line appended per run
 ```
 
-``[evaluate]`` and ``[calibrate]`` map each key to the field of that name of the stage's settings
-(``EvaluateSettings``, ``CalibrateSettings``), so every option of ``realrecall evaluate`` and
-``realrecall calibrate`` can be set here, and is checked by the same rules with the same words;
-``[generate] options`` maps its keys to ``GenerateConfig``'s fields. Relative paths (a retriever's
-``path/to/file.py`` included) are read relative to the folder of the config file. Every mistake is
-found before any work starts and named with the file, the section and the key (and the line, where
-it can be found): an unknown section or key (with the closest name), a value of the wrong type or
-out of range, a headline metric or gate that ``k`` does not compute, an output that is one of the
-inputs.
+``[generate]``, ``[evaluate]`` and ``[calibrate]`` map each key to the field of that name of the
+stage's settings (``GenerateConfig``, ``EvaluateSettings``, ``CalibrateSettings``; ``[generate]``
+has its ``output`` besides), so every option of ``realrecall generate``, ``evaluate`` and
+``calibrate`` can be set here, and is checked by the same rules with the same words. Relative
+paths (a retriever's ``path/to/file.py`` included) are read relative to the folder of the config
+file. Every mistake is found before any work starts and named with the file, the section and the key
+(and the line, where it can be found): an unknown section or key (with the closest name), a value of
+the wrong type or out of range, a headline metric or gate that ``k`` does not compute, an output that
+is one of the inputs. The old ``[generate] options`` table is refused, naming the keys to move.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ import difflib
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import UnionType
 from typing import Any, NoReturn, TypeVar
@@ -73,31 +75,40 @@ from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, Eva
 from realrecall.generate.config import GenerateConfig
 from realrecall.settings import Settings, setting_fields, settings_from
 
-__all__ = ["PIPELINE_EVALUATE", "PipelineConfig", "load_pipeline_config"]
+__all__ = ["PIPELINE_EVALUATE", "PIPELINE_GENERATE", "PipelineConfig", "load_pipeline_config"]
 
 S = TypeVar("S", bound=Settings)
 
+PIPELINE_GENERATE = GenerateConfig(backend="extractive")
+"""What ``[generate]`` starts from: generate's defaults, offline (a model is named to use one)."""
 PIPELINE_EVALUATE = EvaluateSettings(by=("type", "language"))
 """What ``[evaluate]`` starts from: evaluate's defaults, slicing by type and language."""
 
-# The stages' sections: each key is a field of the stage's settings, by its name.
-_STAGES: dict[str, type[Settings]] = {"evaluate": EvaluateSettings, "calibrate": CalibrateSettings}
-# The other sections, with the type each of their keys takes.
+# The stages' sections: each key is a field of the stage's settings, by its name (and the section's
+# own keys of _SECTIONS, such as [generate] output).
+_STAGES: dict[str, type[Settings]] = {
+    "generate": GenerateConfig,
+    "evaluate": EvaluateSettings,
+    "calibrate": CalibrateSettings,
+}
+# The sections' own keys, with the type each takes.
 _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "corpus": {"path": str},
     "real": {"path": str, "date": (str, dt.date)},
-    "generate": {"output": str, "backend": str, "model": str, "options": dict},
+    "generate": {"output": str},
     "drift": {"traffic": str, "alpha": float},
     "output": {"dir": str, "history": str},
 }
+_SECTION_NAMES = ("corpus", "real", "generate", "evaluate", "calibrate", "drift", "output")
 _REQUIRED = {"corpus": ("path",), "generate": ("output",)}
 
 
 def _keys(section: str) -> list[str]:
-    """The keys ``[section]`` takes: a stage's settings, or the section's own."""
+    """The keys ``[section]`` takes: the section's own, and its stage's settings."""
+    own = list(_SECTIONS.get(section, {}))
     if section in _STAGES:
-        return [item.name for item in setting_fields(_STAGES[section]) if item.has_text_form]
-    return list(_SECTIONS[section])
+        return own + [item.name for item in setting_fields(_STAGES[section]) if item.has_text_form]
+    return own
 
 
 @dataclass(frozen=True)
@@ -107,7 +118,7 @@ class PipelineConfig:
     path: Path
     corpus: Path
     synthetic: Path
-    generate: GenerateConfig
+    generate: GenerateConfig = PIPELINE_GENERATE
     evaluate: EvaluateSettings = PIPELINE_EVALUATE
     calibrate: CalibrateSettings = field(default_factory=CalibrateSettings)
     real: Path | None = None
@@ -141,7 +152,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     check = _Checker(p, text)
     check.shape(data)
     base = p.parent
-    section = {name: data.get(name, {}) for name in (*_STAGES, *_SECTIONS)}
+    section = {name: data.get(name, {}) for name in _SECTION_NAMES}
 
     def resolve(value: str) -> Path:
         candidate = Path(value).expanduser()
@@ -154,8 +165,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     )
     check.metrics(calibration.metric or HEADLINE_METRIC, list(calibration.fail_under), evaluation)
     generate = section["generate"]
-    backend = generate.get("backend", "extractive")
-    if backend == "llm" and "model" not in generate:
+    if generate.get("backend", PIPELINE_GENERATE.backend) == "llm" and "model" not in generate:
         check.fail(
             "generate",
             None,
@@ -174,7 +184,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         path=p,
         corpus=resolve(section["corpus"]["path"]),
         synthetic=resolve(generate["output"]),
-        generate=check.generate(dict(generate.get("options", {})), backend, generate.get("model")),
+        generate=check.generate({key: value for key, value in generate.items() if key != "output"}),
         evaluate=evaluation,
         calibrate=calibration,
         real=resolve(section["real"]["path"]) if "path" in section["real"] else None,
@@ -241,16 +251,19 @@ class _Checker:
         return header_line
 
     def shape(self, data: Mapping[str, Any]) -> None:
-        sections = [*_STAGES, *_SECTIONS]
         for name, value in data.items():
-            if name not in sections:
-                raise InputError(f"unknown section [{name}]", path=self.path, hint=_suggest(name, sections))
+            if name not in _SECTION_NAMES:
+                raise InputError(
+                    f"unknown section [{name}]", path=self.path, hint=_suggest(name, _SECTION_NAMES)
+                )
             if not isinstance(value, dict):
                 self.fail(
                     name, None, f"[{name}] must be a table", hint=f"write it as [{name}] with keys below"
                 )
             expected = _keys(name)
             for key, item in value.items():
+                if (name, key) == ("generate", "options"):
+                    self.old_generate_options(item)
                 if key not in expected:
                     self.fail(name, key, f"unknown key {key!r} in [{name}]", hint=_suggest(key, expected))
                 types = _SECTIONS.get(name, {}).get(key)
@@ -339,46 +352,45 @@ class _Checker:
                     hint=f"choose from {', '.join(computed)}, {fix}",
                 )
 
-    def generate(self, options: Mapping[str, Any], backend: str, model: str | None) -> GenerateConfig:
-        """``[generate]`` as a GenerateConfig: ``backend`` and ``model`` are keys of the section, every
-        other field a key of its ``options`` table, each value checked by GenerateConfig's own rules."""
-        valid = [item.name for item in fields(GenerateConfig) if item.name not in _SECTION_LEVEL]
-        for key in options:
-            if key in _SECTION_LEVEL:
-                self.fail(
-                    "generate",
-                    key,
-                    f"[generate] options: {key} is set in [generate] itself",
-                    hint=f"move it out of options: {key} = ... under [generate]",
-                )
-            if key not in valid:
-                self.fail(
-                    "generate", key, f"unknown key {key!r} in [generate] options", hint=_suggest(key, valid)
-                )
-        # Built now, reading no file: a value of the wrong kind is found before any input is read or any
-        # question generated.
-        section_level = {"backend": backend, **({"model": model} if model else {})}
+    def generate(self, values: Mapping[str, Any]) -> GenerateConfig:
+        """``[generate]`` (but its ``output``) as a GenerateConfig: each key its field's value, checked by
+        GenerateConfig's own rules. Built now, reading no file: a value of the wrong kind is found before
+        any input is read or any question generated."""
         try:
-            return settings_from(GenerateConfig, {**section_level, **options}, base=self.path.parent)
+            return settings_from(GenerateConfig, values, start=PIPELINE_GENERATE, base=self.path.parent)
         except SettingError as exc:
-            if exc.setting in _SECTION_LEVEL:
-                line = self.line_of("generate", exc.setting)
-                raise exc.labelled(f"[generate] {exc.setting}", path=self.path, line=line) from None
-            line = self.line_of("generate", exc.setting if exc.setting in options else "options")
-            message = f"[generate] options: {exc.message}"
+            label = f"[generate] {exc.setting}"
+            raise exc.labelled(label, path=self.path, line=self.line_of("generate", exc.setting)) from None
+        except InputError as exc:  # a reader's words ("bad weight 'x' ..."), or a rule across settings
+            key = self._culprit(values, exc.message)
+            named = f"{key}: " if key is not None and not exc.message.startswith(key) else ""
+            message = f"[generate] {named}{exc.message}"
+            line = self.line_of("generate", key)
             raise InputError(message, path=self.path, line=line, hint=exc.hint) from None
-        except InputError as exc:
-            bad = next(
-                (key for key in options if re.search(rf"\b{re.escape(key)}\b", exc.message)), "options"
-            )
-            raise InputError(
-                f"[generate] options: {exc.message}", path=self.path, line=self.line_of("generate", bad),
-                hint=exc.hint,
-            ) from None  # fmt: skip
 
+    def _culprit(self, values: Mapping[str, Any], message: str) -> str | None:
+        """The key an error of GenerateConfig is about: the one its message names, else the first whose
+        value alone breaks a rule; None for a rule no single key breaks."""
+        named = [key for key in values if re.search(rf"\b{re.escape(key)}\b", message)]
+        if named:
+            return named[0]
+        for key, value in values.items():
+            try:
+                settings_from(GenerateConfig, {key: value}, start=PIPELINE_GENERATE, base=self.path.parent)
+            except InputError:
+                return key
+        return None
 
-# Given as keys of [generate] itself, so not in its options table.
-_SECTION_LEVEL = ("backend", "model")
+    def old_generate_options(self, options: object) -> NoReturn:
+        """``[generate] options = { ... }``, the old spelling: refused, naming where its keys go now."""
+        keys = list(options) if isinstance(options, dict) else []
+        moved = ", ".join(f"{key} = ..." for key in keys) if keys else "per_chunk = 1"
+        self.fail(
+            "generate",
+            "options",
+            "[generate] options is no longer a table of its own: its keys are keys of [generate]",
+            hint=f"write {moved} under [generate] and remove options",
+        )
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:

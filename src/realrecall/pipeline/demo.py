@@ -37,7 +37,8 @@ date = "2026-11-30"
 [generate]
 output = "synthetic.jsonl"
 backend = "extractive"        # offline; use backend = "llm" and model = "..." with an endpoint
-options = {{ per_chunk = 1, seed = 0 }}
+per_chunk = 1                 # any option of `realrecall generate`, by its name
+seed = 0
 
 [evaluate]
 retriever = "bm25"

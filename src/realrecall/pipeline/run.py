@@ -206,7 +206,7 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
         "[real] path": config.real,
         "[drift] traffic": config.traffic,
         **{
-            f"[generate] options {key}": getattr(generate, key)
+            f"[generate] {key}": getattr(generate, key)
             for key in ("prompt", "style_examples", "judge_prompt", "type_rules")
         },
         **{

@@ -282,7 +282,7 @@ def test_a_scheduled_run_over_a_rebuilt_collection_is_not_unchanged(tmp_path: Pa
     fill(client, "own", function=word_hashing()())
     (tmp_path / "pipeline.toml").write_text(
         f'[corpus]\npath = "{CORPUS}"\n[real]\npath = "{CORPUS.parent / "real_questions.jsonl"}"\n'
-        '[generate]\noutput = "synthetic.jsonl"\nbackend = "extractive"\noptions = { sample = 20 }\n'
+        '[generate]\noutput = "synthetic.jsonl"\nbackend = "extractive"\nsample = 20\n'
         f'[evaluate.retriever]\nname = "chroma"\npath = "{folder}"\ncollection = "own"\n'
         '[evaluate]\nk = [1, 10]\n[output]\ndir = "runs"\nhistory = "history.jsonl"\n',
         encoding="utf-8",
