@@ -32,7 +32,7 @@ def _blocks() -> set[str]:
 def test_the_docs_hold_the_tables_of_every_registry():
     expected = {
         "metrics", "retrievers", "strategies", "other retrievers", f"options {CUSTOM.name}",
-        "settings generate", "settings evaluate", "settings calibrate",
+        "settings generate", "settings evaluate", "settings calibrate", "settings drift",
     }  # fmt: skip
     assert sorted(expected - _blocks()) == []
 

@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from realrecall.calibrate.settings import CalibrateSettings, CompareSettings
+from realrecall.calibrate.settings import (
+    AgreementSettings,
+    CalibrateSettings,
+    CompareSettings,
+    DriftSettings,
+    PlanSettings,
+)
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.settings import SettingField, Settings, shown
@@ -50,6 +56,8 @@ class Walk:
     function: str
     param: str
     arguments: tuple[str, ...]
+    stubs: tuple[str, ...] = ()
+    """Readers the command calls before the library function, made to return nothing."""
 
 
 WALKS = (
@@ -60,6 +68,14 @@ WALKS = (
         ("--synthetic", "s.jsonl", "--real", "r.jsonl"),
     ),
     Walk("compare", CompareSettings, "realrecall.calibrate.compare", "settings", ("a.json", "b.json")),
+    Walk(
+        "agreement", AgreementSettings, "realrecall.calibrate.set_agreement.set_agreement", "settings",
+        ("a.txt", "b.txt", "--measure", "ndcg@10"), ("realrecall.calibrate.query_scores.load_query_scores",),
+    ),
+    Walk(
+        "drift", DriftSettings, "realrecall.calibrate.drift.detect_drift", "settings",
+        ("real.txt", "traffic.txt"), ("realrecall.calibrate.realism.load_questions",),
+    ),
 )  # fmt: skip
 
 
@@ -79,6 +95,8 @@ def test_each_setting_is_an_option_of_its_command_whose_value_reaches_the_librar
         raise InputError("stopped before reading anything")
 
     monkeypatch.setattr(walk.function, library_function)
+    for stub in walk.stubs:
+        monkeypatch.setattr(stub, lambda *arguments, **keywords: None)
     done = cli.run(walk.command, *walk.arguments, *command_line(item, value), cwd=tmp_path)
 
     assert done.err_lines == ["error: stopped before reading anything"]
@@ -127,3 +145,46 @@ def test_an_option_left_out_keeps_the_settings_default_not_its_help_text(monkeyp
     monkeypatch.setattr("realrecall.evaluate.evaluate_files", evaluate_files)
     cli.run("evaluate", "--gold", str(Path("gold.jsonl")), cwd=tmp_path)
     assert received == [EvaluateSettings()]
+
+
+@pytest.mark.parametrize("item", walked_fields(PlanSettings), ids=lambda item: item.name)
+def test_each_setting_of_plan_is_an_option_whose_value_reaches_the_planner(item, monkeypatch, tmp_path):
+    value = sample(item, tmp_path)
+    planned: list[dict[str, Any]] = []
+    shares = {"lookup": 0.75, "conceptual": 0.25}
+
+    def plan(results: Any, metric: str, target_width: float, **keywords: Any) -> None:
+        planned.append({"metric": metric, **keywords})
+        raise InputError("stopped before reading anything")
+
+    monkeypatch.setattr("realrecall.calibrate.plan.plan", plan)
+    monkeypatch.setattr(
+        "realrecall.calibrate.plan.load_weights", lambda path: shares if path == value else None
+    )
+    done = cli.run("plan", "results.json", "--target-width", "0.1", *command_line(item, value), cwd=tmp_path)
+
+    assert done.err_lines == ["error: stopped before reading anything"]
+    given = planned[0]
+    defaults = PlanSettings()
+    expected = {
+        "metric": defaults.metric, "by": None, "weights": None, "confidence": defaults.confidence,
+        **({"weights": shares, "by": "type"} if item.name == "weights" else {}),
+        **({"by": value} if item.name == "calibrate_by" else {}),
+        **({item.name: value} if item.name in ("metric", "confidence") else {}),
+    }  # fmt: skip
+    assert given == expected
+
+
+def test_a_bad_value_of_a_report_commands_option_is_its_settings_rule(tmp_path):
+    done = cli.run("drift", "real.txt", "traffic.txt", "--permutations", "5", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.err_lines == [
+        "error: --permutations must be at least 19, got 5; fewer shuffles cannot reach p = 0.05; the "
+        "default is 200"
+    ]
+    with pytest.raises(InputError, match=r"^n_permutations must be at least 19, got 5; "):
+        DriftSettings(n_permutations=5)
+    splits = cli.run("agreement", "a.txt", "b.txt", "--measure", "ndcg@10", "--splits", "0", cwd=tmp_path)
+    assert splits.err_lines == ["error: --splits must be a whole number >= 1, got 0; e.g. 1000"]
+    plan = cli.run("plan", "results.json", "--target-width", "0.1", "--confidence", "95", cwd=tmp_path)
+    assert plan.err_lines == ["error: --confidence must be between 0 and 1, got 95.0; e.g. 0.95"]

@@ -1,5 +1,6 @@
-"""pipeline.toml sets every option of evaluate and calibrate: ``[evaluate]`` and ``[calibrate]`` map each
-key to the field of that name of the stage's settings, checked by the stage's own rules."""
+"""pipeline.toml sets every option of evaluate, calibrate and drift: ``[evaluate]``, ``[calibrate]`` and
+``[drift]`` map each key to the field of that name of the stage's settings, checked by the stage's own
+rules (``[generate]``'s keys: tests/generate/test_options.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from realrecall.calibrate.settings import CalibrateSettings
+from realrecall.calibrate.settings import CalibrateSettings, DriftSettings
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import find_spec, make_options
 from realrecall.evaluate.settings import EvaluateSettings
@@ -18,7 +19,18 @@ from realrecall.settings import SettingField, Settings
 from support.settings_samples import as_toml, sample, walked_fields
 
 BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
-STAGES: dict[str, type[Settings]] = {"evaluate": EvaluateSettings, "calibrate": CalibrateSettings}
+STAGES: dict[str, type[Settings]] = {
+    "evaluate": EvaluateSettings,
+    "calibrate": CalibrateSettings,
+    "drift": DriftSettings,
+}
+STARTS: dict[str, Settings] = {
+    "evaluate": PIPELINE_EVALUATE,
+    "calibrate": CalibrateSettings(),
+    "drift": DriftSettings(),
+}
+# What a section needs beside the key walked.
+NEEDS = {"drift": "[real]\npath = 'r.jsonl'\n[drift]\ntraffic = 't.txt'\n"}
 
 
 def value_of(settings: Settings, item: SettingField) -> Any:
@@ -43,7 +55,7 @@ def expected(item: SettingField, value: Any) -> Any:
 )
 def test_each_setting_of_evaluate_and_calibrate_is_a_key_of_its_section(section, item, tmp_path):
     value = sample(item, tmp_path)
-    text = f"[{section}]\n{item.name} = {as_toml(value)}\n"
+    text = NEEDS.get(section, f"[{section}]\n") + f"{item.name} = {as_toml(value)}\n"
     if section == "evaluate":  # the headline metric must be one the walked evaluate computes
         computed = EvaluateSettings(**{item.name: value} if len(item.path) == 1 else {}).metric_names()
         text += f"[calibrate]\nmetric = {as_toml(computed[0])}\n"
@@ -54,7 +66,7 @@ def test_each_setting_of_evaluate_and_calibrate_is_a_key_of_its_section(section,
 
     stage: Settings = getattr(config, section)
     assert value_of(stage, item) == expected(item, value)
-    start = PIPELINE_EVALUATE if section == "evaluate" else CalibrateSettings()
+    start = STARTS[section]
     others = [other for other in walked_fields(STAGES[section]) if other.name != item.name]
     assert all(value_of(stage, other) == value_of(start, other) for other in others if other.name != "metric")
 
@@ -71,6 +83,14 @@ def test_each_setting_of_evaluate_and_calibrate_is_a_key_of_its_section(section,
         (
             "[calibrate]\nbootstrap = 'bcA'\n",
             ":6: [calibrate] bootstrap must be one of percentile, bca, got 'bcA'; e.g. percentile",
+        ),
+        (
+            "[real]\npath = 'r.jsonl'\n[drift]\ntraffic = 't.txt'\npermutations = 99\n",
+            ":9: unknown key 'permutations' in [drift]; did you mean 'n_permutations'?",
+        ),
+        (
+            "[real]\npath = 'r.jsonl'\n[drift]\ntraffic = 't.txt'\nfolds = 1\n",
+            ":9: [drift] folds must be a whole number >= 2, got 1; e.g. 5",
         ),
         (
             "[real]\npath = 'r.jsonl'\ndate = '2026-01-01'\n[calibrate]\nreal_date = '2026-02-01'\n",

@@ -84,7 +84,7 @@ def settings_table(stage: str) -> str:
     """Each setting of a stage's pipeline.toml section: its key, its command-line option, what it
     takes, its default in a pipeline and its help, from the settings' declarations
     (``realrecall.settings``) and what the section starts from (``pipeline.config``)."""
-    from realrecall.calibrate.settings import CalibrateSettings
+    from realrecall.calibrate.settings import CalibrateSettings, DriftSettings
     from realrecall.pipeline.config import PIPELINE_EVALUATE, PIPELINE_GENERATE
     from realrecall.settings import Settings, setting_fields, shown
 
@@ -92,6 +92,7 @@ def settings_table(stage: str) -> str:
         "generate": PIPELINE_GENERATE,
         "evaluate": PIPELINE_EVALUATE,
         "calibrate": CalibrateSettings(),
+        "drift": DriftSettings(),
     }
     start = starts[stage]
     header = f"| key (`{type(start).__name__}`) | option | takes | default | meaning |"

@@ -41,8 +41,10 @@ from scipy import sparse
 from scipy.stats import rankdata
 
 from realrecall.calibrate.realism import QUESTION_WORDS
+from realrecall.calibrate.settings import DriftSettings
 from realrecall.calibrate.statistics import resampled_p_value
 from realrecall.errors import InputError
+from realrecall.settings import settings_with
 from realrecall.text_features import content_stems
 
 __all__ = ["MIN_QUESTIONS", "DriftReport", "DriftTerm", "detect_drift"]
@@ -125,25 +127,22 @@ def detect_drift(
     real: Sequence[str],
     traffic: Sequence[str],
     *,
-    alpha: float = 0.05,
-    folds: int = 5,
-    n_permutations: int = 200,
-    seed: int = 0,
-    top: int = 10,
+    settings: DriftSettings | None = None,
+    **options: Any,
 ) -> DriftReport:
-    """Test whether ``traffic`` questions differ from the ``real`` ones (see the module doc)."""
+    """Test whether ``traffic`` questions differ from the ``real`` ones (see the module doc).
+
+    ``settings`` (``DriftSettings``, or its fields as keywords over it): the alarm's level ``alpha``,
+    the folds, the shuffles (``n_permutations``), the seed and how many queries and terms to show.
+    """
+    settings = settings_with(DriftSettings, settings, options, what="detect_drift")
+    alpha, folds, n_permutations = settings.alpha, settings.folds, settings.n_permutations
+    seed, top = settings.seed, settings.top
     if len(real) < MIN_QUESTIONS or len(traffic) < MIN_QUESTIONS:
         raise InputError(
             f"{len(real)} real and {len(traffic)} traffic questions; the drift test needs at least "
             f"{MIN_QUESTIONS} on each side",
             hint="give more recent traffic (or a larger real set)",
-        )
-    if not 0.0 < alpha < 1.0:
-        raise InputError(f"alpha must be between 0 and 1, got {alpha}", hint="e.g. 0.05")
-    if folds < 2 or n_permutations < 19:
-        raise InputError(
-            "the drift test needs at least 2 folds and 19 permutations",
-            hint="the defaults are 5 folds and 200 permutations",
         )
     texts = [*real, *traffic]
     presence, vocabulary = _token_matrix(texts)

@@ -33,8 +33,10 @@ import numpy as np
 from scipy.stats import kendalltau, ttest_rel
 
 from realrecall.calibrate.query_scores import QueryScores
-from realrecall.calibrate.statistics import Interval, bootstrap_mean_matrix, check_settings, kendall_tau_b
+from realrecall.calibrate.settings import AgreementSettings
+from realrecall.calibrate.statistics import Interval, bootstrap_mean_matrix, kendall_tau_b
 from realrecall.errors import InputError
+from realrecall.settings import settings_with
 
 __all__ = ["MIN_SEPARATED", "SEPARATION_TEST", "SetAgreement", "pairs_separated", "set_agreement"]
 
@@ -162,16 +164,17 @@ def set_agreement(
     a: QueryScores,
     b: QueryScores,
     *,
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    n_splits: int = 1000,
-    seed: int = 0,
+    settings: AgreementSettings | None = None,
+    **options: Any,
 ) -> SetAgreement:
-    """Agreement of query sets ``a`` and ``b`` over the systems both score (see the module doc)."""
-    check_settings(confidence=confidence, n_resamples=n_resamples, alpha=alpha, seed=seed)
-    if isinstance(n_splits, bool) or not isinstance(n_splits, int) or n_splits < 1:
-        raise InputError(f"the number of splits must be a whole number >= 1, got {n_splits!r}")
+    """Agreement of query sets ``a`` and ``b`` over the systems both score (see the module doc).
+
+    ``settings`` (``AgreementSettings``, or its fields as keywords over it): the t-tests' ``alpha``,
+    the intervals' ``confidence``, tau's ``n_resamples``, the split-half floor's ``n_splits``, the seed.
+    """
+    settings = settings_with(AgreementSettings, settings, options, what="set_agreement")
+    alpha, confidence, n_resamples = settings.alpha, settings.confidence, settings.n_resamples
+    n_splits, seed = settings.n_splits, settings.seed
     shared = [name for name in a.systems if name in b.systems]
     if len(shared) < 3:
         raise InputError(

@@ -1,9 +1,10 @@
-"""``CalibrateSettings`` and ``CompareSettings``: every option of calibrate and compare, declared once.
+"""``CalibrateSettings`` and ``CompareSettings``: every option of calibrate and compare, declared once;
+``AgreementSettings``, ``DriftSettings`` and ``PlanSettings`` likewise for the report commands.
 
 ``realrecall calibrate``'s and ``realrecall compare``'s options, the ``[calibrate]`` section of
 pipeline.toml and the keyword arguments of ``calibrate``, ``compare`` and ``evaluate_and_calibrate`` are
 their fields (``realrecall.settings`` derives them from the declarations below), and the rules of the
-resampling settings both stages share are written here once. Kept free of heavy imports: the CLI reads
+resampling settings the stages share are written here once. Kept free of heavy imports: the CLI reads
 it at start-up.
 """
 
@@ -26,8 +27,11 @@ __all__ = [
     "GATE_ON",
     "MAX_RESAMPLES",
     "TEST_NAMES",
+    "AgreementSettings",
     "CalibrateSettings",
     "CompareSettings",
+    "DriftSettings",
+    "PlanSettings",
     "check_resampling",
     "fail_under_problem",
     "parse_date",
@@ -155,17 +159,101 @@ class CompareSettings(StageSettings):
         _check_names("by", self.by or ())
 
 
+@dataclass(frozen=True, kw_only=True)
+class AgreementSettings(StageSettings):
+    """How agreement compares two query sets: the tests, the intervals and the split-half floor."""
+
+    alpha: Annotated[float, "Significance level of the paired t-tests."] = 0.05
+    confidence: Annotated[float, "Confidence level of the intervals."] = 0.95
+    n_resamples: Annotated[int, "Bootstrap resamples of tau's interval."] = 2000
+    n_splits: Annotated[int, "Random splits of A for the split-half floor.", Flag("--splits")] = 1000
+    seed: Annotated[int, "Seed of the resampling and the splits."] = 0
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_resampling(
+            confidence=self.confidence, n_resamples=self.n_resamples, alpha=self.alpha, seed=self.seed
+        )
+        if self.n_splits < 1:
+            raise SettingError(
+                "n_splits", f"must be a whole number >= 1, got {self.n_splits!r}", hint="e.g. 1000"
+            )
+
+
+MIN_PERMUTATIONS = 19
+"""Fewer label shuffles cannot give a p-value of 0.05 or under (1 / (1 + 19))."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DriftSettings(StageSettings):
+    """How drift tests recent traffic against the real set: the alarm's level and the permutation test."""
+
+    alpha: Annotated[float, "Significance level of the alarm."] = 0.05
+    n_permutations: Annotated[int, "Label shuffles of the permutation test.", Flag("--permutations")] = 200
+    folds: Annotated[int, "Cross-validation folds."] = 5
+    seed: Annotated[int, "Seed of the folds and the shuffles."] = 0
+    top: Annotated[int, "Queries and terms shown."] = 10
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_resampling(alpha=self.alpha, seed=self.seed)
+        if self.n_permutations < MIN_PERMUTATIONS:
+            raise SettingError(
+                "n_permutations",
+                f"must be at least {MIN_PERMUTATIONS}, got {self.n_permutations!r}",
+                hint="fewer shuffles cannot reach p = 0.05; the default is 200",
+            )
+        if self.folds < 2:
+            raise SettingError("folds", f"must be a whole number >= 2, got {self.folds!r}", hint="e.g. 5")
+        if self.top < 0:
+            raise SettingError("top", f"must be a whole number >= 0, got {self.top!r}", hint="e.g. 10")
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanSettings(StageSettings):
+    """How plan sizes the real questions to label: the metric, the strata and the interval."""
+
+    metric: Annotated[str, "Metric to plan for."] = HEADLINE_METRIC
+    calibrate_by: Annotated[
+        str | None,
+        "Stratum field (type, topic...; default: type with --weights, else none).",
+        Flag("--by"),
+    ] = None
+    weights: Annotated[
+        Path | None, "Traffic share of each stratum value: JSON {value: share} or lines value,share."
+    ] = None
+    confidence: Annotated[float, "Confidence level of the interval."] = 0.95
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_resampling(confidence=self.confidence)
+        _check_names("calibrate_by", () if self.calibrate_by is None else (self.calibrate_by,))
+
+    @property
+    def stratum_field(self) -> str | None:
+        """The field strata are drawn from: ``calibrate_by`` (as calibrate names it), else calibrate's
+        default with weights, else none."""
+        if self.calibrate_by is not None:
+            return self.calibrate_by
+        return CalibrateSettings().calibrate_by if self.weights is not None else None
+
+
 def check_resampling(
-    *, confidence: float, n_resamples: int, alpha: float | None = None, seed: int | None = None
+    *,
+    confidence: float | None = None,
+    n_resamples: int | None = None,
+    alpha: float | None = None,
+    seed: int | None = None,
 ) -> None:
-    """The rules of the resampling settings calibrate and compare share, each with its one message."""
-    if not 0.0 < confidence < 1.0:
+    """The rules of the resampling settings the stages share, each with its one message (a setting a
+    stage has not is None)."""
+    if confidence is not None and not 0.0 < confidence < 1.0:
         raise SettingError("confidence", f"must be between 0 and 1, got {confidence}", hint="e.g. 0.95")
-    if n_resamples < 100:
+    if n_resamples is not None and n_resamples < 100:
         raise SettingError(
             "n_resamples", f"must be at least 100 for an interval, got {n_resamples}", hint="use 1000 or more"
         )
-    if n_resamples > MAX_RESAMPLES:
+    if n_resamples is not None and n_resamples > MAX_RESAMPLES:
         raise SettingError(
             "n_resamples",
             f"must be at most {MAX_RESAMPLES}, got {n_resamples}",

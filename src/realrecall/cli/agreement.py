@@ -7,12 +7,15 @@ from typing import Annotated
 
 import typer
 
+from realrecall.calibrate.settings import AgreementSettings
 from realrecall.cli.application import app, check_format, emit_report, user_errors
+from realrecall.cli.settings_options import Group, settings_options
 
 _FORMATS = ("table", "json", "html")
 
 
 @app.command()
+@settings_options(Group(AgreementSettings, "settings"))
 def agreement(
     a: Annotated[
         Path,
@@ -28,11 +31,8 @@ def agreement(
         typer.Option(help="Keep these queries of A: FIELD=VALUE (origin=real), LOW-HIGH ids or @FILE."),
     ] = None,
     b_queries: Annotated[str | None, typer.Option(help="Keep these queries of B (same forms).")] = None,
-    alpha: Annotated[float, typer.Option(help="Significance level of the paired t-tests.")] = 0.05,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
-    n_resamples: Annotated[int, typer.Option(help="Bootstrap resamples of tau's interval.")] = 2000,
-    splits: Annotated[int, typer.Option(help="Random splits of A for the split-half floor.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Seed of the resampling and the splits.")] = 0,
+    *,
+    settings: AgreementSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table, json or html.")] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
 ) -> None:
@@ -51,8 +51,5 @@ def agreement(
         select_b = parse_query_selection(b_queries) if b_queries else None
         scores_a = load_query_scores(a, measure, queries=select_a)
         scores_b = load_query_scores(b, measure, queries=select_b)
-        result = set_agreement(
-            scores_a, scores_b, alpha=alpha, confidence=confidence, n_resamples=n_resamples,
-            n_splits=splits, seed=seed,
-        )  # fmt: skip
+        result = set_agreement(scores_a, scores_b, settings=settings)
         emit_report(render_set_agreement(result, chosen), output, headline=headline(result))

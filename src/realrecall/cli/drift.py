@@ -8,12 +8,15 @@ from typing import Annotated
 
 import typer
 
+from realrecall.calibrate.settings import DriftSettings
 from realrecall.cli.application import app, check_format, emit_report, user_errors
+from realrecall.cli.settings_options import Group, settings_options
 
 _FORMATS = ("table", "json")
 
 
 @app.command()
+@settings_options(Group(DriftSettings, "settings"))
 def drift(
     real: Annotated[
         Path, typer.Argument(help="The real set: a gold set, JSONL, id<TAB>text TSV or one a line.")
@@ -21,11 +24,8 @@ def drift(
     traffic: Annotated[
         Path, typer.Argument(help="Recent user queries, one a line or JSONL (query/question/text).")
     ],
-    alpha: Annotated[float, typer.Option(help="Significance level of the alarm.")] = 0.05,
-    permutations: Annotated[int, typer.Option(help="Label shuffles of the permutation test.")] = 200,
-    folds: Annotated[int, typer.Option(help="Cross-validation folds.")] = 5,
-    seed: Annotated[int, typer.Option(help="Seed of the folds and the shuffles.")] = 0,
-    top: Annotated[int, typer.Option(help="Queries and terms shown.")] = 10,
+    *,
+    settings: DriftSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
 ) -> None:
@@ -38,10 +38,7 @@ def drift(
         from realrecall.calibrate.drift import detect_drift
         from realrecall.calibrate.realism import load_questions
 
-        report = detect_drift(
-            load_questions(real), load_questions(traffic), alpha=alpha, folds=folds,
-            n_permutations=permutations, seed=seed, top=top,
-        )  # fmt: skip
+        report = detect_drift(load_questions(real), load_questions(traffic), settings=settings)
         if chosen == "json":
             text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
         else:

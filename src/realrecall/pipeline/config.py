@@ -39,21 +39,23 @@ realism = false                  # true: the reports score how well a classifier
 [drift]                          # optional: is recent traffic still like the real set? (needs [real])
 traffic = "traffic.txt"          # recent user queries, one a line or JSONL
 alpha = 0.05                     # the alarm's significance level; a drift marks calibrated figures stale
+                                 # (any setting of realrecall drift, by its name: DriftSettings)
 
 [output]
 dir = "realrecall-runs"          # results.json, per_query.jsonl and the reports of the last run
 history = "history.jsonl"        # one line appended per run
 ```
 
-``[generate]``, ``[evaluate]`` and ``[calibrate]`` map each key to the field of that name of the
-stage's settings (``GenerateConfig``, ``EvaluateSettings``, ``CalibrateSettings``; ``[generate]``
-has its ``output`` besides), so every option of ``realrecall generate``, ``evaluate`` and
-``calibrate`` can be set here, and is checked by the same rules with the same words. Relative
-paths (a retriever's ``path/to/file.py`` included) are read relative to the folder of the config
-file. Every mistake is found before any work starts and named with the file, the section and the key
-(and the line, where it can be found): an unknown section or key (with the closest name), a value of
-the wrong type or out of range, a headline metric or gate that ``k`` does not compute, an output that
-is one of the inputs. The old ``[generate] options`` table is refused, naming the keys to move.
+``[generate]``, ``[evaluate]``, ``[calibrate]`` and ``[drift]`` map each key to the field of that
+name of the stage's settings (``GenerateConfig``, ``EvaluateSettings``, ``CalibrateSettings``,
+``DriftSettings``; ``[generate]`` has its ``output`` besides, ``[drift]`` its ``traffic``), so every
+option of ``realrecall generate``, ``evaluate``, ``calibrate`` and ``drift`` can be set here, and is
+checked by the same rules with the same words. Relative paths (a retriever's ``path/to/file.py``
+included) are read relative to the folder of the config file. Every mistake is found before any work
+starts and named with the file, the section and the key (and the line, where it can be found): an
+unknown section or key (with the closest name), a value of the wrong type or out of range, a headline
+metric or gate that ``k`` does not compute, an output that is one of the inputs. The old ``[generate]
+options`` table is refused, naming the keys to move.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, NoReturn, TypeVar
 
-from realrecall.calibrate.settings import CalibrateSettings
+from realrecall.calibrate.settings import CalibrateSettings, DriftSettings
 from realrecall.errors import InputError, SettingError
 from realrecall.evaluate.retrievers.options import make_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings
@@ -90,13 +92,14 @@ _STAGES: dict[str, type[Settings]] = {
     "generate": GenerateConfig,
     "evaluate": EvaluateSettings,
     "calibrate": CalibrateSettings,
+    "drift": DriftSettings,
 }
 # The sections' own keys, with the type each takes.
 _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "corpus": {"path": str},
     "real": {"path": str, "date": (str, dt.date)},
     "generate": {"output": str},
-    "drift": {"traffic": str, "alpha": float},
+    "drift": {"traffic": str},
     "output": {"dir": str, "history": str},
 }
 _SECTION_NAMES = ("corpus", "real", "generate", "evaluate", "calibrate", "drift", "output")
@@ -125,7 +128,7 @@ class PipelineConfig:
     output_dir: Path = Path("realrecall-runs")
     history: Path = Path("history.jsonl")
     traffic: Path | None = None
-    drift_alpha: float = 0.05
+    drift: DriftSettings = field(default_factory=DriftSettings)
 
     @property
     def metric(self) -> str:
@@ -177,9 +180,8 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         check.fail("drift", None, "[drift] traffic is required", hint='e.g. traffic = "traffic.txt"')
     if "traffic" in drift and "path" not in section["real"]:
         check.fail("drift", "traffic", "[drift] needs the real set to compare with", hint="set [real] path")
-    drift_alpha = drift.get("alpha", 0.05)
-    if not 0.0 < drift_alpha < 1.0:
-        check.fail("drift", "alpha", f"[drift] alpha must be between 0 and 1, got {drift_alpha}")
+    drifting = {key: value for key, value in drift.items() if key != "traffic"}
+    drift_settings = check.stage("drift", DriftSettings(), drifting, base)
     return PipelineConfig(
         path=p,
         corpus=resolve(section["corpus"]["path"]),
@@ -191,7 +193,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         output_dir=resolve(section["output"].get("dir", "realrecall-runs")),
         history=resolve(section["output"].get("history", "history.jsonl")),
         traffic=resolve(drift["traffic"]) if "traffic" in drift else None,
-        drift_alpha=float(drift_alpha),
+        drift=drift_settings,
     )
 
 

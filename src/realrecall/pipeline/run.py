@@ -181,7 +181,7 @@ def _drift(config: PipelineConfig, say: Callable[[str], None]) -> DriftReport | 
     from realrecall.calibrate.realism import load_questions
 
     say("testing recent traffic for drift from the real set")
-    return detect_drift(load_questions(config.real), load_questions(config.traffic), alpha=config.drift_alpha)
+    return detect_drift(load_questions(config.real), load_questions(config.traffic), settings=config.drift)
 
 
 def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
