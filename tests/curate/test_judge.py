@@ -180,3 +180,54 @@ def test_a_file_kept_beside_the_labels_may_not_be_an_input(workspace: Path) -> N
         "error: its cache judged.cache.jsonl is the same file as --per-query 1 judged.cache.jsonl; "
         "write the output to another file; the input is left as it is"
     ]
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ((), {}),
+        (("--k", "5"), {"k": 5}),
+        (("--concurrency", "2"), {"concurrency": 2}),
+        (("--price-in", "0.5", "--price-out", "1.5"), {"price_in": 0.5, "price_out": 1.5}),
+        (("--timeout", "7.5"), {"request_timeout": 7.5}),
+    ],
+)
+def test_each_option_of_judge_is_a_judge_setting_that_reaches_the_pool(
+    words: tuple[str, ...], expected: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from realrecall.curate.judge_settings import JudgeSettings
+    from realrecall.errors import InputError
+
+    received: list[JudgeSettings] = []
+
+    def judge_pool(*arguments: Any, settings: JudgeSettings, **keywords: Any) -> None:
+        received.append(settings)
+        raise InputError("stopped before asking anything")
+
+    monkeypatch.setattr("realrecall.curate.judge.judge_pool", judge_pool)
+    for reader in ("realrecall.gold.load_gold", "realrecall.corpus.load_corpus"):
+        monkeypatch.setattr(reader, lambda path: None)
+    monkeypatch.setattr("realrecall.evaluate.results.read_per_query", lambda path: [])
+    done = run(
+        "judge", "--gold", "g.jsonl", "--per-query", "p.jsonl", "-c", "c.jsonl", "-o", "o.jsonl",
+        "--model", "m", *words, cwd=tmp_path, env={"OPENAI_API_KEY": "unused"},
+    )  # fmt: skip
+
+    assert done.err_lines == ["error: stopped before asking anything"]
+    assert received == [JudgeSettings(model="m", **expected)]
+
+
+def test_a_bad_judge_setting_is_one_rule_on_the_command_line_and_in_python(tmp_path: Path) -> None:
+    from realrecall.curate.judge import judge_pool
+    from realrecall.errors import InputError
+
+    done = run(
+        "judge", "--gold", "g.jsonl", "--per-query", "p.jsonl", "-c", "c.jsonl", "-o", "o.jsonl",
+        "--model", "m", "--concurrency", "0", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.err_lines == ["error: --concurrency must be a whole number >= 1, got 0; e.g. 8"]
+    with pytest.raises(InputError, match=r"^concurrency must be a whole number >= 1, got 0; e.g. 8$"):
+        judge_pool(None, [], None, tmp_path / "o.jsonl", client=None, model="m", concurrency=0)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"^model is required"):
+        judge_pool(None, [], None, tmp_path / "o.jsonl", client=None)  # type: ignore[arg-type]

@@ -16,6 +16,8 @@ from realrecall.cli.application import (
     user_errors,
     warn,
 )
+from realrecall.cli.settings_options import Group, settings_options
+from realrecall.curate.judge_settings import JudgeSettings
 from realrecall.errors import InputError
 
 judge_app = command_group(
@@ -25,6 +27,7 @@ judge_app = command_group(
 
 
 @judge_app.callback(invoke_without_command=True)
+@settings_options(Group(JudgeSettings, "settings"))
 def judge(
     ctx: typer.Context,
     gold: Annotated[
@@ -41,20 +44,14 @@ def judge(
         Path | None,
         typer.Option("--output", "-o", help="The judge's labels (JSONL; OUTPUT.qrels beside it)."),
     ] = None,
-    model: Annotated[str | None, typer.Option(help="Model name at the OpenAI-compatible endpoint.")] = None,
-    k: Annotated[int, typer.Option("--k", help="Pool depth: each retriever's top k.")] = 10,
-    concurrency: Annotated[int, typer.Option(help="Requests in flight at once.")] = 8,
-    price_in: Annotated[
-        float | None, typer.Option(help="Price per million input tokens (cost summary).")
-    ] = None,
-    price_out: Annotated[float | None, typer.Option(help="Price per million output tokens.")] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for one answer.")] = 60.0,
+    *,
+    settings: JudgeSettings,
 ) -> None:
     """Label unjudged passages with an LLM judge, check it against people, and correct its figures (PPI)."""
     if ctx.invoked_subcommand is not None:
         return
     with user_errors():
-        if gold is None or not per_query or corpus is None or output is None or model is None:
+        if gold is None or not per_query or corpus is None or output is None or settings.model is None:
             raise InputError(
                 "realrecall judge needs --gold, --per-query, --corpus, --output and --model",
                 hint="or run `realrecall judge agreement` / `realrecall judge ppi`",
@@ -83,12 +80,11 @@ def judge(
         from realrecall.gold import load_gold
         from realrecall.llm import LLMConfig, OpenAIChatClient
 
-        client = OpenAIChatClient(LLMConfig(timeout=timeout))
+        client = OpenAIChatClient(LLMConfig(timeout=settings.request_timeout))
         with ProgressBar("judging", min_total=20) as bar:
             summary = judge_pool(
                 load_gold(gold), [read_per_query(p) for p in per_query], load_corpus(corpus), output,
-                client=client, model=model, k=k, concurrency=concurrency, price_in=price_in,
-                price_out=price_out, progress=bar,
+                client=client, settings=settings, progress=bar,
             )  # fmt: skip
         stage = summary.stage
         spent = "" if stage.cost is None else f", cost {stage.cost:.4f}"

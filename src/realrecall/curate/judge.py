@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, LLMError
+from realrecall.curate.judge_settings import JudgeSettings
+from realrecall.errors import InputError, LLMError, SettingError
 from realrecall.evaluate.results import QueryResult
 from realrecall.files import atomic_write_text, check_file_output
 from realrecall.generate.asking import ask, derive_seed
@@ -40,6 +41,7 @@ from realrecall.generate.summary import StageCounter, StageSummary
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, render
 from realrecall.gold import GoldSet
 from realrecall.llm.types import UNANSWERED, ChatClient, ChatRequest
+from realrecall.settings import settings_with
 
 __all__ = ["JUDGE_GRADE_SCHEMA", "JudgeSummary", "judge_pool", "parse_grade", "pool_pairs"]
 
@@ -128,14 +130,21 @@ def judge_pool(
     output: str | Path,
     *,
     client: ChatClient,
-    model: str,
-    k: int = 10,
-    concurrency: int = 8,
-    price_in: float | None = None,
-    price_out: float | None = None,
+    settings: JudgeSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    **options: Any,
 ) -> JudgeSummary:
-    """Grade the pooled pairs (see the module doc) and write the labels beside the gold set."""
+    """Grade the pooled pairs (see the module doc) and write the labels beside the gold set.
+
+    ``settings`` (``JudgeSettings``, or its fields as keywords over it): the judge's ``model``
+    (required), the pool depth ``k``, the requests in flight and the prices of the cost summary. The
+    client keeps its own timeout (``request_timeout`` is what the CLI gives the client it makes).
+    """
+    settings = settings_with(JudgeSettings, settings, options, what="judge_pool")
+    if settings.model is None:
+        raise SettingError("model", "is required: the judge's model at the endpoint", hint="e.g. gpt-4o-mini")
+    model, k, concurrency = settings.model, settings.k, settings.concurrency
+    price_in, price_out = settings.price_in, settings.price_out
     output_path = Path(output)
     check_file_output(output_path, label="the output", why="judge reads its labels back to resume")
     if gold.path is not None and Path(gold.path).resolve() == output_path.resolve():
@@ -144,8 +153,6 @@ def judge_pool(
             path=output_path,
             hint="write them to another file: labels go beside the gold set, never into it",
         )
-    if concurrency < 1:
-        raise InputError(f"concurrency must be at least 1, got {concurrency}")
     prompt = builtin_prompt("relevance_judge")
     texts = {q.query_id: q.query for q in gold.queries}
     pairs = pool_pairs(gold, runs, k)
