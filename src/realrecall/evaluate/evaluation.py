@@ -519,12 +519,30 @@ class _Labels:
     def forms(self) -> list[str | None]:
         return _own_or_rules(list(map(_own_form, self.gold)), self.gold, default_labeller().forms)
 
+    @cached_property
+    def gold_counts(self) -> list[Any]:
+        """``query.field(GOLD_COUNT)`` of every query: its own field, else its relevant passages
+        (grade >= 1) counted over all queries at once (a frozenset per query took 0.6 s of 100k)."""
+        own = list(map(_own_gold_count, self.gold))
+        if None not in own:
+            return own
+        judged = list(map(_GOLD, self.gold))
+        counts = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
+        grades = np.fromiter(
+            chain.from_iterable(map(_VALUES, judged)), dtype=np.int64, count=int(counts.sum())
+        )
+        query = np.repeat(np.arange(len(judged)), counts)
+        needed: list[int] = np.bincount(query[grades >= 1], minlength=len(judged)).tolist()
+        return [count if value is None else value for value, count in zip(own, needed, strict=True)]
+
     def field(self, query: GoldQuery, position: int, name: str) -> Any:
         """``query.field(name)``, with the rules' type and form for a query without its own."""
         if name == "type":
             return self.types[position]
         if name == "form":
             return self.forms[position]
+        if name == GOLD_COUNT:
+            return self.gold_counts[position]
         return query.field(name)
 
 
@@ -537,6 +555,12 @@ def _own_or_rules(
         return own
     labelled = iter(label(list(compress(map(_QUERY, gold), missing))))
     return [value if value is not None else next(labelled) for value in own]
+
+
+def _own_gold_count(query: GoldQuery) -> Any:
+    """The gold_count a query's record gives (None for a qrels query, whose NO_FIELDS is not asked)."""
+    metadata = query.metadata
+    return None if metadata is NO_FIELDS else metadata.get(GOLD_COUNT)
 
 
 def _own_form(query: GoldQuery) -> Any:
