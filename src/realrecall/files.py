@@ -213,6 +213,24 @@ def check_output_path(path: str | Path) -> None:
         break
 
 
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file: the same path, a symlink to it or a hard link (a missing file
+    by its resolved path)."""
+    try:
+        first, second = os.stat(a), os.stat(b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
+
+
+def refuse_same_file(first: tuple[str, str | Path], second: tuple[str, str | Path], *, hint: str) -> None:
+    """One line when two inputs that must differ (a baseline and its rival, people's labels and the
+    judge's) are one file: read twice, it would agree with itself and be reported as a finding."""
+    (label_a, a), (label_b, b) = first, second
+    if same_file(a, b):
+        raise InputError(f"{label_a} {a} and {label_b} {b} are the same file", hint=hint)
+
+
 def check_distinct(inputs: Mapping[str, str | Path | None], outputs: Mapping[str, str | Path | None]) -> None:
     """Refuse an output that is one of the inputs (same path, a symlink to it, or a hard link), or that
     lies inside a folder an input names (a vector store's folder, a BEIR folder): by path, through a

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from realrecall.evaluate.results import (
     distinct_labels,
     load_results,
 )
+from realrecall.files import refuse_same_file
 from realrecall.settings import settings_with
 
 __all__ = [
@@ -157,6 +159,8 @@ def compare(
     origin already), the test, and significance: ``p_value <= alpha``.
     """
     settings = settings_with(CompareSettings, settings, options, what="compare")
+    if isinstance(a, str | Path) and isinstance(b, str | Path):
+        refuse_same_file(("results a", a), ("results b", b), hint="give b the results of the other retriever")
     metric, by, test, alpha = settings.metric, settings.by, settings.test, settings.alpha
     confidence, n_resamples, seed = settings.confidence, settings.n_resamples, settings.seed
     first, second = load_results(a), load_results(b)

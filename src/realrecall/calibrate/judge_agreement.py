@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from realrecall.errors import InputError
+from realrecall.files import refuse_same_file
 from realrecall.gold import GoldSet, load_gold
 
 __all__ = ["LabelAgreement", "label_agreement", "load_label_agreement"]
@@ -92,7 +93,9 @@ class LabelAgreement:
 def load_label_agreement(
     human: str | Path, judge: str | Path, *, threshold: int | None = None
 ) -> LabelAgreement:
-    """:func:`label_agreement` of two label files (TREC qrels or gold sets)."""
+    """:func:`label_agreement` of two label files (TREC qrels or gold sets), which must be two files."""
+    hint = "give the judge's labels as the second file"
+    refuse_same_file(("people's labels", human), ("the judge's labels", judge), hint=hint)
     return label_agreement(load_gold(human), load_gold(judge), threshold=threshold)
 
 

@@ -183,6 +183,14 @@ def plan(
             path=result.source,
             hint=f"choose from {', '.join(known)}" if known else "evaluate the real set first",
         )
+    unset = [q for q in pilot if by is not None and q.field(by) is None]
+    if by is not None and len(unset) == len(pilot):
+        fields = [name for name in result.present_fields() if name != "origin"]
+        raise InputError(
+            f"no real question has a value for --by {by!r}",
+            path=result.source,
+            hint=f"choose from {', '.join(fields)}" if fields else "plan without --by",
+        )
     groups: dict[str, list[float]] = {}
     for query in pilot:
         if metric in query.metrics:
@@ -191,6 +199,8 @@ def plan(
     warnings = []
     if missing:
         warnings.append(f"{len(missing)} real questions have no {metric} and are left out")
+    if unset:
+        warnings.append(f"{len(unset)} real questions have no {by}: planned as the stratum {by}=None")
     made = plan_strata(
         groups, metric=metric, binary=is_binary(metric), target_width=target_width,
         weights=weights, confidence=confidence, by=by,

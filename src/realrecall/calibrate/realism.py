@@ -36,7 +36,6 @@ score is computed, so the CLI starts without it.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -289,7 +288,9 @@ def realism_of_files(
 
     One file given twice (by the same path, a symlink or a hard link) is refused before it is read.
     """
-    if _same_file(Path(real), Path(synthetic)):
+    from realrecall.files import same_file
+
+    if same_file(real, synthetic):
         raise InputError(
             f"the real and the synthetic questions are the same file: {real} and {synthetic}",
             hint="give the synthetic questions as the second file",
@@ -302,14 +303,6 @@ def realism_of_files(
         top=top,
         confidence=confidence,
     )
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        first, second = a.stat(), b.stat()
-    except OSError:  # a missing file is reported by load_questions, naming it
-        return os.path.realpath(a) == os.path.realpath(b)
-    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
 def _pipeline(surface_features: Callable[[Sequence[str]], NDArray[np.float64]]) -> Any:

@@ -235,6 +235,8 @@ def review_command(
             raise InputError(
                 "--interactive needs a terminal", hint="run it in a terminal, or drop --interactive"
             )
+        if width < 1:  # a slice [: width - 1] would show nearly the whole passage
+            raise InputError(f"--width must be at least 1 character, got {width}", hint="e.g. --width 240")
         review = find_misses(
             results,
             per_query,

@@ -149,9 +149,12 @@ def ppi(
     """Each system's figure from judge labels on every query, corrected by human labels on some (PPI)."""
     with user_errors():
         from realrecall.calibrate.report.judge import PPI_FORMATS, ppi_headline, render_ppi
-        from realrecall.files import check_distinct
+        from realrecall.files import check_distinct, refuse_same_file
 
         check_distinct({"JUDGE": judge, "HUMAN": human}, {"--output": output})
+        refuse_same_file(
+            ("JUDGE", judge), ("HUMAN", human), hint="give the scores under people's labels second"
+        )
         chosen = check_format(output_format, PPI_FORMATS)
         from realrecall.calibrate.ppi import prediction_powered
         from realrecall.calibrate.query_scores import load_query_scores, parse_query_selection

@@ -122,8 +122,9 @@ def _run(
     for gold in inputs.gold_sets:  # before generation: a real set today's corpus cannot score
         refuse_uncarried(gold, corpus)
     generate_config = config.generate
-    # Before generation too: a traffic file that cannot be read must not wait for it.
+    # Before generation too: a traffic file or a history that cannot be read must not wait for it.
     drift = _drift(config, say)
+    history = load_history(config.history)
 
     say("generating synthetic questions (only new or changed chunks are sent)")
     if client is None and generate_config.backend == "llm":
@@ -146,7 +147,6 @@ def _run(
         report = replace(
             report, warnings=(*report.warnings, f"{drift.verdict} Calibrated figures are stale.")
         )
-    history = load_history(config.history)
     row = _history_row(config, result.to_dict(), report, generation, now, history[-1] if history else None)
     if drift is not None:
         figures = replace(
@@ -214,6 +214,13 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
             for key, path in retriever.items()
         },
     }
+    if config.synthetic.suffix.lower() != ".jsonl":
+        # The run reads the set it generates back by its name: another suffix reads as TREC qrels.
+        raise InputError(
+            f"[generate] output {config.synthetic.name} is not a .jsonl file",
+            path=config.path,
+            hint="the synthetic set is JSON Lines: name it e.g. synthetic.jsonl",
+        )
     sidecars = sidecar_paths(config.synthetic, generate.cache_path)
     generated = {
         "[generate] output": config.synthetic,
