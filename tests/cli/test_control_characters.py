@@ -11,6 +11,7 @@ import io
 import json
 import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -138,8 +139,9 @@ def test_calibrate_shows_slice_values_escaped_in_every_format(nasty: Path, outpu
 
 
 def test_compare_shows_slice_values_escaped(nasty: Path) -> None:
+    shutil.copyfile(nasty / "results.json", nasty / "results_b.json")  # compare refuses one file twice
     for output_format in ("table", "markdown"):
-        result = run("compare", "results.json", "results.json", "--format", output_format, cwd=nasty)
+        result = run("compare", "results.json", "results_b.json", "--format", output_format, cwd=nasty)
         assert result.returncode == 0, result.stderr
         assert raw_controls(result.stdout + result.stderr) == []
         assert r"look\x1b[31mred" in result.stdout

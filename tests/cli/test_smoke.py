@@ -55,9 +55,9 @@ COMMANDS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
         "migrated 8 queries into migrated.jsonl",
         ("migrated.jsonl",),
     ),
-    "judge agreement": (("judge", "agreement", "qrels.txt", "qrels.txt"), "exact 1.000", ()),
+    "judge agreement": (("judge", "agreement", "qrels.txt", "gold.jsonl"), "exact 1.000", ()),
     "judge ppi": (
-        ("judge", "ppi", "scores.tsv", "scores.tsv", "--measure", "ndcg@10", "--human-queries", "1-6"),
+        ("judge", "ppi", "scores.tsv", "scores_human.tsv", "--measure", "ndcg@10", "--human-queries", "1-6"),
         "Prediction-powered ndcg@10",
         (),
     ),
