@@ -212,3 +212,7 @@ def test_one_line_errors(database: Path, tmp_path: Path) -> None:
         InputError, match="has no embedding function of its own; embed queries with embed_model"
     ):
         build_retriever("lancedb", corpus, options={"uri": str(database), "table": "sample"})
+    with pytest.raises(InputError, match=r"has no column 'embedding' \(its vector columns: vector\)"):
+        build_retriever(
+            "lancedb", corpus, options={"uri": str(database), "table": "sample", "vector_column": "embedding"}
+        )

@@ -70,6 +70,13 @@ def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings
             f"{where} has no column {options.id_field!r} (its columns: {', '.join(table.schema.names)})",
             hint="name the column holding chunk ids with id_field=COLUMN",
         )
+    if options.vector_column is not None and options.vector_column not in columns:
+        # Checked here, not by the first query: a typo would otherwise end the run on query one.
+        vectors = [item.name for item in table.schema if _is_vector(item.type)]
+        raise InputError(
+            f"{where} has no column {options.vector_column!r} (its vector columns: {', '.join(vectors)})",
+            hint="name the column with vector_column=COLUMN, or leave it out for LanceDB's choice",
+        )
     if options.distance is not None and options.distance not in _DISTANCES:
         raise InputError(
             f"retriever lancedb option distance must be one of {', '.join(_DISTANCES)}, "
