@@ -180,7 +180,8 @@ def test_an_mrr_whose_values_are_all_zero_or_one_gets_the_bootstrap_not_wilson()
     # Found at rank 1 or not at all: every reciprocal rank is 0 or 1, yet MRR is not a proportion.
     result = evaluate(_gold_sets(), run=_run(0, "x"), metrics=["recall@1", "mrr@1"])
     report = calibrate(result, metric="mrr@1", n_resamples=200)
-    assert report.overall("mrr@1").real.interval.method == "bootstrap"
+    # The bootstrap ("+score" where its bounded-mean score interval widened it near the ceiling).
+    assert report.overall("mrr@1").real.interval.method in ("bootstrap", "bootstrap+score")
     assert report.overall("recall@1").real.interval.method == "wilson"
 
 
