@@ -109,11 +109,11 @@ def trial_row(
         asked.append(made.n_more)
         within += _within(
             made.predicted_width,
-            _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary),
+            _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary, rng),
         )
         raw_width, raw_more = raw_plan_width(pilot, binary, width, weights)
         if raw_width > 0:
-            raw_within += _within(raw_width, _reached(pilot, pops, raw_more, weights, binary))
+            raw_within += _within(raw_width, _reached(pilot, pops, raw_more, weights, binary, rng))
     label = "by stratum" if stratified else "one stratum"
     return (
         f"{metric:<10} {label:<12} {width:5.2f}  {within / trials:6.3f}  {raw_within / trials:8.3f}  "
@@ -123,9 +123,8 @@ def trial_row(
 
 def _reached(
     pilot: dict[str, np.ndarray], pops: dict[str, np.ndarray], more: dict[str, int],
-    weights: dict[str, float], binary: bool, rng: np.random.Generator | None = None,
+    weights: dict[str, float], binary: bool, rng: np.random.Generator,
 ) -> float:  # fmt: skip
-    rng = rng or _RNG
     finals = {name: np.concatenate([pilot[name], rng.choice(pops[name], more.get(name, 0))]) for name in pops}
     if binary and len(finals) == 1:
         final = finals["all"]
@@ -141,9 +140,6 @@ def _within(predicted: float, reached: float) -> bool:
     return predicted > 0 and abs(reached / predicted - 1.0) <= 0.2
 
 
-_RNG = np.random.default_rng(0)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -152,12 +148,24 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=400)
     parser.add_argument("--widths", default="0.06,0.1,0.15")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--strata", choices=("one", "by", "both"), default="both")
     args = parser.parse_args()
     data = find_reference_data()
     if data is None:
         sys.exit("shared/reference-data not found beside the checkout")
-    rng = np.random.default_rng(args.seed)
     widths = [float(w) for w in args.widths.split(",")]
+    choices = {"one": (False,), "by": (True,), "both": (False, True)}[args.strata]
+
+    def row(
+        name: str, values: np.ndarray, strata: np.ndarray, metric: str, stratified: bool, width: float
+    ) -> str:
+        # Each row draws from its own seed: a row's figure does not depend on the rows run before it.
+        key = [args.seed, *map(ord, f"{name}/{metric}/{stratified}/{width}")]
+        binary = metric == "recall@10"
+        return trial_row(
+            values, strata, metric, binary, stratified, width, args.trials, np.random.default_rng(key)
+        )
+
     print("within: share of trials whose reached width is within 20% of the predicted (target >= 0.90)")
     for name in args.corpora.split(","):
         if name.startswith("trec-dl-2023"):
@@ -167,24 +175,18 @@ def main() -> None:
                     f"nDCG@10 {values.mean():.3f} (NIST labels)"
                 )
                 print("metric     strata       width  within  raw-pilot  median+  wider")
-                for stratified in (False, True):
+                for stratified in choices:
                     for width in widths:
-                        print(
-                            trial_row(values, strata, "ndcg@10", False, stratified, width, args.trials, rng)
-                        )
+                        print(row(f"{name}/{run}", values, strata, "ndcg@10", stratified, width), flush=True)
             continue
         outcomes, strata = population(data / name)
         print(f"\n{name}: {strata.size} questions; BM25 recall@10 {outcomes['recall@10'].mean():.3f}, "
               f"nDCG@10 {outcomes['ndcg@10'].mean():.3f}")  # fmt: skip
         print("metric     strata       width  within  raw-pilot  median+  wider")
-        for metric, binary in METRICS:
-            for stratified in (False, True):
+        for metric, _ in METRICS:
+            for stratified in choices:
                 for width in widths:
-                    print(
-                        trial_row(
-                            outcomes[metric], strata, metric, binary, stratified, width, args.trials, rng
-                        )
-                    )
+                    print(row(name, outcomes[metric], strata, metric, stratified, width), flush=True)
 
 
 if __name__ == "__main__":

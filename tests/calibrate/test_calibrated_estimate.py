@@ -23,6 +23,7 @@ from statsmodels.stats.meta_analysis import combine_effects
 from calibrate.results_builder import per_query, ranks_set, results_document
 from realrecall.calibrate import calibrate, prediction
 from realrecall.calibrate.calibrated_estimate import MIN_REAL, calibrated_estimate
+from realrecall.calibrate.plan import plan_strata
 from realrecall.calibrate.prediction import REGRESSION, StratumLogits
 from realrecall.calibrate.random_effects import ASSUMED_SPREAD, SPREAD_FLOOR, meta_regression, paule_mandel
 from realrecall.calibrate.report import render, report_table
@@ -308,7 +309,7 @@ def test_the_chosen_model_has_the_smallest_reported_error_in_random_draws() -> N
     assert len(chosen) >= 2  # the draws exercise the choice, not one model every time
 
 
-def test_the_sentence_says_where_to_label_and_json_carries_the_plan() -> None:
+def test_where_to_label_is_the_labelling_plan_with_min_real_in_every_unmeasured_stratum() -> None:
     document = results_document(
         [("syn", ranks_set("synthetic", 30, 10, prefix="s", type="a")
           + ranks_set("synthetic", 30, 10, prefix="t", type="b")
@@ -317,14 +318,40 @@ def test_the_sentence_says_where_to_label_and_json_carries_the_plan() -> None:
     )  # fmt: skip
     report = calibrate(document, now=NOW)
     assert report.calibrated is not None
-    assert (
-        f"To measure it, label at least {MIN_REAL} real questions each in type=b, type=c "
-        f"({2 * MIN_REAL} in all)." in report.calibrated.text
+    assert report.calibrated.advice is not None
+    weights = {str(s.value): s.weight for s in report.calibrated.strata}
+    made = plan_strata(
+        {"a": np.r_[np.ones(20), np.zeros(20)]}, metric="recall@10", binary=True, target_width=0.2,
+        weights=weights, at_least={"b": MIN_REAL, "c": MIN_REAL},
+    )  # fmt: skip
+    planned = {s.value: s.n_more for s in made.strata if s.n_more}
+    advice = report.calibrated.advice
+    assert dict(zip(advice.strata, advice.counts, strict=True)) == planned
+    assert all(planned[name] >= MIN_REAL for name in ("b", "c"))
+    # A third of traffic each at a rate near 0.5 needs more than the floor for a 0.2 wide interval.
+    assert advice.total > 2 * MIN_REAL
+    assert advice.predicted_width == made.predicted_width <= 0.2
+    assert f"To measure it, label at least {planned['b']} real questions each in type=b, type=c" in (
+        report.calibrated.text
     )
     data = json.loads(render(report, "json"))["calibrated"]
-    assert data["label"] == {"strata": ["b", "c"], "per_stratum": MIN_REAL, "total": 2 * MIN_REAL}
+    assert data["label"]["by_stratum"] == [{"stratum": k, "n_more": n} for k, n in planned.items()]
+    assert data["label"]["total"] == sum(planned.values())
     assert data["model"]["name"] == "pooled real"
     assert data["predicted"]["value"] == pytest.approx(0.5, abs=0.02)
+
+
+def test_a_wider_target_asks_only_the_floor_in_each_unmeasured_stratum() -> None:
+    document = results_document(
+        [("syn", ranks_set("synthetic", 30, 10, prefix="s", type="a")
+          + ranks_set("synthetic", 30, 10, prefix="t", type="b")),
+         ("real", ranks_set("real", 20, 20, prefix="r", type="a"))]
+    )  # fmt: skip
+    report = calibrate(document, now=NOW, max_width=0.9)
+    assert report.calibrated is not None
+    assert report.calibrated.advice is not None
+    assert report.calibrated.advice.counts == (MIN_REAL,)
+    assert f"label at least {MIN_REAL} real questions in type=b ({MIN_REAL} in all;" in report.calibrated.text
 
 
 @pytest.mark.parametrize(
@@ -532,8 +559,11 @@ def test_traffic_the_real_set_misses_is_said_in_every_format() -> None:
     )  # fmt: skip
     report = calibrate(document, now=NOW)
     said = "NOT measured, predicted"
-    where = "To measure it, label at least 10 real questions in type=extractive"
     assert report.calibrated is not None
+    assert report.calibrated.advice is not None
+    (asked,) = report.calibrated.advice.counts
+    assert asked >= MIN_REAL
+    where = f"To measure it, label at least {asked} real questions in type=extractive"
     assert said in report.calibrated.text
     assert where in report.calibrated.text
     assert "between-stratum spread assumed 1.00 logit" in report.calibrated.text

@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from calibrate.results_builder import per_query, results_document
+from realrecall.calibrate import calibrate
 from realrecall.calibrate.judge_agreement import label_agreement
 from realrecall.calibrate.ppi import prediction_powered
 from realrecall.calibrate.query_scores import QueryScores, load_query_scores, parse_query_selection
+from realrecall.calibrate.report import render
 from realrecall.errors import InputError
 from realrecall.gold import GoldQuery, GoldSet
 from support.cli import run
@@ -191,3 +194,49 @@ def test_ppi_refuses_labelled_queries_the_judge_did_not_score() -> None:
     human = QueryScores("m", ("a",), ("q1", "q3"), np.array([[0.5, 0.5]]))
     with pytest.raises(InputError, match="no judge scores"):
         prediction_powered(judge, human)
+
+
+def _qrels(path: Path, grades: np.ndarray) -> Path:
+    lines = [f"{q} 0 {p} {g}" for q, graded in _grouped(grades).items() for p, g in graded.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_calibrate_shows_the_judges_agreement_and_bias_when_its_labels_were_used(
+    tmp_path: Path, write_results
+) -> None:
+    human, judge = _pairs(np.random.default_rng(5), 300)
+    judge = np.minimum(judge + (np.random.default_rng(6).random(300) < 0.3), 3)  # a lenient judge
+    human_path, judge_path = _qrels(tmp_path / "human.qrels", human), _qrels(tmp_path / "judge.qrels", judge)
+    records = [per_query(f"q{i}", "real", rank=1 if i % 3 else None) for i in range(40)]
+    records += [per_query(f"s{i}", "synthetic", rank=1) for i in range(40)]
+    results = write_results(results_document([("set", records)]))
+    report = calibrate(results, judge_labels=judge_path, human_labels=human_path)
+    assert report.judge is not None
+    assert report.judge.kappa == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    assert report.judge.mean_grade_difference == pytest.approx(float(judge.mean() - human.mean()))
+    assert report.judge.relevant_ratio == pytest.approx(float(np.sum(judge >= 2) / np.sum(human >= 2)))
+    data = json.loads(render(report, "json"))
+    assert data["judge"]["kappa"] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-4)
+    bias = f"bias: mean grade {judge.mean() - human.mean():+.3f}"
+    assert bias in render(report, "markdown")
+    assert bias in render(report, "html")
+    assert render(report, "html").count('class="cell"') == 16
+    done = run(
+        "calibrate", str(results), "--judge-labels", str(judge_path), "--human-labels", str(human_path)
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert bias in " ".join(done.stdout.split())
+    plain = calibrate(results)
+    assert plain.judge is None
+    assert json.loads(render(plain, "json"))["judge"] is None
+
+
+def test_judge_labels_without_human_labels_are_refused_in_one_line(tmp_path: Path, write_results) -> None:
+    judge_path = _qrels(tmp_path / "judge.qrels", np.array([1, 2, 0]))
+    results = write_results(results_document([("set", [per_query("q1", "real", rank=1)])]))
+    done = run("calibrate", str(results), "--judge-labels", str(judge_path))
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert "human" in lines[0]

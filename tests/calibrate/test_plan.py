@@ -10,7 +10,8 @@ import pytest
 
 from calibrate.results_builder import per_query, results_document
 from realrecall.calibrate.plan import load_weights, plan, plan_strata, predicted_width
-from realrecall.calibrate.statistics import wilson_interval
+from realrecall.calibrate.plan_prediction import pilot_posterior, reached_widths
+from realrecall.calibrate.statistics import wilson_interval, z_value
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
 from realrecall.evaluate import evaluate
@@ -154,3 +155,43 @@ def test_a_weights_line_without_a_share_names_its_line(tmp_path: Path) -> None:
     weights.write_text('{"lookup": -1}')
     with pytest.raises(InputError, match="not a number >= 0"):
         load_weights(weights)
+
+
+def test_at_least_is_a_floor_and_the_plan_adds_where_the_width_needs_it() -> None:
+    pilot = {"a": np.array([1.0, 0.0] * 10)}
+    weights = {"a": 0.5, "b": 0.5}
+    loose = plan_strata(
+        pilot, metric="recall@10", binary=True, target_width=0.4, weights=weights, at_least={"b": 10}
+    )
+    by_name = {s.value: s for s in loose.strata}
+    assert by_name["b"].n_total == 10  # the floor alone meets a loose target
+    assert by_name["a"].n_more == 0
+    tight = plan_strata(
+        pilot, metric="recall@10", binary=True, target_width=0.15, weights=weights, at_least={"b": 10}
+    )
+    by_name = {s.value: s for s in tight.strata}
+    assert by_name["a"].n_more > 0
+    assert by_name["b"].n_total > 10
+    assert tight.predicted_width <= 0.15
+    assert tight.curve[0][0] == 10  # the curve starts where the floor is met
+
+
+def test_the_predicted_width_is_the_one_the_posterior_most_often_reaches_within_20_percent() -> None:
+    pilot = np.r_[np.ones(26), np.zeros(4)]
+    made = plan_strata({"all": pilot}, metric="recall@10", binary=True, target_width=0.08)
+    posterior = pilot_posterior([pilot], np.array([1.0]), binary=True, strength=4.0, z=z_value(0.95))
+    widths = reached_widths(posterior, [30 + made.n_more])
+    best = max(np.mean(np.abs(widths / w - 1.0) <= 0.2 + 1e-12) for w in np.linspace(0.03, 0.15, 601))
+    assert made.prediction_probability == pytest.approx(float(best), abs=0.003)
+    within = np.mean(np.abs(widths / made.predicted_width - 1.0) <= 0.2 + 1e-12)
+    assert within == pytest.approx(made.prediction_probability, abs=1e-9)
+
+
+def test_a_pilot_near_the_bound_says_its_prediction_is_rough() -> None:
+    made = plan_strata({"all": np.ones(30)}, metric="recall@10", binary=True, target_width=0.06)
+    assert made.prediction_probability < 0.8
+    assert any("predicts the width only roughly" in w for w in made.warnings)
+    steady = plan_strata(
+        {"all": np.array([1.0, 0.0] * 15)}, metric="recall@10", binary=True, target_width=0.06
+    )
+    assert steady.warnings == ()

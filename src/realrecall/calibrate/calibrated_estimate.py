@@ -44,6 +44,7 @@ import numpy as np
 from scipy import stats
 
 from realrecall.calibrate.gap import metric_values, slice_values
+from realrecall.calibrate.plan import plan_strata
 from realrecall.calibrate.prediction import ModelChoice, Prediction, StratumLogits, choose_model
 from realrecall.calibrate.random_effects import ASSUMED_SPREAD, SPREAD_FLOOR, quantile
 from realrecall.calibrate.settings import parse_date
@@ -59,6 +60,7 @@ __all__ = [
     "LabelAdvice",
     "Stratum",
     "calibrated_estimate",
+    "label_advice",
     "parse_date",
 ]
 
@@ -101,16 +103,21 @@ class Stratum:
 
 @dataclass(frozen=True)
 class LabelAdvice:
-    """Where to label: real questions that would make the strata without them measured."""
+    """Where to label: real questions that would make the strata without them measured, and the
+    figure's interval about ``target_width`` wide (the labelling plan's Neyman allocation, at least
+    :data:`MIN_REAL` in every stratum without real questions)."""
 
     strata: tuple[Any, ...]
-    per_stratum: int
+    counts: tuple[int, ...]
+    """How many more real questions in each of ``strata``."""
     share: float
-    """The share of traffic they carry."""
+    """The share of traffic the strata without real questions carry."""
+    predicted_width: float
+    target_width: float
 
     @property
     def total(self) -> int:
-        return self.per_stratum * len(self.strata)
+        return sum(self.counts)
 
 
 @dataclass(frozen=True)
@@ -224,12 +231,49 @@ def model_text(model: ModelChoice) -> str:
 
 def advice_text(advice: LabelAdvice, by: str | None) -> str:
     """Where to label for a measured figure."""
-    shown = ", ".join(_label(by, v) for v in advice.strata[:6])
     more = f" and {len(advice.strata) - 6} more" if len(advice.strata) > 6 else ""
-    each = "" if len(advice.strata) == 1 else " each"
+    if len(set(advice.counts)) == 1:
+        each = "" if len(advice.strata) == 1 else " each"
+        shown = ", ".join(_label(by, v) for v in advice.strata[:6])
+        where = f"at least {advice.counts[0]} real questions{each} in {shown}{more}"
+    else:
+        (first, *rest) = [
+            f"{n} in {_label(by, v)}" for n, v in zip(advice.counts, advice.strata, strict=True)
+        ][:6]
+        where = ", ".join([first.replace(" in ", " real questions in ", 1), *rest]) + more
     return (
-        f"To measure it, label at least {advice.per_stratum} real questions{each} in {shown}{more} "
-        f"({advice.total} in all)."
+        f"To measure it, label {where} ({advice.total} in all; the real figure's interval is then "
+        f"about {advice.predicted_width:.2f} wide)."
+    )
+
+
+def label_advice(
+    metric: str,
+    real: Sequence[np.ndarray],
+    values: Sequence[Any],
+    shares: Sequence[float],
+    *,
+    binary: bool,
+    target_width: float,
+    confidence: float,
+) -> LabelAdvice:
+    """Where to label, from the labelling plan (``realrecall.calibrate.plan``): each stratum's ``real``
+    values are its pilot, ``shares`` its traffic; a stratum with traffic and no real question must end
+    with :data:`MIN_REAL`, and the plan adds where the stratified real figure's interval needs it to be
+    about ``target_width`` wide."""
+    keys = [str(i) for i in range(len(values))]  # stratum values need not be text, nor distinct as text
+    made = plan_strata(
+        dict(zip(keys, real, strict=True)), metric=metric, binary=binary, target_width=target_width,
+        weights=dict(zip(keys, shares, strict=True)), confidence=confidence,
+        at_least={k: MIN_REAL for k, r, w in zip(keys, real, shares, strict=True) if w > 0 and not r.size},
+    )  # fmt: skip
+    asked = [(values[int(s.value)], s.n_more) for s in made.strata if s.n_more > 0]
+    return LabelAdvice(
+        strata=tuple(v for v, _ in asked),
+        counts=tuple(n for _, n in asked),
+        share=float(sum(w for r, w in zip(real, shares, strict=True) if not r.size)),
+        predicted_width=made.predicted_width,
+        target_width=float(target_width),
     )
 
 
@@ -250,6 +294,7 @@ def calibrated_estimate(
     rng: np.random.Generator,
     weights: Mapping[Any, float] | None = None,
     real_overall: Estimate | None = None,
+    target_width: float = 0.2,
 ) -> CalibratedEstimate | None:
     """The calibrated estimate of ``metric`` (see the module docstring); None without real queries.
 
@@ -258,6 +303,7 @@ def calibrated_estimate(
     earlier results of the same retriever, generator and corpus: the caller checks). ``weights``:
     traffic share per stratum value, overriding the default. ``real_overall``: the real figure over all
     of ``calibration_real`` with its interval, quoted as the estimate when every stratum is measured.
+    ``target_width``: the interval width the labelling advice plans for (calibrate's ``max_width``).
     """
     if metric_values(calibration_real, metric).size == 0:
         return None
@@ -304,11 +350,10 @@ def calibrated_estimate(
         )
     advice = None
     if carrying:
-        advice = LabelAdvice(
-            strata=tuple(c.value for c in carrying),
-            per_stratum=MIN_REAL,
-            share=float(sum(s.weight for s in strata if s.source == PREDICTED)),
-        )
+        advice = label_advice(
+            metric, [c.real.values for c in cells], [c.value for c in cells], shares, binary=binary,
+            target_width=target_width, confidence=confidence,
+        )  # fmt: skip
     age = _age_days(calibrated_on, now)
     stale = age is not None and max_age_days is not None and age > max_age_days
     if calibrated_on is None:

@@ -18,6 +18,7 @@ from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps, metric_values
+from realrecall.calibrate.judge_agreement import LabelAgreement, load_label_agreement
 from realrecall.calibrate.remeasure import corpus_changed, remeasure_real
 from realrecall.calibrate.settings import CalibrateSettings
 from realrecall.calibrate.statistics import estimate_mean
@@ -79,6 +80,8 @@ class CalibrationReport:
     seed: int
     n_resamples: int
     retriever_name: str = ""
+    judge: LabelAgreement | None = None
+    """The judge's agreement with people and its bias, when the results were scored with judge labels."""
 
     def overall(self, metric: str | None = None) -> SliceGap:
         """The all-queries row of ``metric`` (default: the headline metric)."""
@@ -141,6 +144,7 @@ def calibrate(
     stratum_weights, origins = settings.stratum_weights, settings.origins
     seed, n_resamples, bootstrap = settings.seed, settings.n_resamples, settings.bootstrap
     min_queries, max_width = settings.min_queries, settings.max_width
+    _check_judge_labels(settings)
     sources = [results] if isinstance(results, _SOURCE_TYPES) else _sources(results)
     if not sources:
         raise InputError("no results given", hint="pass at least one results.json")
@@ -196,7 +200,7 @@ def calibrate(
         by=by_field, same_synthetic=calibration is primary, binary=is_binary(chosen),
         calibrated_on=real_set_date, max_age_days=max_age_days, now=now or datetime.now(UTC),
         confidence=confidence, n_resamples=n_resamples, rng=calibration_rng, weights=stratum_weights,
-        real_overall=real_overall,
+        real_overall=real_overall, target_width=max_width,
     )  # fmt: skip
     if calibrated is not None and carried:
         calibrated = replace(calibrated, notes=calibrated.notes + carried)
@@ -216,6 +220,11 @@ def calibrate(
             )
         grid = answer_grid(primary.queries, labels, k=answer_k or _metric_k(chosen) or 10)
     report_gates = _gates(fail_under or {}, max_gap, gaps, chosen, calibrated, gate_on)
+    judge = (
+        None
+        if settings.judge_labels is None or settings.human_labels is None
+        else load_label_agreement(settings.human_labels, settings.judge_labels)
+    )
     return CalibrationReport(
         headline=head,
         retriever=primary.description or primary.name,
@@ -239,7 +248,22 @@ def calibrate(
         seed=seed,
         n_resamples=n_resamples,
         retriever_name=primary.name,
+        judge=judge,
     )
+
+
+def _check_judge_labels(settings: CalibrateSettings) -> None:
+    """Judge labels come with people's labels to check them against, and the other way round."""
+    if settings.judge_labels is not None and settings.human_labels is None:
+        raise SettingError(
+            "judge_labels",
+            "needs human_labels: a figure from judge labels is never reported unchecked",
+            hint="give people's labels of some of the same pairs with --human-labels",
+        )
+    if settings.human_labels is not None and settings.judge_labels is None:
+        raise SettingError(
+            "human_labels", "checks judge_labels, which is not given", hint="give --judge-labels"
+        )
 
 
 def _given_once(name: str, given: Any, setting: Path | None) -> Any:

@@ -68,6 +68,27 @@ class LabelAgreement:
             f"{self.precision:.3f}, recall {self.recall:.3f}): never quote a figure from its labels alone."
         )
 
+    @property
+    def relevant_ratio(self) -> float:
+        """How many pairs the judge calls relevant for each one people do (``recall / precision``; 1:
+        unbiased, above 1: lenient)."""
+        if math.isnan(self.precision) or math.isnan(self.recall) or self.precision == 0:
+            return math.nan
+        return self.recall / self.precision
+
+    @property
+    def summary(self) -> str:
+        """One line for reports that use the judge's labels: its agreement with people and its bias."""
+        ratio = "" if math.isnan(self.relevant_ratio) else f", {self.relevant_ratio:.2f}x as many relevant"
+        strength = _strength(self.kappa_binary)
+        return (
+            f"Judge labels, checked against people on {self.n_pairs} pairs: exact {self.exact:.3f}, "
+            f"kappa {self.kappa:.3f}, at grade >= {self.threshold} kappa {self.kappa_binary:.3f} "
+            f"({strength}), precision {self.precision:.3f}, recall {self.recall:.3f}; bias: mean grade "
+            f"{self.mean_grade_difference:+.3f} against people's{ratio}. Figures from its labels alone "
+            "are not to be quoted: correct them with human labels on some queries (realrecall judge ppi)."
+        )
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "n_pairs": self.n_pairs,
@@ -78,6 +99,7 @@ class LabelAgreement:
             "precision": _rounded(self.precision),
             "recall": _rounded(self.recall),
             "mean_grade_difference": _rounded(self.mean_grade_difference),
+            "relevant_ratio": _rounded(self.relevant_ratio),
             "confusion": {
                 "grades": list(self.grades),
                 "rows": "human grade",

@@ -19,23 +19,33 @@ From the real questions in hand (the pilot):
 - **Neyman allocation under what is in hand.** Each stratum ends with ``n_h = max(now_h, c W_h
   S_h)`` questions, ``c`` the least that reaches the width: for a given total, no allocation gives a
   narrower interval (Neyman 1934), so the plan is never wider than proportional allocation (``n_h``
-  following ``W_h`` alone); the report carries both widths.
+  following ``W_h`` alone); the report carries both widths. ``at_least`` raises ``now_h`` to a floor
+  (calibrate's "where to label" asks for a few in every stratum it would otherwise predict).
+- **The predicted width.** With one stratum, not the width at the smoothed spread but the width most
+  probably reached: the pilot's posterior predicts the widths the labelled set may give, and the width
+  whose +-20% window holds the most of them is quoted (``realrecall.calibrate.plan_prediction``); the
+  plan asks for the least total whose predicted width is within the target. With several strata, the
+  width ``2 z sqrt(sum_h W_h^2 S_h^2 / n_h)`` at the smoothed spreads: there the posterior's choice
+  held less often (``docs/real-data.md`` has both). Either way ``prediction_probability`` is the
+  posterior probability that the width reached is within 20% of the prediction; below 0.8 the plan
+  warns that it is rough and advises to label half and plan again.
 
-Checked by simulation (``tests/calibrate/test_plan.py``, ``benchmarks/study_plan.py``): from a
-30-question pilot, the width reached after labelling what the plan asks is within 20% of the predicted
-width in at least 90% of trials (with the raw pilot spread, about 86% for SciFact's recall@10).
+Checked by simulation (``tests/calibrate/test_plan.py``, ``benchmarks/study_plan.py``, figures in
+``docs/real-data.md``): from a 30-question pilot, label what the plan asks and compare the width
+reached with the predicted one.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from realrecall.calibrate.plan_prediction import WITHIN, pilot_posterior, predict_width, probability_within
 from realrecall.calibrate.statistics import wilson_interval, z_value
 from realrecall.errors import InputError
 from realrecall.evaluate.metrics import is_binary
@@ -60,6 +70,8 @@ _PRIOR = 4.0
 _MAX_STRENGTH = 200.0
 # A plan past this many questions is a target no labelling budget meets: say so rather than count.
 MAX_QUESTIONS = 10_000_000
+# Below this posterior probability of landing within 20%, the plan says its prediction is rough.
+_TRUSTED = 0.8
 _ALL = "all"
 
 
@@ -101,6 +113,8 @@ class LabellingPlan:
     current_width: float
     predicted_width: float
     proportional_width: float
+    prediction_probability: float
+    """The posterior probability that the width reached is within 20% of ``predicted_width``."""
     strata: tuple[PlanStratum, ...]
     curve: tuple[tuple[int, float], ...]
     """(more questions, predicted width) along the plan's allocation, for the picture."""
@@ -152,6 +166,7 @@ class LabellingPlan:
             "current_width": _rounded(self.current_width),
             "predicted_width": _rounded(self.predicted_width),
             "proportional_width": _rounded(self.proportional_width),
+            "prediction_probability": round(self.prediction_probability, 3),
             "by_stratum": [s.to_dict() for s in self.strata],
             "curve": [{"n_more": n, "width": _rounded(w)} for n, w in self.curve],
             "text": self.text,
@@ -217,9 +232,11 @@ def plan_strata(
     weights: Mapping[str, float] | None = None,
     confidence: float = 0.95,
     by: str | None = None,
+    at_least: Mapping[str, int] | None = None,
 ) -> LabellingPlan:
     """The plan from each stratum's pilot values (see the module doc); strata of ``weights`` with no
-    pilot value are planned from the pooled spread."""
+    pilot value are planned from the pooled spread. ``at_least``: questions a stratum must end with
+    whatever the width (calibrate asks for a few in every stratum it would otherwise predict)."""
     if not (isinstance(target_width, int | float) and 0.0 < target_width < 2.0):
         raise InputError(f"target width must be between 0 and 2, got {target_width}", hint="e.g. 0.1")
     z = z_value(confidence)
@@ -227,27 +244,29 @@ def plan_strata(
     names = list(shares)
     values = [np.asarray(pilot.get(name, ()), dtype=np.float64) for name in names]
     now = np.array([v.size for v in values], dtype=np.float64)
+    floor = np.maximum(now, [float((at_least or {}).get(name, 0)) for name in names])
     weight = np.array([shares[name] for name in names])
     spread = smoothed_spreads(values, binary=binary)
     single_binary = binary and len(names) == 1
     pooled = np.concatenate(values)
     current = _width(now, weight, spread, z, pooled if single_binary else None, confidence)
-    if current <= target_width:
-        target_total = now.copy()
-    elif single_binary:
-        target_total = np.array([float(_wilson_total(_smoothed_rate(pooled), target_width, confidence))])
-    else:
-        target_total = _neyman(now, weight * spread, weight, spread, (target_width / (2.0 * z)) ** 2)
-    counts = np.maximum(now, np.ceil(target_total - 1e-9))
-    proportional = _same_total_proportional(now, weight, float(counts.sum()))
-    rate = _smoothed_rate(pooled) if single_binary else None
-    width = _planned_width(counts, weight, spread, z, rate, confidence)
-    proportional_width = _planned_width(proportional, weight, spread, z, rate, confidence)
-    if proportional_width < width:  # rounding alone can do this; never hand out the wider plan
-        counts, width = (
-            np.ceil(proportional),
-            _planned_width(np.ceil(proportional), weight, spread, z, rate, confidence),
-        )
+    strength = _binary_strength(values, _smoothed_rate(pooled)) if binary else _PRIOR
+    posterior = pilot_posterior(values, weight, binary=binary, strength=strength, z=z)
+
+    def predict(counts: np.ndarray) -> float:
+        if len(names) == 1:
+            return predict_width(posterior, counts).width
+        return _width(counts, weight, spread, z, None, confidence)
+
+    score = weight * spread
+    planned = current > target_width or bool(np.any(floor > now))
+    counts = _least_counts(predict, floor, score, target_width) if planned else now.copy()
+    width = predict(counts)
+    proportional = np.ceil(_same_total_proportional(floor, weight, float(counts.sum())) - 1e-9)
+    proportional_width = predict(proportional)
+    if proportional_width < width:  # never hand out the wider plan
+        counts, width = proportional, proportional_width
+    probability = probability_within(posterior, counts, width)
     if counts.sum() > MAX_QUESTIONS:
         raise InputError(
             f"a {target_width:g} wide interval needs more than {MAX_QUESTIONS:,} questions",
@@ -260,11 +279,18 @@ def plan_strata(
         )
         for i, name in enumerate(names)
     )  # fmt: skip
-    curve = _curve(now, weight, spread, z, rate, confidence, int(counts.sum() - now.sum()))
+    n_more = int(counts.sum() - now.sum())
+    if n_more and probability < _TRUSTED:
+        warnings.append(
+            f"a pilot of {int(now.sum())} predicts the width only roughly (within "
+            f"{WITHIN:.0%} with probability {probability:.2f}): label the first "
+            f"{math.ceil(n_more / 2)} and plan again"
+        )
     return LabellingPlan(
         metric=metric, by=by, confidence=confidence, target_width=float(target_width),
         current_width=current, predicted_width=width, proportional_width=proportional_width,
-        strata=strata, curve=curve, warnings=tuple(warnings),
+        prediction_probability=probability, strata=strata,
+        curve=_curve(predict, now, floor, score, n_more), warnings=tuple(warnings),
     )  # fmt: skip
 
 
@@ -412,27 +438,6 @@ def _smoothed_rate(values: np.ndarray) -> float:
     return float((values.sum() + 2.0) / (values.size + 4.0))
 
 
-def _wilson_total(rate: float, width: float, confidence: float) -> int:
-    """The least n whose Wilson interval at proportion ``rate`` is at most ``width`` wide."""
-    high = 1
-    while _wilson_width(rate, high, confidence) > width:
-        high *= 2
-        if high > MAX_QUESTIONS:
-            return high
-    low = high // 2
-    while low + 1 < high:
-        middle = (low + high) // 2
-        if _wilson_width(rate, middle, confidence) > width:
-            low = middle
-        else:
-            high = middle
-    return high
-
-
-def _wilson_width(rate: float, n: float, confidence: float) -> float:
-    return wilson_interval(rate * n, n, confidence).width if n > 0 else math.inf
-
-
 def _width(
     counts: np.ndarray, weight: np.ndarray, spread: np.ndarray, z: float, pooled: np.ndarray | None,
     confidence: float,
@@ -440,46 +445,38 @@ def _width(
     if pooled is not None:  # one binary stratum: the Wilson interval of the pilot as it is
         return wilson_interval(float(pooled.sum()), float(pooled.size), confidence).width
     with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(weight > 0, weight**2 * spread**2 / counts, 0.0)
+        # counts > 0 rather than a division by the count: a rounded count may be -0.0 (-inf, not inf)
+        terms = np.where(weight > 0, np.where(counts > 0, weight**2 * spread**2 / counts, np.inf), 0.0)
     return float(2.0 * z * math.sqrt(float(terms.sum())))
 
 
-def _planned_width(
-    counts: np.ndarray,
-    weight: np.ndarray,
-    spread: np.ndarray,
-    z: float,
-    rate: float | None,
-    confidence: float,
-) -> float:
-    if rate is not None:
-        return _wilson_width(rate, float(counts.sum()), confidence)
-    return _width(counts, weight, spread, z, None, confidence)
-
-
-def _neyman(
-    now: np.ndarray, score: np.ndarray, weight: np.ndarray, spread: np.ndarray, variance: float
+def _least_counts(
+    predict: Callable[[np.ndarray], float], floor: np.ndarray, score: np.ndarray, target: float
 ) -> np.ndarray:
-    """``n_h = max(now_h, c * score_h)`` with the least c whose variance is at most ``variance``."""
-    terms = weight**2 * spread**2
+    """The Neyman allocation (``max(floor_h, c score_h)``) of the least total whose predicted width is
+    at most ``target``; past :data:`MAX_QUESTIONS`, the first total tried beyond it."""
 
-    def variance_at(c: float) -> float:
-        counts = np.maximum(now, c * score)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return float(np.where(terms > 0, terms / counts, 0.0).sum())
+    def counts_at(total: int) -> np.ndarray:
+        return np.asarray(np.maximum(floor, np.ceil(_neyman_for_total(floor, score, float(total)) - 1e-9)))
 
-    low, high = 0.0, 1.0
-    while variance_at(high) > variance:
-        high *= 2.0
-        if high * score.max() > MAX_QUESTIONS * 4:
-            break
-    for _ in range(100):
-        middle = (low + high) / 2.0
-        if variance_at(middle) > variance:
+    if predict(floor) <= target:
+        return floor.copy()
+    low = int(floor.sum())
+    total = low + 1
+    while (width := predict(counts_at(total))) > target:
+        if total > MAX_QUESTIONS:
+            return counts_at(total)
+        low = total
+        # the width falls about as 1/sqrt(n): jump toward the target, at most fourfold
+        total = max(total + 1, math.ceil(total * min((width / target) ** 2, 4.0)))
+    high = total
+    while low + 1 < high:
+        middle = (low + high) // 2
+        if predict(counts_at(middle)) > target:
             low = middle
         else:
             high = middle
-    return np.asarray(np.maximum(now, high * score), dtype=np.float64)
+    return counts_at(high)
 
 
 def _same_total_proportional(now: np.ndarray, weight: np.ndarray, total: float) -> np.ndarray:
@@ -494,24 +491,6 @@ def _same_total_proportional(now: np.ndarray, weight: np.ndarray, total: float) 
     return np.asarray(np.maximum(now, low * weight), dtype=np.float64)
 
 
-def _curve(
-    now: np.ndarray, weight: np.ndarray, spread: np.ndarray, z: float, rate: float | None, confidence: float,
-    n_more: int,
-) -> tuple[tuple[int, float], ...]:  # fmt: skip
-    """Predicted width after labelling 0 .. about 1.5x the plan's questions, 20 steps, Neyman-allocated."""
-    reach = max(10, math.ceil(n_more * 1.5))
-    points = []
-    score = weight * spread
-    for extra in sorted({round(reach * i / 20) for i in range(21)}):
-        total = now.sum() + extra
-        if rate is not None:
-            points.append((extra, _wilson_width(rate, float(total), confidence)))
-            continue
-        counts = _neyman_for_total(now, score, total)
-        points.append((extra, _width(counts, weight, spread, z, None, confidence)))
-    return tuple(points)
-
-
 def _neyman_for_total(now: np.ndarray, score: np.ndarray, total: float) -> np.ndarray:
     low, high = 0.0, 1.0
     while np.maximum(now, high * score).sum() < total and high < 1e12:
@@ -523,6 +502,20 @@ def _neyman_for_total(now: np.ndarray, score: np.ndarray, total: float) -> np.nd
         else:
             low = middle
     return np.asarray(np.maximum(now, low * score), dtype=np.float64)
+
+
+def _curve(
+    predict: Callable[[np.ndarray], float], now: np.ndarray, floor: np.ndarray, score: np.ndarray, n_more: int
+) -> tuple[tuple[int, float], ...]:
+    """Predicted width after labelling the questions ``floor`` asks for .. about 1.5x the plan's, 10
+    steps, Neyman-allocated."""
+    start = int(floor.sum() - now.sum())
+    reach = max(start + 10, math.ceil(n_more * 1.5))
+    points = []
+    for extra in sorted({start + round((reach - start) * i / 10) for i in range(11)}):
+        counts = np.maximum(floor, np.ceil(_neyman_for_total(floor, score, now.sum() + extra) - 1e-9))
+        points.append((int(counts.sum() - now.sum()), predict(counts)))
+    return tuple(points)
 
 
 def _rounded(value: float) -> float | None:

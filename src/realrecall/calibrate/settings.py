@@ -108,6 +108,14 @@ class CalibrateSettings(StageSettings):
     ] = False
     min_queries: Annotated[int, "Slices with fewer queries are marked too small to read."] = 30
     max_width: Annotated[float, "Slices whose interval is wider are marked too uncertain to read."] = 0.2
+    judge_labels: Annotated[
+        Path | None,
+        "Judge labels the results were scored with (realrecall judge's qrels): the report shows the "
+        "judge's agreement with people and its bias (needs human_labels).",
+    ] = None
+    human_labels: Annotated[
+        Path | None, "People's labels of some of the same pairs (qrels or gold set), to check the judge."
+    ] = None
 
     def __post_init__(self) -> None:
         super().__post_init__()

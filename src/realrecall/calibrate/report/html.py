@@ -15,11 +15,13 @@ from typing import Any, Protocol
 
 from realrecall.calibrate.agreement import RankAgreement
 from realrecall.calibrate.calibration import CalibrationReport
+from realrecall.calibrate.report.judge import label_agreement_figures
 from realrecall.calibrate.report.page import page, table
 from realrecall.calibrate.report.svg import (
     Bar,
     Point,
     Series,
+    confusion_matrix,
     gap_bars,
     histograms,
     line_chart,
@@ -77,6 +79,7 @@ def render_html(report: CalibrationReport, *, history: HistoryRows = ()) -> str:
             f"{'passed' if g.passed else 'failed'}: {escape(g.message)}</p>"
             for g in report.gates
         ),
+        *_judge(report),
         *_trend(history),
         '<div class="charts">',
         _figure(_curve(report)),
@@ -218,6 +221,22 @@ def _calibrated(report: CalibrationReport) -> list[str]:
         f"<p>{escape(text)}</p>",
         table(header, calibrated_rows(c)),
         *notes,
+    ]
+
+
+def _judge(report: CalibrationReport) -> list[str]:
+    a = report.judge
+    if a is None:
+        return []
+    chart = confusion_matrix(
+        [str(g) for g in a.grades], a.confusion, title="grades: people (rows) vs judge (columns)",
+        row_label="human grade", column_label="judge grade",
+    )  # fmt: skip
+    return [
+        "<h2>Judge labels</h2>",
+        f'<p class="warning">{escape(a.summary)}</p>',
+        f'<div class="charts">{_figure(chart)}</div>',
+        table(["figure", "value"], label_agreement_figures(a)),
     ]
 
 

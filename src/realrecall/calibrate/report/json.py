@@ -58,6 +58,7 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
         },
         "rank_agreement": None,
         "answers": None,
+        "judge": None if report.judge is None else report.judge.to_dict(),
         "gates": [{"gate": g.gate, "passed": g.passed, "message": g.message} for g in report.gates],
         "warnings": list(report.warnings),
         "seed": report.seed,
@@ -91,8 +92,12 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             if c.advice is None
             else {
                 "strata": list(c.advice.strata),
-                "per_stratum": c.advice.per_stratum,
+                "by_stratum": [
+                    {"stratum": v, "n_more": n} for v, n in zip(c.advice.strata, c.advice.counts, strict=True)
+                ],
                 "total": c.advice.total,
+                "predicted_width": _num(c.advice.predicted_width),
+                "target_width": c.advice.target_width,
             },
             "calibrated_on": c.calibrated_on,
             "age_days": c.age_days,

@@ -12,7 +12,13 @@ from realrecall.calibrate.report.page import page, table
 from realrecall.calibrate.report.svg import confusion_matrix
 from realrecall.printable import printable
 
-__all__ = ["LABEL_AGREEMENT_FORMATS", "PPI_FORMATS", "render_label_agreement", "render_ppi"]
+__all__ = [
+    "LABEL_AGREEMENT_FORMATS",
+    "PPI_FORMATS",
+    "label_agreement_figures",
+    "render_label_agreement",
+    "render_ppi",
+]
 
 LABEL_AGREEMENT_FORMATS = ("table", "json", "html")
 PPI_FORMATS = ("table", "json")
@@ -41,12 +47,12 @@ def render_label_agreement(agreement: LabelAgreement, format: str) -> str:
             f'<p class="headline">{escape(label_agreement_headline(agreement))}</p>',
             f"<p>{escape(agreement.verdict)}</p>",
             f'<div class="charts"><figure>{chart}</figure></div>',
-            table(["figure", "value"], _figures(agreement)),
+            table(["figure", "value"], label_agreement_figures(agreement)),
         ]
         return page(label_agreement_headline(agreement), body)
     width = max(6, *(len(label) for label in labels))
     lines = [label_agreement_headline(agreement), "", agreement.verdict, ""]
-    lines += [f"{name:<22} {value}" for name, value in _figures(agreement)]
+    lines += [f"{name:<22} {value}" for name, value in label_agreement_figures(agreement)]
     lines += ["", "human \\ judge " + " ".join(label.rjust(width) for label in labels)]
     for label, row in zip(labels, agreement.confusion, strict=True):
         lines.append(f"{label:>13} " + " ".join(str(count).rjust(width) for count in row))
@@ -78,7 +84,9 @@ def render_ppi(report: PPIReport, format: str) -> str:
     return printable("\n".join(lines) + "\n")
 
 
-def _figures(agreement: LabelAgreement) -> list[list[str]]:
+def label_agreement_figures(agreement: LabelAgreement) -> list[list[str]]:
+    """(figure, value) rows: pairs, exact, both kappas, precision, recall and the grade bias."""
+
     def shown(value: float) -> str:
         return "undefined" if math.isnan(value) else f"{value:.4f}"
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from realrecall.calibrate.calibration import CalibrationReport
 from realrecall.calibrate.comparison import ComparisonReport
+from realrecall.calibrate.report.judge import label_agreement_figures
 from realrecall.calibrate.report.text import (
     AGREEMENT_HEADER,
     CALIBRATED_HEADER,
@@ -39,6 +40,10 @@ def render_markdown(report: CalibrationReport) -> str:
     for gate in report.gates:
         lines.append(f"- gate {'passed' if gate.passed else '**failed**'}: {gate.message}")
     if report.gates:
+        lines.append("")
+    if report.judge is not None:
+        lines += ["## Judge labels", "", report.judge.summary, ""]
+        lines += _table(["figure", "value"], label_agreement_figures(report.judge))
         lines.append("")
     lines += ["## Every metric, all queries", ""]
     lines += _table(

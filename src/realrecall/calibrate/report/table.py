@@ -57,6 +57,8 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
     for gate in report.gates:
         parts.append(_text(f"gate {'passed' if gate.passed else 'FAILED'}: {gate.message}",
                           style="green" if gate.passed else "bold red"))  # fmt: skip
+    if report.judge is not None:
+        parts.append(_text(report.judge.summary, style="yellow"))
     overall = _gap_table(
         "every metric, all queries", "metric", [g for g in report.gaps if g.field is None], 1
     )
