@@ -231,3 +231,63 @@ def test_a_bad_judge_setting_is_one_rule_on_the_command_line_and_in_python(tmp_p
         judge_pool(None, [], None, tmp_path / "o.jsonl", client=None, model="m", concurrency=0)  # type: ignore[arg-type]
     with pytest.raises(InputError, match=r"^model is required"):
         judge_pool(None, [], None, tmp_path / "o.jsonl", client=None)  # type: ignore[arg-type]
+
+
+def _labels(folder: Path) -> dict[tuple[str, str], int]:
+    lines = (folder / "judged.jsonl").read_text().splitlines()
+    return {(r["query_id"], r["passage_id"]): r["grade"] for r in map(json.loads, lines)}
+
+
+def test_judge_batch_grades_the_pool_through_the_batch_api_and_a_rerun_sends_nothing(
+    workspace: Path, fake_openai
+) -> None:
+    fake_openai.chat_handler = _grade_handler
+    done = _judge(workspace, "--batch", "--poll-interval", "0.01", "--price-in", "1")
+    assert done.returncode == 0, done.stderr
+    pairs = pool_pairs(load_gold(workspace / "real.jsonl"), [read_per_query(workspace / "pq.jsonl")], 3)
+    assert fake_openai.count("batches") == 1
+    assert fake_openai.count("chat") == 0  # nothing asked live
+    labels = _labels(workspace)
+    assert set(labels) == set(pairs)
+    assert all(grade == (3 if pid == "c0" else 1) for (_, pid), grade in labels.items())
+    assert len((workspace / "judged.jsonl.qrels").read_text().splitlines()) == len(pairs)
+    assert f"{len(pairs)} graded now" in done.stderr
+    assert f"{len(pairs)} requests" in done.stderr  # the batch's requests are in the cost summary
+    again = _judge(workspace, "--batch", "--poll-interval", "0.01")
+    assert again.returncode == 0, again.stderr
+    assert fake_openai.count("batches") == 1
+    assert "0 graded now" in again.stderr
+
+
+def test_judge_batch_asks_a_second_attempt_in_the_next_batch_after_a_non_grade(
+    workspace: Path, fake_openai
+) -> None:
+    seen: set[str] = set()
+
+    def first_answer_is_not_a_grade(body: dict[str, Any]) -> str:
+        user = body["messages"][-1]["content"]
+        if user not in seen:
+            seen.add(user)
+            return "I would rather not say."
+        return _grade_handler(body)
+
+    fake_openai.chat_handler = first_answer_is_not_a_grade
+    done = _judge(workspace, "--batch", "--poll-interval", "0.01")
+    assert done.returncode == 0, done.stderr
+    pairs = pool_pairs(load_gold(workspace / "real.jsonl"), [read_per_query(workspace / "pq.jsonl")], 3)
+    assert fake_openai.count("batches") == 2
+    assert set(_labels(workspace)) == set(pairs)
+
+
+def test_judge_batch_fails_an_item_the_batch_refused_without_submitting_it_again(
+    workspace: Path, fake_openai
+) -> None:
+    fake_openai.chat_handler = _grade_handler
+    fake_openai.inject_fault("400", times=1)
+    done = _judge(workspace, "--batch", "--poll-interval", "0.01")
+    assert done.returncode == 0, done.stderr
+    pairs = pool_pairs(load_gold(workspace / "real.jsonl"), [read_per_query(workspace / "pq.jsonl")], 3)
+    assert fake_openai.count("batches") == 1
+    assert len(_labels(workspace)) == len(pairs) - 1
+    (failure,) = (workspace / "judged.failures.jsonl").read_text().splitlines()
+    assert "the batch refused this request (400" in json.loads(failure)["reason"]

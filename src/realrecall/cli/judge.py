@@ -44,6 +44,11 @@ def judge(
         Path | None,
         typer.Option("--output", "-o", help="The judge's labels (JSONL; OUTPUT.qrels beside it)."),
     ] = None,
+    batch: Annotated[bool, typer.Option(help="Use the Batch API (cheaper, slower; resumable).")] = False,
+    poll_interval: Annotated[float, typer.Option(help="Seconds between batch status checks.")] = 30.0,
+    batch_timeout: Annotated[
+        float | None, typer.Option(help="Stop waiting for a batch after this many seconds (rerun resumes).")
+    ] = None,
     *,
     settings: JudgeSettings,
 ) -> None:
@@ -80,11 +85,20 @@ def judge(
         from realrecall.gold import load_gold
         from realrecall.llm import LLMConfig, OpenAIChatClient
 
-        client = OpenAIChatClient(LLMConfig(timeout=settings.request_timeout))
+        config = LLMConfig(timeout=settings.request_timeout)
+        from realrecall.cli.generate import report_batch
+        from realrecall.generate import BatchOptions
+
+        options = None
+        if batch:
+            options = BatchOptions(
+                llm=config, poll_interval=poll_interval, timeout=batch_timeout, on_status=report_batch
+            )
+        client = None if batch else OpenAIChatClient(config)
         with ProgressBar("judging", min_total=20) as bar:
             summary = judge_pool(
                 load_gold(gold), [read_per_query(p) for p in per_query], load_corpus(corpus), output,
-                client=client, settings=settings, progress=bar,
+                client=client, batch=options, settings=settings, progress=bar,
             )  # fmt: skip
         stage = summary.stage
         spent = "" if stage.cost is None else f", cost {stage.cost:.4f}"

@@ -15,6 +15,12 @@ The labels go beside the gold set, never into it:
   (with ``--gold``) and ``realrecall judge agreement``;
 - the cache, failures and summary sidecars ``generate`` keeps (``generate.store``).
 
+With ``batch`` (``realrecall judge --batch``), the pairs not yet graded are asked through the
+provider's Batch API instead (``generate.batch``: upload, create, poll, download; resumed after a kill
+from the state file beside the output), in rounds: the second attempt of a pair whose first answer was
+not a grade goes in the next batch. The answers land in the same cache, and the labels are then
+written from it exactly as after live requests.
+
 A pair whose answer is not a valid grade after the retries is a failure (in the failures file and the
 summary), never a grade. Figures from judge labels are never to be quoted alone: check the judge with
 ``judge agreement`` on pairs people graded, and correct its figures with ``judge ppi``.
@@ -26,16 +32,17 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from realrecall.corpus import Corpus
 from realrecall.curate.judge_settings import JudgeSettings
-from realrecall.errors import InputError, LLMError, SettingError
+from realrecall.errors import Deferred, InputError, LLMError, SettingError
 from realrecall.evaluate.results import QueryResult
 from realrecall.files import atomic_write_text, check_file_output
-from realrecall.generate.asking import ask, derive_seed
+from realrecall.generate.asking import RequestCollector, ask, derive_seed
+from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import StageCounter, StageSummary
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, render
@@ -129,7 +136,8 @@ def judge_pool(
     corpus: Corpus,
     output: str | Path,
     *,
-    client: ChatClient,
+    client: ChatClient | None = None,
+    batch: BatchOptions | None = None,
     settings: JudgeSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
     **options: Any,
@@ -139,10 +147,13 @@ def judge_pool(
     ``settings`` (``JudgeSettings``, or its fields as keywords over it): the judge's ``model``
     (required), the pool depth ``k``, the requests in flight and the prices of the cost summary. The
     client keeps its own timeout (``request_timeout`` is what the CLI gives the client it makes).
+    Answers come through ``client`` live, or with ``batch`` through the provider's Batch API.
     """
     settings = settings_with(JudgeSettings, settings, options, what="judge_pool")
     if settings.model is None:
         raise SettingError("model", "is required: the judge's model at the endpoint", hint="e.g. gpt-4o-mini")
+    if (client is None) == (batch is None):
+        raise InputError("give the judge a chat client or batch options, one of the two")
     model, k, concurrency = settings.model, settings.k, settings.concurrency
     price_in, price_out = settings.price_in, settings.price_out
     output_path = Path(output)
@@ -171,6 +182,11 @@ def judge_pool(
         store.open()
         todo = [(key, pair) for key, pair in slots.items() if key not in store.records]
         asking = _Asking(texts, corpus, store, counter, client, model, prompt)
+        if batch is not None:
+            totals = asyncio.run(_answer_in_batches(todo, asking, batch, concurrency))
+            _absorb(counter, totals)
+            # Every answer is in the cache now; a pair the batches left unanswered fails with their reason.
+            asking = replace(asking, client=LeftoverClient(totals.refused_requests))
         failed = asyncio.run(_grade_all(todo, asking, concurrency, progress))
         store.close(order=list(slots))
     except BaseException:
@@ -198,9 +214,33 @@ class _Asking:
     corpus: Corpus
     store: GenerationStore
     counter: StageCounter
-    client: ChatClient
+    client: ChatClient | RequestCollector | None
     model: str
     prompt: PromptTemplate
+    write: bool = True
+    """False while a batch is collected: the replay notes the requests and records nothing."""
+
+
+async def _answer_in_batches(
+    todo: list[tuple[str, tuple[str, str]]], asking: _Asking, options: BatchOptions, concurrency: int
+) -> BatchTotals:
+    async def collect() -> RequestCollector:
+        collector = RequestCollector()
+        replay = replace(asking, client=collector, counter=StageCounter(_STAGE), write=False)
+        await _grade_all(todo, replay, concurrency, None)
+        return collector
+
+    # One round per attempt (a second attempt is asked only once the first answer is in), and one more
+    # for the items a round's batch failed on a reason another try may fix.
+    return await answer_in_batches(asking.store, options, collect, max_rounds=_MAX_ATTEMPTS + 1)
+
+
+def _absorb(counter: StageCounter, totals: BatchTotals) -> None:
+    """Add what the batches sent and cost to the judge's counters."""
+    counter.requests += totals.requests[_STAGE]
+    counter.tokens_in += totals.tokens_in[_STAGE]
+    counter.tokens_out += totals.tokens_out[_STAGE]
+    counter.failures.update(totals.failures.get(_STAGE, {}))
 
 
 async def _grade_all(
@@ -260,12 +300,16 @@ async def _grade(
             text, failure, _usage, answered_by = await ask(
                 a.client, a.store, a.counter, request, key=f"{key}:{attempt}", slot_key=key, stage=_STAGE
             )
+        except Deferred:  # collecting a batch: this request goes in it, the pair waits for its answer
+            return None, None
         except LLMError as exc:
             reason = f"llm_error: {exc}"
             if getattr(exc, "reason", None) in UNANSWERED:
                 unanswered = exc
             break
         parsed = None if failure else parse_grade(text)
+        if parsed is not None and not a.write:
+            return parsed[0], None
         if parsed is not None:
             grade, why = parsed
             provenance = {
@@ -278,6 +322,8 @@ async def _grade(
             a.store.add_record(key, {**record, "provenance": provenance})
             return grade, None
         reason = failure or "not_a_grade"
+    if not a.write:
+        return None, None
     a.counter.failures[reason.split(":")[0]] += 1
     a.store.add_failure({"slot": key, "query_id": query_id, "passage_id": passage_id, "reason": reason})
     return None, unanswered
