@@ -40,8 +40,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # File formats: each reads one family of files into plain records.
     ("formats",),
     # Leaf types and text helpers the formats and the types share; the labels the type rules give;
-    # control characters in data shown as escapes (every renderer's).
-    ("collection", "evidence", "provenance", "text_features", "tokens", "labels", "printable"),
+    # control characters in data shown as escapes (every renderer's); where the stages' work runs (a Ray
+    # cluster, or this process).
+    ("collection", "evidence", "provenance", "text_features", "tokens", "labels", "printable", "engine"),
     # Reading and writing files safely; what a grade may be; the one client of an LLM endpoint; how a
     # stage declares its settings.
     ("files", "grades", "llm", "settings"),

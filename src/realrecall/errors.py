@@ -9,6 +9,7 @@
      ├── LLMError                   an OpenAI-compatible endpoint kept failing after retries: exit code 1
      │    ├── LLMCallError          one call gave up: carries the reason, the HTTP status and the attempts
      │    └── BatchUnanswered       a request the Batch API rounds never answered
+     ├── EngineError                the Ray cluster cannot be reached, or its workers kept dying: exit 1
      └── GateFailed                 a quality gate (--fail-under, --max-gap) was crossed: exit code 1
 
 Anything else escaping the library is a bug and shows its traceback. That includes the signals below,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BatchUnanswered",
+    "EngineError",
     "GateFailed",
     "InputError",
     "LLMCallError",
@@ -202,6 +204,12 @@ class BatchUnanswered(LLMError):
     """A request the batches did not answer (each item failed in every round)."""
 
     reason = "batch_unanswered"
+
+
+class EngineError(RealrecallError):
+    """The engine the work was sent to failed it: the Ray cluster cannot be reached, or an actor died
+    more often than its retries allow. Nothing the run wrote is half-written (outputs are written on
+    the driver, as the local engine writes them)."""
 
 
 class GateFailed(RealrecallError):

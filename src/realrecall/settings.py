@@ -43,11 +43,14 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from realrecall.errors import SettingError
 
 __all__ = [
+    "ENGINES",
+    "EngineName",
+    "EngineSettings",
     "Flag",
     "SettingField",
     "Settings",
@@ -108,6 +111,68 @@ class Settings:
             converted = convert(item.name, value, item.hint)
             if converted is not value:
                 object.__setattr__(self, item.name, converted)
+
+
+EngineName = Literal["local", "ray"]
+ENGINES: tuple[EngineName, ...] = ("local", "ray")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineSettings(Settings):
+    """Where the work runs. ``local``: in this process, as always. ``ray``: evaluate's retrieval and
+    per-query scoring as a Ray Data job and generate's requests through a pool of Ray actors, while
+    every statistic, report and file write stays here, on the driver (docs/scale.md).
+
+    The evaluate and generate stages hold one (``engine_settings``), set by its fields' names
+    (``engine``, ``address``, ...) like their own; calibrate's one-call mode takes evaluate's."""
+
+    engine: Annotated[
+        EngineName,
+        "Where the work runs: local (this process) or ray (a Ray cluster; pip install 'realrecall[ray]').",
+    ] = "local"
+    address: Annotated[
+        str | None,
+        "Ray engine: the cluster to join (host:port, ray://host:port or auto); default: start one here.",
+        Flag("--ray-address"),
+    ] = None
+    num_cpus: Annotated[
+        int | None,
+        "Ray engine: CPUs of the cluster started here (default: every CPU of this machine).",
+        Flag("--ray-cpus"),
+    ] = None
+    retrieval_actors: Annotated[
+        int | None, "Ray engine: actors that each build the retriever once and search (default: one a CPU)."
+    ] = None
+    generation_actors: Annotated[
+        int | None, "Ray engine: actors that each hold an LLM client and send the requests (one a CPU)."
+    ] = None
+    actor_retries: Annotated[
+        int, "Ray engine: times an actor that dies is restarted and its work retried before the run stops."
+    ] = 3
+    ray_logs: Annotated[bool, "Ray engine: show Ray's own log lines (hidden by default)."] = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.address is not None and not self.address.strip():
+            raise SettingError("address", "must name a Ray cluster, got ''", hint="e.g. auto, 10.0.0.5:6379")
+        for name in ("num_cpus", "retrieval_actors", "generation_actors"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise SettingError(name, f"must be a whole number >= 1, got {value!r}", hint="e.g. 2")
+        if self.actor_retries < 0:
+            raise SettingError(
+                "actor_retries", f"must be a whole number >= 0, got {self.actor_retries!r}", hint="e.g. 3"
+            )
+        if self.address is not None and self.num_cpus is not None:
+            raise SettingError(
+                "num_cpus",
+                "is for a cluster started here; a cluster joined at an address has its own",
+                hint="give address or num_cpus, not both",
+            )
+
+    @property
+    def on_ray(self) -> bool:
+        return self.engine == "ray"
 
 
 @dataclass(frozen=True, kw_only=True)

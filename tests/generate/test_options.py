@@ -48,6 +48,14 @@ def walked() -> list[SettingField]:
     return [item for item in setting_fields(GenerateConfig) if item.has_text_form]
 
 
+def value_of(config: GenerateConfig, item: SettingField) -> Any:
+    """The setting's value in ``config``, nested settings (``engine_settings``) followed."""
+    value: Any = config
+    for name in item.path:
+        value = getattr(value, name)
+    return value
+
+
 def value_for(item: SettingField, folder: Path) -> Any:
     return SAMPLES[item.name] if item.name in SAMPLES else sample(item, folder)
 
@@ -97,11 +105,11 @@ def test_each_setting_is_an_option_whose_value_reaches_the_library(item, monkeyp
 
     assert done.err_lines == ["error: stopped before generating anything"]
     config = received[0]
-    assert getattr(config, item.name) == value
+    assert value_of(config, item) == value
     defaults = GenerateConfig()
-    others = [other.name for other in walked() if other.name != item.name and other.name not in companions]
-    assert {name: getattr(config, name) for name in others} == {
-        name: getattr(defaults, name) for name in others
+    others = [other for other in walked() if other.name != item.name and other.name not in companions]
+    assert {other.name: value_of(config, other) for other in others} == {
+        other.name: value_of(defaults, other) for other in others
     }
 
 
@@ -116,10 +124,10 @@ def test_each_setting_is_a_key_of_the_pipelines_generate_section(item, tmp_path)
 
     config = load_pipeline_config(path).generate
 
-    assert getattr(config, item.name) == value
-    others = [other.name for other in walked() if other.name not in given]
-    assert {name: getattr(config, name) for name in others} == {
-        name: getattr(PIPELINE_GENERATE, name) for name in others
+    assert value_of(config, item) == value
+    others = [other for other in walked() if other.name not in given]
+    assert {other.name: value_of(config, other) for other in others} == {
+        other.name: value_of(PIPELINE_GENERATE, other) for other in others
     }
 
 

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from realrecall.evaluate.retrievers import Retriever
     from realrecall.evaluate.scoring import QueryScores
     from realrecall.runs import Run
+    from realrecall.settings import EngineSettings
 
 __all__ = ["DEFAULT_K", "evaluate"]
 
@@ -111,14 +112,28 @@ def evaluate(
     if by:
         warnings.extend(_unknown_field_warnings(gold_sets, by))
     warnings.extend(_style_leak_warnings(gold_sets))
-    for gold in gold_sets:
-        gold, passages, resolution_warnings = _resolved(gold, corpus, gold_from, settings.evidence_coverage)
+    resolved: list[tuple[GoldSet, GoldPassages, list[str]]] = []
+    computed: list[tuple[Run, QueryScores]] = []
+    if settings.engine_settings.on_ray:
+        # Every gold set resolved first, then retrieved and scored in one job (``evaluate.on_cluster``).
+        resolved = [_resolved(g, corpus, gold_from, settings.evidence_coverage) for g in gold_sets]
+        computed = _on_cluster(
+            settings.engine_settings, [item[0] for item in resolved], retriever, run, depth, metric_names,
+            relevance_threshold, tokens, progress,
+        )  # fmt: skip
+    for index, given in enumerate(gold_sets):
+        gold, passages, resolution_warnings = (
+            resolved[index] if resolved else _resolved(given, corpus, gold_from, settings.evidence_coverage)
+        )
         _give_back_memory(gold)
         warnings.extend(resolution_warnings)
-        gold_run = _run_for(gold, run, retriever, depth, progress)
-        scores = score_queries(
-            gold, gold_run, metric_names, relevance_threshold=relevance_threshold, corpus=tokens
-        )
+        if computed:
+            gold_run, scores = computed[index]
+        else:
+            gold_run = _run_for(gold, run, retriever, depth, progress)
+            scores = score_queries(
+                gold, gold_run, metric_names, relevance_threshold=relevance_threshold, corpus=tokens
+            )
         missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
         warnings.extend(_warnings_for(gold, scores, missing_passages))
         warnings.extend(_reserved_field_warnings(gold))
@@ -153,6 +168,7 @@ def evaluate(
         version=__version__,
         retriever_fingerprint=_fingerprint_of(retriever, run),
         token_method=None if tokens is None else tokens.method,
+        engine=settings.engine_settings.engine if settings.engine_settings.on_ray else None,
     )
 
 
@@ -179,6 +195,34 @@ def _with_complete(metrics: Sequence[str]) -> list[str]:
         if kind == "recall" and k.isdigit() and f"complete@{k}" not in metrics:
             out.append(f"complete@{k}")
     return out
+
+
+def _on_cluster(
+    engine: EngineSettings,
+    gold_sets: Sequence[GoldSet],
+    retriever: Retriever | None,
+    run: Run | None,
+    depth: int,
+    metrics: Sequence[str],
+    relevance_threshold: int,
+    tokens: ContextTokens | None,
+    progress: Callable[[int, int], None] | None,
+) -> list[tuple[Run, QueryScores]]:
+    """Each gold set's run and per-query scores from the Ray engine (``evaluate.on_cluster``)."""
+    from realrecall.engine.cluster import open_cluster
+    from realrecall.evaluate.on_cluster import Scoring, retrieve_and_score
+
+    if run is None:
+        for gold in gold_sets:
+            _check_query_texts(gold)
+    scoring = Scoring(tuple(metrics), relevance_threshold, tokens)
+    with open_cluster(engine) as cluster:
+        if cluster is None:
+            raise RuntimeError("the Ray engine opened no cluster")
+        return retrieve_and_score(
+            cluster, gold_sets, retriever=retriever, run=run, depth=depth, scoring=scoring,
+            name=retriever_name, progress=progress,
+        )  # fmt: skip
 
 
 def _give_back_memory(gold: GoldSet) -> None:
@@ -410,6 +454,12 @@ def _retrieve(
 ) -> Run:
     from realrecall.runs import Run
 
+    _check_query_texts(gold)
+    ranked = retrieve(retriever, {q.query_id: q.query for q in gold}, depth, progress=progress)
+    return Run.from_lists(ranked, name=retriever_name(retriever))
+
+
+def _check_query_texts(gold: GoldSet) -> None:
     empty = [q.query_id for q in gold if not q.query.strip()]
     if empty:
         raise InputError(
@@ -417,8 +467,6 @@ def _retrieve(
             path=gold.path,
             hint="TREC qrels carry no query text: give a JSON Lines or BEIR gold set, or score a --run",
         )
-    ranked = retrieve(retriever, {q.query_id: q.query for q in gold}, depth, progress=progress)
-    return Run.from_lists(ranked, name=retriever_name(retriever))
 
 
 def _warnings_for(gold: GoldSet, scores: QueryScores, missing_passages: int) -> list[str]:

@@ -76,7 +76,9 @@ def load_inputs(
     ``corpus``. ``settings`` (or its fields as keywords) as in ``evaluate``.
 
     Not a bulk step (``realrecall.bulk``): a retriever's code runs here (a ``module:function``
-    imported and built, a corpus embedded), with the collector as the caller left it.
+    imported and built, a corpus embedded), with the collector as the caller left it. On the Ray
+    engine (``settings.engine_settings``) the retriever is only checked here, and built in each of the
+    engine's retrieval actors.
     """
     from realrecall.corpus import load_corpus
     from realrecall.gold import load_gold
@@ -98,17 +100,20 @@ def load_inputs(
         raise InputError(
             "--corpus is needed to retrieve", hint="give --corpus FILE, or score a finished --run FILE"
         )
-    from realrecall.evaluate.retrievers import build_retriever
+    from realrecall.evaluate.retrievers.registry import DeferredRetriever, RetrieverRecipe
 
     loaded_corpus = load_corpus(corpus)
-    built = build_retriever(
+    recipe = RetrieverRecipe(
         settings.retriever or DEFAULT_RETRIEVER,
         loaded_corpus,
         options=dict(settings.retriever_options),
         settings=settings.run_settings,
         defaults=settings.retriever_defaults(),
     )
-    return EvaluationInputs(gold_sets, loaded_corpus, built, None, settings)
+    if settings.engine_settings.on_ray:
+        # Built where it searches, once in each retrieval actor: not here too.
+        return EvaluationInputs(gold_sets, loaded_corpus, DeferredRetriever(recipe), None, settings)
+    return EvaluationInputs(gold_sets, loaded_corpus, recipe(), None, settings)
 
 
 def evaluate_files(

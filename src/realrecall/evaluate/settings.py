@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from realrecall.errors import InputError, SettingError
 from realrecall.evaluate.retrievers.options import RunSettings
 from realrecall.resolution import DEFAULT_COVERAGE, GoldFrom, check_coverage
-from realrecall.settings import Flag, StageSettings
+from realrecall.settings import EngineSettings, Flag, StageSettings
 
 __all__ = [
     "DEFAULT_RETRIEVER",
@@ -83,6 +83,8 @@ class EvaluateSettings(StageSettings):
     evidence_coverage: Annotated[
         float, "Share of an evidence span a chunk must hold to be gold, in (0, 1]."
     ] = DEFAULT_COVERAGE
+    engine_settings: EngineSettings = field(default_factory=EngineSettings)
+    """Where retrieval and per-query scoring run: here, or a Ray cluster; set by its fields' names."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -19,7 +19,7 @@ from typing import Annotated, Any
 from realrecall.errors import InputError, SettingError
 from realrecall.generate.question_types import QUESTION_TYPES
 from realrecall.llm.types import LLMConfig
-from realrecall.settings import Flag, StageSettings, Text, settings_from
+from realrecall.settings import EngineSettings, Flag, StageSettings, Text, settings_from
 
 __all__ = [
     "BACKENDS",
@@ -262,6 +262,9 @@ class GenerateConfig(StageSettings):
     ] = None
     """Query forms with weights (``generate.forms``); None: measured from the style examples, else
     the default mix."""
+    engine_settings: EngineSettings = field(default_factory=EngineSettings)
+    """Where the requests are sent from: here, or a pool of Ray actors; set by its fields' names. Not
+    part of any question's cache key: both engines ask and keep the same questions."""
 
     def __post_init__(self) -> None:
         # NaN and infinity before the fields are converted (which refuses them as not numbers at all):

@@ -10,6 +10,7 @@ replays them from the cache.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections import Counter
@@ -64,6 +65,9 @@ def generate(
     chunks are kept without a request, those of deleted or changed chunks are removed, and only the
     missing ones are asked for. ``client`` is required by the ``llm`` backend and by ``judge``, unless
     ``batch`` is given: then the answers are asked through the Batch API (see ``generate.batch``).
+    On the Ray engine (``config.engine_settings``) the requests are sent by a pool of Ray actors, each
+    holding a client like ``client``; everything else (the cache, the plan, the checks, the
+    deduplication, the store and its file) stays here, in this process.
     Raises RealrecallError when no question at all could be kept (after writing the summary file).
     """
 
@@ -89,6 +93,46 @@ async def agenerate(
     batch: BatchOptions | None = None,
 ) -> GenerateSummary:
     """``generate`` for callers already inside an event loop."""
+    engine = config.engine_settings
+    if engine.on_ray and batch is not None:
+        raise InputError(
+            "the Batch API and the Ray engine are two ways to send the requests", hint="choose one"
+        )
+    if not engine.on_ray or client is None:  # no request to send (extractive): nothing to spread
+        return await _generate(corpus, output_path, config, client=client, progress=progress, batch=batch)
+    from realrecall.engine.cluster import open_cluster
+
+    with open_cluster(engine) as cluster:
+        if cluster is None:
+            raise RuntimeError("the Ray engine opened no cluster")
+        # Each actor makes its own client; the answers come back here, to the cache and the store.
+        actors = cluster.chat_client(_client_recipe(client), actors=engine.generation_actors)
+        return await _generate(corpus, output_path, config, client=actors, progress=progress)
+
+
+def _client_recipe(client: ChatClient) -> Callable[[], ChatClient]:
+    """How a Ray actor makes a client like ``client``: realrecall's own client from its config (the
+    endpoint resolved here), any other client sent as it is."""
+    from realrecall.llm import OpenAIChatClient
+
+    if isinstance(client, OpenAIChatClient):
+        return functools.partial(OpenAIChatClient, client.resolved_config())
+    return functools.partial(_same, client)
+
+
+def _same(client: ChatClient) -> ChatClient:
+    return client
+
+
+async def _generate(
+    corpus: Corpus,
+    output_path: str | Path,
+    config: GenerateConfig,
+    *,
+    client: ChatClient | None,
+    progress: ProgressCallback | None,
+    batch: BatchOptions | None = None,
+) -> GenerateSummary:
     started = time.monotonic()
     if client is None and batch is None and (config.backend == "llm" or config.judge):
         raise InputError(
@@ -196,6 +240,11 @@ def _write_summary(store: GenerationStore, setup: Setup, summary: GenerateSummar
 
 def _config_record(config: GenerateConfig) -> dict[str, Any]:
     record = asdict(config)
+    # Where the requests were sent from is not a choice of what was generated: one "engine" key, only
+    # for the Ray engine (as results.json has it).
+    engine = record.pop("engine_settings")
+    if engine["engine"] != "local":
+        record["engine"] = engine["engine"]
     for name, value in record.items():
         if isinstance(value, Path):
             record[name] = str(value)

@@ -19,6 +19,7 @@ whole retry budget.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 from typing import Any
@@ -70,6 +71,11 @@ class OpenAIChatClient:
 
     def __repr__(self) -> str:
         return f"OpenAIChatClient(base_url={self._endpoint.base_url!r})"
+
+    def resolved_config(self) -> LLMConfig:
+        """The config with the endpoint this client resolved (``OPENAI_BASE_URL`` as read when it was
+        made), so that a client made elsewhere from it (in a Ray actor) asks the same endpoint."""
+        return dataclasses.replace(self.config, base_url=self._endpoint.base_url)
 
     @property
     def stats(self) -> LLMStats:

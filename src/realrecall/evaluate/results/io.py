@@ -183,6 +183,7 @@ def _parse(data: Mapping[str, Any], path: str | None, forced: Mapping[str, str])
         source=path,
         retriever_fingerprint=_retriever_fingerprint(data.get("fingerprints"), where),
         token_method=_optional_text(data.get("token_method"), "token_method", where),
+        engine=_optional_text(data.get("engine"), "engine", where),
     )
 
 

@@ -394,6 +394,8 @@ class EvaluationResult:
     """Name, options and library versions of the retriever (None in results of older versions)."""
     token_method: str | None = None
     """How context tokens were counted (``realrecall.tokens``); None when no corpus was given."""
+    engine: str | None = None
+    """Where retrieval and scoring ran when not in this process (``ray``); None for the local engine."""
 
     @property
     def name(self) -> str:
@@ -514,6 +516,7 @@ class EvaluationResult:
             "metrics": list(self.metrics),
             "relevance_threshold": self.relevance_threshold,
             **({} if self.token_method is None else {"token_method": self.token_method}),
+            **({} if self.engine is None else {"engine": self.engine}),
             "warnings": list(self.warnings),
         }
 

@@ -10,7 +10,8 @@ the option lists in errors are all read from here.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast
@@ -34,6 +35,9 @@ from realrecall.evaluate.retrievers.options import (
 __all__ = [
     "CUSTOM",
     "RETRIEVERS",
+    "About",
+    "DeferredRetriever",
+    "RetrieverRecipe",
     "build_retriever",
     "choices",
     "find_spec",
@@ -141,7 +145,108 @@ def build_retriever(
     if approximate:
         fingerprint["approximate"] = str(approximate)
     retriever.fingerprint = fingerprint  # type: ignore[attr-defined]
+    # How to build it again elsewhere: the Ray engine builds one in each of its retrieval actors.
+    retriever.recipe = RetrieverRecipe(  # type: ignore[attr-defined]
+        name, corpus, options=built, settings=dataclasses.replace(settings, index_progress=None)
+    )
     return retriever
+
+
+@dataclass(frozen=True)
+class RetrieverRecipe:
+    """``build_retriever``'s arguments: how to build a retriever where it will search.
+
+    Calling it builds the retriever. The Ray engine sends it to each retrieval actor, which builds
+    its own (an index is built once per actor, never sent); ``settings.index_progress`` stays None.
+    """
+
+    name: str | SearchFunction | object
+    corpus: Corpus
+    options: Mapping[str, object] | object | None = None
+    settings: RunSettings = field(default_factory=RunSettings)
+    defaults: Mapping[str, object] | None = None
+
+    def __call__(self) -> Retriever:
+        return build_retriever(
+            self.name, self.corpus, options=self.options, settings=self.settings, defaults=self.defaults
+        )
+
+
+@dataclass(frozen=True)
+class About:
+    """What a built retriever reports of itself, as results.json records it."""
+
+    name: str
+    description: str
+    fingerprint: Mapping[str, Any] | None
+    approximate: str | None
+
+    @classmethod
+    def of(cls, retriever: object) -> About:
+        own = getattr(retriever, "fingerprint", None)
+        approximate = getattr(retriever, "approximate", None)
+        return cls(
+            str(getattr(retriever, "name", type(retriever).__name__)),
+            str(getattr(retriever, "description", "")),
+            own if isinstance(own, Mapping) else None,
+            str(approximate) if approximate else None,
+        )
+
+
+class DeferredRetriever:
+    """A retriever to be built where it searches: what ``load_inputs`` gives for the Ray engine.
+
+    The engine builds it from ``recipe`` in each retrieval actor and records what the built one
+    reports (``About``: name, description, fingerprint, approximate); searched or described before
+    that (the local engine, say), it is built here, once. The options are checked when it is made.
+    """
+
+    def __init__(self, recipe: RetrieverRecipe) -> None:
+        retriever_inputs(recipe.name, recipe.options, defaults=recipe.defaults)  # a bad option, now
+        self.recipe = recipe
+        self._built: Retriever | None = None
+        self._about: About | None = None
+
+    def built_as(self, about: About) -> None:
+        """What the retriever built elsewhere reported of itself."""
+        self._about = about
+
+    @property
+    def name(self) -> str:
+        return self._reported().name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._about = dataclasses.replace(self._reported(), name=value)
+
+    @property
+    def description(self) -> str:
+        return self._reported().description
+
+    @description.setter
+    def description(self, value: str) -> None:
+        self._about = dataclasses.replace(self._reported(), description=value)
+
+    @property
+    def fingerprint(self) -> Mapping[str, Any] | None:
+        return self._reported().fingerprint
+
+    @property
+    def approximate(self) -> str | None:
+        return self._reported().approximate
+
+    def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
+        return self._here().search(queries, k)
+
+    def _reported(self) -> About:
+        if self._about is None:
+            self._about = About.of(self._here())
+        return self._about
+
+    def _here(self) -> Retriever:
+        if self._built is None:
+            self._built = self.recipe()
+        return self._built
 
 
 def retriever_inputs(

@@ -1,0 +1,219 @@
+"""evaluate's retrieval and scoring on the Ray engine: one Ray Data job for every gold set.
+
+The queries of all the gold sets go out in parts of whole search batches (64 queries, in each gold
+set's own order, as ``retrieve`` asks them locally), to a pool of retrieval actors that each build the
+retriever once (from its recipe, or as sent when it has none) and search; each part's per-query metrics
+are computed where it was searched (``score_queries`` on the part). A run made elsewhere is scored in
+stateless tasks. Back on the driver, each gold set's ranked lists become its run and its per-query
+values its ``QueryScores``, in trec_eval's order: values equal to the local engine's to the last bit
+(a query's values depend on its own judgments and ranking only). Means, slices and every other
+statistic are computed by ``evaluate`` from these, as for the local engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from realrecall.engine.cluster import Cluster, Stage
+from realrecall.errors import InputError
+from realrecall.evaluate.retrievers.base import retrieve
+from realrecall.evaluate.retrievers.registry import About, DeferredRetriever, RetrieverRecipe
+from realrecall.evaluate.scoring import QueryScores, score_queries
+from realrecall.gold import GoldSet
+from realrecall.runs import Run
+
+if TYPE_CHECKING:
+    from realrecall.evaluate.budget import ContextTokens
+    from realrecall.evaluate.retrievers import Retriever
+
+__all__ = ["retrieve_and_score"]
+
+# Queries a search call gets: retrieve's own batch, so each search sees the batches it sees locally.
+SEARCH_BATCH = 64
+# A scoring task's queries when a run is scored (no search): enough that a task's cost is the work.
+SCORE_PART = 4096
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """How a part's queries are scored: ``score_queries``' arguments but the gold set and the run."""
+
+    metrics: tuple[str, ...]
+    relevance_threshold: int
+    tokens: ContextTokens | None
+
+
+@dataclass(frozen=True)
+class _Part:
+    """Queries of one gold set: their text (in the gold set's order) and judgments, and their ranked
+    lists when a run is scored (only the queries the run has)."""
+
+    gold: int
+    queries: dict[str, str]
+    judged: dict[str, Mapping[str, int]]
+    ranked: dict[str, list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """``QueryScores`` of a part, in its own trec_eval order."""
+
+    query_ids: tuple[str, ...]
+    values: dict[str, np.ndarray]
+    first_relevant_rank: np.ndarray
+    missing_run: tuple[str, ...]
+    no_relevant: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Done:
+    ranked: dict[str, list[str]] | None
+    scored: _Scored
+    about: About | None = None
+
+
+def retrieve_and_score(
+    cluster: Cluster,
+    gold_sets: Sequence[GoldSet],
+    *,
+    retriever: Retriever | None,
+    run: Run | None,
+    depth: int,
+    scoring: Scoring,
+    name: Callable[[Any], str],
+    progress: Callable[[int, int], None] | None = None,
+) -> list[tuple[Run, QueryScores]]:
+    """Each gold set's run (the retriever's ranking of its queries, or ``run``) and per-query scores.
+
+    ``name(retriever)`` names the run made of the retriever's rankings (as ``evaluate`` names it).
+    ``progress(done, total)`` counts the queries of every gold set together.
+    """
+    parts = _parts(gold_sets, run)
+    if retriever is not None:
+        setup = functools.partial(_searcher, _source(retriever), depth, scoring)
+        stage = Stage("retrieval", setup=setup, actors=cluster.settings.retrieval_actors)
+    else:
+        stage = Stage("scoring", function=functools.partial(_score_given, scoring=scoring))
+    sizes = [len(part.queries) for part in parts]
+    # A run scored here retrieves nothing: no "retrieving" count, as locally.
+    done: list[_Done] = cluster.map(parts, stage, sizes=sizes, progress=progress if run is None else None)
+    about = next((item.about for item in done if item.about is not None), None)
+    if isinstance(retriever, DeferredRetriever) and about is not None:
+        retriever.built_as(about)
+    results = []
+    for index, gold in enumerate(gold_sets):
+        mine = [item for part, item in zip(parts, done, strict=True) if part.gold == index]
+        if run is not None:
+            gold_run = run
+        else:
+            ranked = dict(chain.from_iterable((item.ranked or {}).items() for item in mine))
+            gold_run = Run.from_lists(ranked, name=name(retriever))
+        results.append((gold_run, _joined(gold, [item.scored for item in mine], scoring)))
+    return results
+
+
+def _parts(gold_sets: Sequence[GoldSet], run: Run | None) -> list[_Part]:
+    """Every gold set's queries in parts: whole search batches, a few parts an actor; a run's in
+    bigger parts (scoring alone is cheap next to moving the data)."""
+    total = sum(len(gold) for gold in gold_sets)
+    if run is None:
+        # Parts of whole batches, about 8 a CPU, at most 16 batches each (the bar moves, the load evens).
+        batches = math.ceil(total / SEARCH_BATCH)
+        size = SEARCH_BATCH * min(16, max(1, batches // 16))
+    else:
+        size = SCORE_PART
+    parts = []
+    for index, gold in enumerate(gold_sets):
+        queries = gold.queries
+        for start in range(0, len(queries), size):
+            chosen = queries[start : start + size]
+            ranked = None
+            if run is not None:
+                ranked = {q.query_id: list(run.ranked(q.query_id)) for q in chosen if q.query_id in run}
+            parts.append(
+                _Part(
+                    gold=index,
+                    queries={q.query_id: q.query for q in chosen},
+                    judged={q.query_id: q.gold for q in chosen},
+                    ranked=ranked,
+                )
+            )
+    return parts
+
+
+def _source(retriever: Retriever) -> RetrieverRecipe | Retriever:
+    """What the actors build the retriever from: its recipe (``build_retriever`` attaches one), else
+    the object itself, sent as it is."""
+    recipe = getattr(retriever, "recipe", None)
+    if isinstance(recipe, RetrieverRecipe):
+        return recipe
+    if isinstance(retriever, DeferredRetriever):
+        return retriever.recipe
+    return retriever
+
+
+def _searcher(source: RetrieverRecipe | Retriever, depth: int, scoring: Scoring) -> Callable[[_Part], _Done]:
+    """In each retrieval actor, once: the retriever, built; then per part, search and score."""
+    retriever = source() if isinstance(source, RetrieverRecipe) else source
+    about = About.of(retriever)
+
+    def search(part: _Part) -> _Done:
+        ranked = retrieve(retriever, part.queries, depth, batch_size=SEARCH_BATCH)
+        return _Done(ranked, _score(part.judged, Run.from_lists(ranked), scoring), about)
+
+    return search
+
+
+def _score_given(part: _Part, *, scoring: Scoring) -> _Done:
+    """In a scoring task: a part of a given run (its queries' whole rankings), scored."""
+    return _Done(None, _score(part.judged, Run.from_lists(part.ranked or {}), scoring))
+
+
+def _score(judged: Mapping[str, Mapping[str, int]], run: Run, scoring: Scoring) -> _Scored:
+    scores = score_queries(
+        judged,
+        run,
+        list(scoring.metrics),
+        relevance_threshold=scoring.relevance_threshold,
+        corpus=scoring.tokens,
+    )
+    return _Scored(
+        query_ids=scores.query_ids,
+        values=dict(scores.values),
+        first_relevant_rank=scores.first_relevant_rank,
+        missing_run=scores.missing_run,
+        no_relevant=scores.no_relevant,
+    )
+
+
+def _joined(gold: GoldSet, parts: Sequence[_Scored], scoring: Scoring) -> QueryScores:
+    """The parts' scores as the gold set's ``QueryScores``: every query in trec_eval's order."""
+    ids = list(chain.from_iterable(part.query_ids for part in parts))
+    if sorted(ids) != sorted(gold.ids):
+        raise InputError(f"{gold.name}: the engine scored other queries than the gold set holds")
+    by_id = sorted(range(len(ids)), key=ids.__getitem__)
+    order = np.array(by_id, dtype=np.int64)
+
+    def joined(arrays: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(arrays)[order]
+
+    missing = set(chain.from_iterable(part.missing_run for part in parts))
+    none_relevant = set(chain.from_iterable(part.no_relevant for part in parts))
+    query_ids = [ids[i] for i in by_id]
+    gold_position = {query_id: position for position, query_id in enumerate(gold.ids)}
+    return QueryScores(
+        query_ids=tuple(query_ids),
+        values={name: joined([part.values[name] for part in parts]) for name in scoring.metrics},
+        first_relevant_rank=joined([part.first_relevant_rank for part in parts]),
+        missing_run=tuple(query_id for query_id in query_ids if query_id in missing),
+        no_relevant=tuple(query_id for query_id in query_ids if query_id in none_relevant),
+        relevance_threshold=scoring.relevance_threshold,
+        gold_order=np.array([gold_position[query_id] for query_id in query_ids], dtype=np.int64),
+    )

@@ -1,0 +1,186 @@
+"""The Ray engine on a real local cluster: the same figures as the local engine, and actors that die.
+
+Every test that needs a cluster is in this file and uses the session's one (``ray_cluster``, in
+conftest.py): pytest-xdist gives a file to one worker, so no other worker starts a second.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generate.fakes import make_corpus
+from realrecall.engine import EngineSettings
+from realrecall.errors import EngineError, InputError, UserCodeError
+from realrecall.evaluate import evaluate, evaluate_files, load_results, write_results
+from realrecall.generate import GenerateConfig, generate
+from realrecall.gold import load_gold
+from realrecall.llm import LLMConfig, OpenAIChatClient
+from realrecall.pipeline.demo import sample_data_dir
+from realrecall.runs import Run
+from support.dying_client import AlwaysDyingChatClient, DyingChatClient
+from support.fake_openai import FakeOpenAI
+from support.questions import http_question_handler
+
+pytest.importorskip("ray", reason="the Ray engine's tests need the extra: pip install 'realrecall[ray]'")
+pytestmark = pytest.mark.slow  # each test a Ray job (seconds): the file starts early
+
+RAY = EngineSettings(engine="ray", actor_retries=2)
+ON_RAY: dict[str, Any] = {"engine": "ray", "actor_retries": 2}  # evaluate's keywords for RAY
+SAMPLE = sample_data_dir()
+
+
+def without_created_and_engine(results: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in results.items() if key not in ("created", "engine")}
+
+
+def per_query(result: Any) -> dict[tuple[str, str], dict[str, float]]:
+    return {(q.gold_set, q.query_id): dict(q.metrics) for q in result.queries}
+
+
+def test_the_bundled_sample_on_ray_writes_the_local_results_json_but_created_and_engine(
+    ray_cluster, tmp_path
+):
+    gold = [(SAMPLE / "real_questions.jsonl", "real")]
+    options: dict[str, Any] = {"corpus": SAMPLE / "docs_corpus.jsonl", "k": (1, 5, 10), "by": ("type",)}
+    local = evaluate_files(gold, **options)
+    on_ray = evaluate_files(gold, **options, **ON_RAY)
+    write_results(local, tmp_path / "local.json")
+    write_results(on_ray, tmp_path / "ray.json")
+    local_file = json.loads((tmp_path / "local.json").read_text("utf-8"))
+    ray_file = json.loads((tmp_path / "ray.json").read_text("utf-8"))
+
+    assert ray_file["engine"] == "ray"
+    assert "engine" not in local_file
+    assert without_created_and_engine(ray_file) == without_created_and_engine(local_file)
+    assert per_query(on_ray) == per_query(local)
+    assert load_results(tmp_path / "ray.json").engine == "ray"
+
+
+@pytest.mark.reference_data
+def test_bm25_on_ray_gives_every_scifact_query_the_local_engines_values(ray_cluster, reference_data):
+    scifact = reference_data / "scifact"
+    gold = [scifact]
+    options: dict[str, Any] = {"corpus": scifact / "corpus.jsonl", "k": (1, 10, 100)}
+    local = evaluate_files(gold, **options)
+    on_ray = evaluate_files(gold, **options, **ON_RAY)
+
+    assert len(local.queries) == 300
+    assert per_query(on_ray) == per_query(local)  # exact floats, not approximately
+    assert [q.top for q in on_ray.queries] == [q.top for q in local.queries]
+    assert without_created_and_engine(on_ray.to_dict()) == without_created_and_engine(local.to_dict())
+
+
+def test_a_run_with_tied_scores_is_scored_on_ray_as_locally(ray_cluster):
+    gold = load_gold(SAMPLE / "real_questions.jsonl", origin="real")
+    ids = [chunk_id for query in gold for chunk_id in query.gold][:40]
+    # Every query ranks the same 40 chunks with three scores only: ties everywhere, broken by id.
+    run = Run.from_scores({q.query_id: {pid: float(i % 3) for i, pid in enumerate(ids)} for q in gold})
+    options: dict[str, Any] = {"run": run, "metrics": ("recall@5", "mrr@10", "ndcg@10", "recall@40")}
+    assert per_query(evaluate(gold, **options, **ON_RAY)) == per_query(evaluate(gold, **options))
+
+
+def test_a_custom_retrievers_error_on_ray_is_the_local_engines_one_line(ray_cluster, tmp_path):
+    code = tmp_path / "broken.py"
+    code.write_text("def search(query, k):\n    raise ValueError('no index here')\n")
+    gold = [(SAMPLE / "real_questions.jsonl", "real")]
+    options: dict[str, Any] = {"corpus": SAMPLE / "docs_corpus.jsonl", "retriever": f"{code}:search"}
+    with pytest.raises(UserCodeError) as local:
+        evaluate_files(gold, **options)
+    with pytest.raises(UserCodeError) as on_ray:
+        evaluate_files(gold, **options, **ON_RAY)
+    assert str(on_ray.value) == str(local.value)
+
+
+def test_a_bad_retriever_option_is_refused_before_any_ray_work(ray_cluster):
+    with pytest.raises(InputError, match="k1"):
+        evaluate_files(
+            [SAMPLE / "real_questions.jsonl"],
+            corpus=SAMPLE / "docs_corpus.jsonl",
+            retriever_options={"k1": "-1"},
+            engine="ray",
+            address="127.0.0.1:9",
+        )
+
+
+@pytest.fixture
+def server(fake_openai: FakeOpenAI) -> FakeOpenAI:
+    fake_openai.chat_handler = http_question_handler
+    return fake_openai
+
+
+def llm_config(server: FakeOpenAI) -> LLMConfig:
+    return LLMConfig(base_url=server.base_url, timeout=5.0, max_attempts=2, max_wait=0.1, initial_wait=0.01)
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def test_generation_survives_a_killed_actor_with_each_request_sent_once_and_a_rerun_sends_none(
+    ray_cluster, server, tmp_path
+):
+    # One request at a time, so the actor that dies holds no other request the endpoint has seen.
+    config = GenerateConfig(per_chunk=2, strategy="direct", concurrency=1, engine_settings=RAY)
+    marker = tmp_path / "died"
+    client = DyingChatClient(llm_config(server), marker=marker, die_at=3)
+    output = tmp_path / "synthetic.jsonl"
+    summary = generate(make_corpus(6), output, config, client=client)
+
+    assert marker.exists()  # an actor died with a request in hand
+    bodies = server.bodies("chat")
+    unique = {json.dumps([body["messages"], body.get("seed")], sort_keys=True) for body in bodies}
+    assert len(bodies) == len(unique) == 12  # each slot's request sent once, the lost one again
+    written = lines(output)
+    assert summary.total == len(written) == 12
+    assert len({record["query_id"] for record in written}) == 12
+    assert len({record["query"] for record in written}) == 12
+
+    again = generate(make_corpus(6), output, config, client=client)
+    assert server.count("chat") == 12
+    assert again.kept == 12
+    assert lines(output) == written
+
+
+def test_an_actor_that_keeps_dying_stops_generation_in_one_line_keeping_only_whole_records(
+    ray_cluster, server, tmp_path
+):
+    output = tmp_path / "synthetic.jsonl"
+    with pytest.raises(EngineError, match="died 3 times") as failure:
+        generate(
+            make_corpus(2),
+            output,
+            GenerateConfig(strategy="direct", concurrency=1, engine_settings=RAY),
+            client=AlwaysDyingChatClient(),
+        )
+    assert "\n" not in str(failure.value)
+    # As a local run stopped there leaves it: the output opened, no answer came back, nothing written.
+    assert output.read_text("utf-8") == ""
+
+
+def test_duplicates_answered_to_different_actors_are_caught_on_the_driver(ray_cluster, server, tmp_path):
+    # Every other slot is answered with the same question: the slots go to both actors of the pool,
+    # and the one near-duplicate index, on the driver, sees them all.
+    def handler(body: dict[str, Any]) -> str:
+        seed = int(body.get("seed") or 0)
+        return (
+            json.dumps({"question": "why does my printer keep jamming on the second page?"})
+            if seed % 2
+            else (http_question_handler(body))
+        )
+
+    server.chat_handler = handler
+    config = GenerateConfig(per_chunk=2, strategy="direct", concurrency=4, max_attempts=1)
+    client = OpenAIChatClient(llm_config(server))
+    local = generate(make_corpus(6), tmp_path / "local.jsonl", config, client=client)
+    on_ray_config = dataclasses.replace(config, engine_settings=RAY)
+    on_ray = generate(make_corpus(6), tmp_path / "ray.jsonl", on_ray_config, client=client)
+
+    queries = [record["query"] for record in lines(tmp_path / "ray.jsonl")]
+    assert len(queries) == len(set(queries))
+    assert on_ray.filtered.get("near_duplicate", 0) == local.filtered.get("near_duplicate", 0) > 0
+    assert on_ray.total == local.total

@@ -1,0 +1,85 @@
+"""The engine's settings and the errors that need no cluster: Ray missing, an address nobody answers."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import pytest
+
+from realrecall.engine import EngineSettings, open_cluster
+from realrecall.engine.cluster import MISSING_EXTRA
+from realrecall.errors import EngineError, InputError, SettingError
+from realrecall.evaluate.settings import EvaluateSettings
+from realrecall.pipeline.demo import sample_data_dir
+from realrecall.settings import settings_from
+from support import cli
+
+SAMPLE = sample_data_dir()
+
+
+def test_the_local_engine_is_the_default_of_every_stage():
+    assert EngineSettings().engine == "local"
+    assert EvaluateSettings().engine_settings == EngineSettings()
+
+
+@pytest.mark.parametrize(
+    ("values", "setting"),
+    [
+        ({"engine": "spark"}, "engine"),
+        ({"num_cpus": 0}, "num_cpus"),
+        ({"retrieval_actors": 0}, "retrieval_actors"),
+        ({"actor_retries": -1}, "actor_retries"),
+        ({"address": " "}, "address"),
+        ({"address": "10.0.0.5:6379", "num_cpus": 2}, "num_cpus"),
+    ],
+)
+def test_a_bad_engine_setting_is_one_error_naming_it(values, setting):
+    with pytest.raises(SettingError) as error:
+        settings_from(EngineSettings, values)
+    assert error.value.setting == setting
+
+
+def test_evaluate_takes_the_engine_settings_by_their_own_names():
+    settings = settings_from(EvaluateSettings, {"engine": "ray", "num_cpus": "2"}, text=True)
+    assert settings.engine_settings == EngineSettings(engine="ray", num_cpus=2)
+
+
+def test_the_local_engine_opens_no_cluster_and_imports_no_ray(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # any import of ray fails
+    with open_cluster(EngineSettings()) as cluster:
+        assert cluster is None
+
+
+def test_without_ray_installed_the_ray_engine_is_one_line_naming_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with (
+        pytest.raises(InputError, match=r"pip install 'realrecall\[ray\]'"),
+        open_cluster(EngineSettings(engine="ray")),
+    ):
+        pass
+
+
+def test_the_cli_says_in_one_line_which_extra_the_ray_engine_needs(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = cli.run(
+        "evaluate", "--gold", str(SAMPLE / "real_questions.jsonl"), "--corpus",
+        str(SAMPLE / "docs_corpus.jsonl"), "--engine", "ray",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.err_lines == [f"error: {MISSING_EXTRA}"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])  # closed again when the block ends: nothing listens there
+
+
+def test_a_cluster_address_nobody_answers_is_one_line_not_rays_minutes_of_waiting():
+    pytest.importorskip("ray", reason="the address is checked once Ray is imported (realrecall[ray])")
+    address = f"127.0.0.1:{_closed_port()}"
+    with pytest.raises(EngineError) as error, open_cluster(EngineSettings(engine="ray", address=address)):
+        pass
+    assert f"cannot reach the Ray cluster at {address}" in str(error.value)
+    assert "\n" not in str(error.value)
