@@ -20,7 +20,9 @@ from realrecall.evaluate import evaluate, evaluate_files, load_results, write_re
 from realrecall.generate import GenerateConfig, generate
 from realrecall.gold import load_gold
 from realrecall.llm import LLMConfig, OpenAIChatClient
+from realrecall.pipeline.config import load_pipeline_config
 from realrecall.pipeline.demo import sample_data_dir
+from realrecall.pipeline.run import run_pipeline
 from realrecall.runs import Run
 from support.dying_client import AlwaysDyingChatClient, DyingChatClient
 from support.fake_openai import FakeOpenAI
@@ -184,3 +186,44 @@ def test_duplicates_answered_to_different_actors_are_caught_on_the_driver(ray_cl
     assert len(queries) == len(set(queries))
     assert on_ray.filtered.get("near_duplicate", 0) == local.filtered.get("near_duplicate", 0) > 0
     assert on_ray.total == local.total
+
+
+PIPELINE = """
+[corpus]
+path = "{corpus}"
+[real]
+path = "{real}"
+date = "2026-11-30"
+[generate]
+output = "synthetic.jsonl"
+backend = "extractive"
+[evaluate]
+k = [1, 3]
+by = ["type"]
+engine = "ray"
+[calibrate]
+metric = "recall@3"
+"""
+
+
+def test_a_pipeline_evaluating_on_ray_writes_the_local_runs_results_but_created_and_engine(
+    ray_cluster, tmp_path
+):
+    config = tmp_path / "pipeline.toml"
+    inputs = {"corpus": SAMPLE / "docs_corpus.jsonl", "real": SAMPLE / "real_questions.jsonl"}
+    config.write_text(PIPELINE.format(**inputs), "utf-8")
+    on_ray = load_pipeline_config(config)
+    assert on_ray.evaluate.engine_settings.on_ray
+    local = dataclasses.replace(
+        on_ray, evaluate=dataclasses.replace(on_ray.evaluate, engine_settings=EngineSettings())
+    )
+    results = tmp_path / "realrecall-runs" / "results.json"
+    written = {}
+    # The same job (same outputs) on each engine in turn: the second run's generation is the first's.
+    for name, job in (("local", local), ("ray", on_ray)):
+        run_pipeline(job)
+        written[name] = json.loads(results.read_text("utf-8"))
+
+    assert written["ray"]["engine"] == "ray"
+    assert "engine" not in written["local"]
+    assert without_created_and_engine(written["ray"]) == without_created_and_engine(written["local"])

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from realrecall.calibrate.one_call import evaluate_and_calibrate
 from realrecall.engine import EngineSettings, open_cluster
 from realrecall.engine.cluster import MISSING_EXTRA
 from realrecall.errors import EngineError, InputError, SettingError
@@ -83,3 +84,27 @@ def test_a_cluster_address_nobody_answers_is_one_line_not_rays_minutes_of_waitin
         pass
     assert f"cannot reach the Ray cluster at {address}" in str(error.value)
     assert "\n" not in str(error.value)
+
+
+def test_calibrates_one_call_mode_sends_evaluate_to_the_engine_it_names(monkeypatch, tmp_path):
+    synthetic = tmp_path / "synthetic.jsonl"
+    synthetic.write_text((SAMPLE / "real_questions.jsonl").read_text("utf-8"), "utf-8")
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(InputError, match=r"pip install 'realrecall\[ray\]'"):
+        evaluate_and_calibrate(
+            synthetic,
+            SAMPLE / "real_questions.jsonl",
+            corpus=SAMPLE / "docs_corpus.jsonl",
+            engine="ray",
+        )
+
+
+def test_generate_on_the_command_line_takes_the_engine(monkeypatch, fake_openai, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = cli.run(
+        "generate", "--corpus", str(SAMPLE / "docs_corpus.jsonl"), "--output", str(tmp_path / "s.jsonl"),
+        "--engine", "ray",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.err_lines == [f"error: {MISSING_EXTRA}"]
+    assert fake_openai.count("chat") == 0
