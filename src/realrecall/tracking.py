@@ -135,10 +135,11 @@ def log_to_mlflow(
     metrics = figures_as_metrics(calibration, result)
     params = fingerprints_as_params(result, calibration)
     experiment = experiment or os.environ.get("MLFLOW_EXPERIMENT_NAME") or DEFAULT_EXPERIMENT
-    return _log(
-        mlflow, uri.strip(), experiment, run_name or f"{result.name} {result.created}",
-        metrics, params, result, calibration, report_path, dict(tags or {}),
-    )  # fmt: skip
+    with _bounded_requests():
+        return _log(
+            mlflow, uri.strip(), experiment, run_name or f"{result.name} {result.created}",
+            metrics, params, result, calibration, report_path, dict(tags or {}),
+        )  # fmt: skip
 
 
 def figures_as_metrics(report: CalibrationReport, result: EvaluationResult | None = None) -> dict[str, float]:
@@ -239,22 +240,6 @@ def _import_mlflow() -> Any:
     return mlflow
 
 
-def _log(
-    mlflow: Any,
-    uri: str,
-    experiment: str,
-    run_name: str,
-    metrics: Mapping[str, float],
-    params: Mapping[str, str],
-    result: EvaluationResult,
-    calibration: CalibrationReport,
-    report: Path | None,
-    tags: dict[str, str],
-) -> TrackedRun:
-    with _bounded_requests():
-        return _log_bounded(uri, experiment, run_name, metrics, params, result, calibration, report, tags)
-
-
 @contextlib.contextmanager
 def _bounded_requests() -> Iterator[None]:
     """MLflow's HTTP requests wait ``REQUEST_WAIT`` s and retry ``REQUEST_RETRIES`` times inside the
@@ -270,7 +255,8 @@ def _bounded_requests() -> Iterator[None]:
             os.environ.pop(name, None)
 
 
-def _log_bounded(
+def _log(
+    mlflow: Any,
     uri: str,
     experiment: str,
     run_name: str,
