@@ -62,20 +62,9 @@ class _Part:
 
 
 @dataclass(frozen=True)
-class _Scored:
-    """``QueryScores`` of a part, in its own trec_eval order."""
-
-    query_ids: tuple[str, ...]
-    values: dict[str, np.ndarray]
-    first_relevant_rank: np.ndarray
-    missing_run: tuple[str, ...]
-    no_relevant: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class _Done:
     ranked: dict[str, list[str]] | None
-    scored: _Scored
+    scored: QueryScores
     about: About | None = None
 
 
@@ -176,24 +165,18 @@ def _score_given(part: _Part, *, scoring: Scoring) -> _Done:
     return _Done(None, _score(part.judged, Run.from_lists(part.ranked or {}), scoring))
 
 
-def _score(judged: Mapping[str, Mapping[str, int]], run: Run, scoring: Scoring) -> _Scored:
-    scores = score_queries(
+def _score(judged: Mapping[str, Mapping[str, int]], run: Run, scoring: Scoring) -> QueryScores:
+    """A part's ``QueryScores``, in its own trec_eval order (the driver joins the parts)."""
+    return score_queries(
         judged,
         run,
         list(scoring.metrics),
         relevance_threshold=scoring.relevance_threshold,
         corpus=scoring.tokens,
     )
-    return _Scored(
-        query_ids=scores.query_ids,
-        values=dict(scores.values),
-        first_relevant_rank=scores.first_relevant_rank,
-        missing_run=scores.missing_run,
-        no_relevant=scores.no_relevant,
-    )
 
 
-def _joined(gold: GoldSet, parts: Sequence[_Scored], scoring: Scoring) -> QueryScores:
+def _joined(gold: GoldSet, parts: Sequence[QueryScores], scoring: Scoring) -> QueryScores:
     """The parts' scores as the gold set's ``QueryScores``: every query in trec_eval's order."""
     ids = list(chain.from_iterable(part.query_ids for part in parts))
     if sorted(ids) != sorted(gold.ids):
