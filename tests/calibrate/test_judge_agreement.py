@@ -15,6 +15,7 @@ from realrecall.calibrate.judge_agreement import label_agreement
 from realrecall.calibrate.ppi import prediction_powered
 from realrecall.calibrate.query_scores import QueryScores, load_query_scores, parse_query_selection
 from realrecall.calibrate.report import render
+from realrecall.calibrate.settings import LabelAgreementSettings, PPISettings
 from realrecall.errors import InputError
 from realrecall.gold import GoldQuery, GoldSet
 from support.cli import run
@@ -97,6 +98,22 @@ def test_only_pairs_both_grade_are_compared_and_the_rest_counted() -> None:
     assert result.only_human == 1
     assert result.only_judge == 2
     assert result.confusion == ((0, 1), (0, 1))
+
+
+def test_label_agreement_takes_its_settings_as_an_object_or_as_keywords_over_one() -> None:
+    human, judge = _pairs(np.random.default_rng(7), 300)
+    people, model = _as_gold(human), _as_gold(judge)
+    by_object = label_agreement(people, model, settings=LabelAgreementSettings(threshold=3))
+    by_keyword = label_agreement(people, model, threshold=3)
+    over = label_agreement(people, model, settings=LabelAgreementSettings(threshold=3), threshold=1)
+    assert by_object == by_keyword
+    assert by_object.threshold == 3
+    assert over.threshold == 1
+    assert over.recall == pytest.approx(float(np.mean(judge[human >= 1] >= 1)))
+    with pytest.raises(InputError, match=r"^threshold must be a grade >= 1, got 0; e.g. 2 for graded"):
+        label_agreement(people, model, threshold=0)
+    with pytest.raises(InputError, match="'thresh' is not a setting of label_agreement; did you mean"):
+        label_agreement(people, model, thresh=2)
 
 
 def test_files_that_share_no_pair_are_refused() -> None:
@@ -187,6 +204,22 @@ def test_fake_judges_with_known_errors_are_corrected_to_nominal_coverage(bias: f
     assert float(np.mean(covered)) == pytest.approx(0.95, abs=0.03)
     assert abs(float(np.mean(shifts))) < 0.01
     assert report.mean_bias == pytest.approx(bias, abs=0.05)
+
+
+def test_ppi_takes_its_settings_as_an_object_or_as_keywords_over_one() -> None:
+    rng = np.random.default_rng(3)
+    judge = QueryScores("m", ("a", "b"), tuple(f"q{i}" for i in range(40)), rng.random((2, 40)))
+    labelled = judge.query_ids[:15]
+    human = QueryScores("m", ("a", "b"), labelled, rng.random((2, 15)))
+    by_object = prediction_powered(judge, human, settings=PPISettings(confidence=0.8))
+    by_keyword = prediction_powered(judge, human, confidence=0.8)
+    default = prediction_powered(judge, human)
+    assert by_object == by_keyword
+    assert by_object.confidence == 0.8
+    narrower, wider = by_object.systems[0].ci, default.systems[0].ci
+    assert wider.low < narrower.low < narrower.high < wider.high
+    with pytest.raises(InputError, match=r"^confidence must be between 0 and 1, got 1.5; e.g. 0.95$"):
+        prediction_powered(judge, human, confidence=1.5)
 
 
 def test_ppi_refuses_labelled_queries_the_judge_did_not_score() -> None:

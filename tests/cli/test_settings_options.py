@@ -14,7 +14,9 @@ from realrecall.calibrate.settings import (
     CalibrateSettings,
     CompareSettings,
     DriftSettings,
+    LabelAgreementSettings,
     PlanSettings,
+    PPISettings,
 )
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import EvaluateSettings
@@ -39,11 +41,14 @@ def value_of(settings: Settings, item: SettingField) -> Any:
 
 
 def command_options(name: str) -> dict[str, Any]:
+    """The options of ``name``, a command or a group's subcommand (``judge agreement``)."""
     import typer.main
 
     from realrecall.cli import app
 
-    command = typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+    command: Any = typer.main.get_command(app)
+    for word in name.split():
+        command = command.commands[word]
     return {param.name: param for param in command.params}
 
 
@@ -52,6 +57,7 @@ class Walk:
     """A command whose options are the fields of ``cls``, and the library function that gets them."""
 
     command: str
+    """The command's words: ``compare``, ``judge ppi``."""
     cls: type[Settings]
     function: str
     param: str
@@ -76,6 +82,15 @@ WALKS = (
         "drift", DriftSettings, "realrecall.calibrate.drift.detect_drift", "settings",
         ("real.txt", "traffic.txt"), ("realrecall.calibrate.realism.load_questions",),
     ),
+    Walk(
+        "judge agreement", LabelAgreementSettings,
+        "realrecall.calibrate.judge_agreement.load_label_agreement", "settings", ("h.qrels", "j.qrels"),
+    ),
+    Walk(
+        "judge ppi", PPISettings, "realrecall.calibrate.ppi.prediction_powered", "settings",
+        ("judge.txt", "human.txt", "--measure", "ndcg@10"),
+        ("realrecall.calibrate.query_scores.load_query_scores",),
+    ),
 )  # fmt: skip
 
 
@@ -97,7 +112,7 @@ def test_each_setting_is_an_option_of_its_command_whose_value_reaches_the_librar
     monkeypatch.setattr(walk.function, library_function)
     for stub in walk.stubs:
         monkeypatch.setattr(stub, lambda *arguments, **keywords: None)
-    done = cli.run(walk.command, *walk.arguments, *command_line(item, value), cwd=tmp_path)
+    done = cli.run(*walk.command.split(), *walk.arguments, *command_line(item, value), cwd=tmp_path)
 
     assert done.err_lines == ["error: stopped before reading anything"]
     assert value_of(received[0], item) == value
@@ -188,3 +203,7 @@ def test_a_bad_value_of_a_report_commands_option_is_its_settings_rule(tmp_path):
     assert splits.err_lines == ["error: --splits must be a whole number >= 1, got 0; e.g. 1000"]
     plan = cli.run("plan", "results.json", "--target-width", "0.1", "--confidence", "95", cwd=tmp_path)
     assert plan.err_lines == ["error: --confidence must be between 0 and 1, got 95.0; e.g. 0.95"]
+    ppi = cli.run("judge", "ppi", "j.txt", "h.txt", "--measure", "ndcg@10", "--confidence", "1", cwd=tmp_path)
+    assert ppi.err_lines == ["error: --confidence must be between 0 and 1, got 1.0; e.g. 0.95"]
+    grade = cli.run("judge", "agreement", "h.qrels", "j.qrels", "--threshold", "0", cwd=tmp_path)
+    assert grade.err_lines == ["error: --threshold must be a grade >= 1, got 0; e.g. 2 for graded labels"]

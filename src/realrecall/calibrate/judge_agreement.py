@@ -26,9 +26,11 @@ from typing import Any
 
 import numpy as np
 
+from realrecall.calibrate.settings import LabelAgreementSettings
 from realrecall.errors import InputError
 from realrecall.files import refuse_same_file
 from realrecall.gold import GoldSet, load_gold
+from realrecall.settings import settings_with
 
 __all__ = ["LabelAgreement", "label_agreement", "load_label_agreement"]
 
@@ -113,16 +115,32 @@ class LabelAgreement:
 
 
 def load_label_agreement(
-    human: str | Path, judge: str | Path, *, threshold: int | None = None
+    human: str | Path,
+    judge: str | Path,
+    *,
+    settings: LabelAgreementSettings | None = None,
+    **options: Any,
 ) -> LabelAgreement:
     """:func:`label_agreement` of two label files (TREC qrels or gold sets), which must be two files."""
+    settings = settings_with(LabelAgreementSettings, settings, options, what="load_label_agreement")
     hint = "give the judge's labels as the second file"
     refuse_same_file(("people's labels", human), ("the judge's labels", judge), hint=hint)
-    return label_agreement(load_gold(human), load_gold(judge), threshold=threshold)
+    return label_agreement(load_gold(human), load_gold(judge), settings=settings)
 
 
-def label_agreement(human: GoldSet, judge: GoldSet, *, threshold: int | None = None) -> LabelAgreement:
-    """Agreement of ``judge``'s grades with ``human``'s on the pairs both grade."""
+def label_agreement(
+    human: GoldSet,
+    judge: GoldSet,
+    *,
+    settings: LabelAgreementSettings | None = None,
+    **options: Any,
+) -> LabelAgreement:
+    """Agreement of ``judge``'s grades with ``human``'s on the pairs both grade.
+
+    ``settings`` (``LabelAgreementSettings``, or its fields as keywords over it): the ``threshold``
+    grade a pair is relevant from (None: 2 when either labelling grades above 1, else 1).
+    """
+    threshold = settings_with(LabelAgreementSettings, settings, options, what="label_agreement").threshold
     human_grades: list[int] = []
     judge_grades: list[int] = []
     only_human = only_judge = 0

@@ -35,8 +35,10 @@ from typing import Any
 import numpy as np
 
 from realrecall.calibrate.query_scores import QueryScores
+from realrecall.calibrate.settings import PPISettings
 from realrecall.calibrate.statistics import Interval, z_value
 from realrecall.errors import InputError
+from realrecall.settings import settings_with
 
 __all__ = ["PPIEstimate", "PPIReport", "prediction_powered"]
 
@@ -102,12 +104,20 @@ class PPIReport:
         }
 
 
-def prediction_powered(judge: QueryScores, human: QueryScores, *, confidence: float = 0.95) -> PPIReport:
+def prediction_powered(
+    judge: QueryScores,
+    human: QueryScores,
+    *,
+    settings: PPISettings | None = None,
+    **options: Any,
+) -> PPIReport:
     """PPI estimates of each system's mean human-label score (see the module doc).
 
     ``judge``: every query scored with the judge's labels; ``human``: the labelled queries scored with
-    people's labels (a subset of the judge's queries). Systems pair by name.
+    people's labels (a subset of the judge's queries). Systems pair by name. ``settings``
+    (``PPISettings``, or its fields as keywords over it): the intervals' ``confidence``.
     """
+    confidence = settings_with(PPISettings, settings, options, what="prediction_powered").confidence
     z = z_value(confidence)
     systems = [name for name in judge.systems if name in human.systems]
     if not systems:

@@ -1,5 +1,6 @@
 """``CalibrateSettings`` and ``CompareSettings``: every option of calibrate and compare, declared once;
-``AgreementSettings``, ``DriftSettings`` and ``PlanSettings`` likewise for the report commands.
+``AgreementSettings``, ``DriftSettings``, ``PlanSettings``, ``LabelAgreementSettings`` and
+``PPISettings`` likewise for the report commands (``judge agreement`` and ``judge ppi`` the last two).
 
 ``realrecall calibrate``'s and ``realrecall compare``'s options, the ``[calibrate]`` section of
 pipeline.toml and the keyword arguments of ``calibrate``, ``compare`` and ``evaluate_and_calibrate`` are
@@ -31,6 +32,8 @@ __all__ = [
     "CalibrateSettings",
     "CompareSettings",
     "DriftSettings",
+    "LabelAgreementSettings",
+    "PPISettings",
     "PlanSettings",
     "check_resampling",
     "fail_under_problem",
@@ -244,6 +247,34 @@ class PlanSettings(StageSettings):
         if self.calibrate_by is not None:
             return self.calibrate_by
         return CalibrateSettings().calibrate_by if self.weights is not None else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LabelAgreementSettings(StageSettings):
+    """How judge agreement reads two labellings of the same pairs: the grade a pair is relevant from."""
+
+    threshold: Annotated[
+        int | None, "Relevant from this grade (default 2 when grades go above 1, else 1)."
+    ] = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # Grade 0 is "not relevant" in every qrels file: a threshold of 0 calls every pair relevant.
+        if self.threshold is not None and self.threshold < 1:
+            raise SettingError(
+                "threshold", f"must be a grade >= 1, got {self.threshold!r}", hint="e.g. 2 for graded labels"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PPISettings(StageSettings):
+    """How judge ppi states each system's figure corrected by people: the intervals' confidence."""
+
+    confidence: Annotated[float, "Confidence level of the intervals."] = 0.95
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_resampling(confidence=self.confidence)
 
 
 def check_resampling(

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from realrecall.calibrate.settings import LabelAgreementSettings, PPISettings
 from realrecall.cli.application import (
     ProgressBar,
     check_format,
@@ -114,13 +115,12 @@ def judge(
 
 
 @judge_app.command("agreement")
+@settings_options(Group(LabelAgreementSettings, "settings"))
 def agreement(
     human: Annotated[Path, typer.Argument(help="People's grades: TREC qrels or a gold set.")],
     judge: Annotated[Path, typer.Argument(help="The judge's grades of the same pairs, in either format.")],
-    threshold: Annotated[
-        int | None,
-        typer.Option(help="Relevant from this grade (default 2 when grades go above 1, else 1)."),
-    ] = None,
+    *,
+    settings: LabelAgreementSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table, json or html.")] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
 ) -> None:
@@ -137,11 +137,12 @@ def agreement(
         chosen = check_format(output_format, LABEL_AGREEMENT_FORMATS)
         from realrecall.calibrate.judge_agreement import load_label_agreement
 
-        result = load_label_agreement(human, judge, threshold=threshold)
+        result = load_label_agreement(human, judge, settings=settings)
         emit_report(render_label_agreement(result, chosen), output, headline=label_agreement_headline(result))
 
 
 @judge_app.command("ppi")
+@settings_options(Group(PPISettings, "settings"))
 def ppi(
     judge: Annotated[
         Path, typer.Argument(help="Per-query scores of the systems under the judge's labels, on every query.")
@@ -156,7 +157,8 @@ def ppi(
     human_queries: Annotated[
         str | None, typer.Option(help="Keep these queries of HUMAN (same forms).")
     ] = None,
-    confidence: Annotated[float, typer.Option(help="Confidence level of the intervals.")] = 0.95,
+    *,
+    settings: PPISettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
 ) -> None:
@@ -179,5 +181,5 @@ def ppi(
         human_scores = load_query_scores(
             human, measure, queries=parse_query_selection(human_queries) if human_queries else None
         )
-        report = prediction_powered(judge_scores, human_scores, confidence=confidence)
+        report = prediction_powered(judge_scores, human_scores, settings=settings)
         emit_report(render_ppi(report, chosen), output, headline=ppi_headline(report))
