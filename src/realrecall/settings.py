@@ -49,6 +49,7 @@ from realrecall.errors import SettingError
 
 __all__ = [
     "ENGINES",
+    "BatchSettings",
     "EngineName",
     "EngineSettings",
     "Flag",
@@ -173,6 +174,40 @@ class EngineSettings(Settings):
     @property
     def on_ray(self) -> bool:
         return self.engine == "ray"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchSettings(Settings):
+    """Whether the requests go through the provider's Batch API (cheaper, slower, resumable), how often
+    a batch is polled and how long this process waits for it (``generate.batch.BatchOptions`` is made
+    from them and checked by these rules).
+
+    The generate and judge commands hold one, set by its fields' names (``--batch``,
+    ``--poll-interval``, ``--batch-timeout``)."""
+
+    batch: Annotated[bool, "Use the Batch API (cheaper, slower; resumable)."] = False
+    poll_interval: Annotated[float, "Seconds between batch status checks."] = 30.0
+    batch_timeout: Annotated[
+        float | None, "Stop waiting for a batch after this many seconds (a rerun resumes it)."
+    ] = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # 0 would poll in a tight loop; infinity would never poll again.
+        if not (math.isfinite(self.poll_interval) and self.poll_interval > 0):
+            raise SettingError(
+                "poll_interval",
+                f"must be a number of seconds > 0, got {self.poll_interval!r}",
+                hint="e.g. 30",
+            )
+        if self.batch_timeout is not None and not (
+            math.isfinite(self.batch_timeout) and self.batch_timeout >= 0
+        ):
+            raise SettingError(
+                "batch_timeout",
+                f"must be a number of seconds >= 0, got {self.batch_timeout!r}",
+                hint="e.g. 600",
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from realrecall.curate.judge import parse_grade, pool_pairs
 from realrecall.evaluate.results import read_per_query
 from realrecall.generate.templates import builtin_prompt, render
 from realrecall.gold import load_gold
+from realrecall.settings import BatchSettings
 from support.cli import run
 
 # Every passage shares words with every query, so each retriever's top 3 holds unjudged passages.
@@ -190,6 +191,10 @@ def test_a_file_kept_beside_the_labels_may_not_be_an_input(workspace: Path) -> N
         (("--concurrency", "2"), {"concurrency": 2}),
         (("--price-in", "0.5", "--price-out", "1.5"), {"price_in": 0.5, "price_out": 1.5}),
         (("--timeout", "7.5"), {"request_timeout": 7.5}),
+        (
+            ("--batch", "--poll-interval", "5", "--batch-timeout", "600"),
+            {"batch_settings": BatchSettings(batch=True, poll_interval=5.0, batch_timeout=600.0)},
+        ),
     ],
 )
 def test_each_option_of_judge_is_a_judge_setting_that_reaches_the_pool(
@@ -231,6 +236,15 @@ def test_a_bad_judge_setting_is_one_rule_on_the_command_line_and_in_python(tmp_p
         judge_pool(None, [], None, tmp_path / "o.jsonl", client=None, model="m", concurrency=0)  # type: ignore[arg-type]
     with pytest.raises(InputError, match=r"^model is required"):
         judge_pool(None, [], None, tmp_path / "o.jsonl", client=None)  # type: ignore[arg-type]
+    polled = run(
+        "judge", "--gold", "g.jsonl", "--per-query", "p.jsonl", "-c", "c.jsonl", "-o", "o.jsonl",
+        "--model", "m", "--batch", "--poll-interval", "0", cwd=tmp_path,
+    )  # fmt: skip
+    assert polled.err_lines == ["error: --poll-interval must be a number of seconds > 0, got 0.0; e.g. 30"]
+    with pytest.raises(
+        InputError, match=r"^poll_interval must be a number of seconds > 0, got 0.0; e.g. 30$"
+    ):
+        judge_pool(None, [], None, tmp_path / "o.jsonl", client=None, model="m", poll_interval=0)  # type: ignore[arg-type]
 
 
 def _labels(folder: Path) -> dict[tuple[str, str], int]:

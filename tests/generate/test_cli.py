@@ -210,7 +210,7 @@ def test_poll_interval_must_be_positive(corpus_file, tmp_path):
             "0",
         )
     )
-    assert "poll interval must be a number of seconds > 0" in line
+    assert line == "error: --poll-interval must be a number of seconds > 0, got 0.0; e.g. 30"
 
 
 # -- user and endpoint text is printed as written, never as markup ----------------------------------------

@@ -23,6 +23,7 @@ from realrecall.files import check_distinct, output_error
 
 # Only the settings at start-up: the generator (asyncio, curate, numpy) loads when it runs.
 from realrecall.generate.config import GenerateConfig
+from realrecall.settings import BatchSettings
 
 if TYPE_CHECKING:
     from realrecall.generate import CostEstimate, GenerateProgress, GenerateSummary
@@ -52,7 +53,7 @@ GENERATE_OPTIONS = Group(GenerateConfig, "config", help_suffix={"strategy": f" C
 
 
 @app.command("generate", cls=GenerateHelp)
-@settings_options(GENERATE_OPTIONS)
+@settings_options(GENERATE_OPTIONS, Group(BatchSettings, "batch_settings"))
 def generate_command(
     corpus: Annotated[Path, typer.Option(help="chunks to write questions for (JSONL, BEIR folder, JSON)")],
     output: Annotated[Path, typer.Option(help="the synthetic gold set (JSONL); rerunning resumes it")],
@@ -60,11 +61,7 @@ def generate_command(
     config: GenerateConfig,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (default: env)")] = None,
     dry_run: Annotated[bool, typer.Option(help="count requests, tokens and cost; send nothing")] = False,
-    batch: Annotated[bool, typer.Option(help="use the Batch API (cheaper, slower; resumable)")] = False,
-    poll_interval: Annotated[float, typer.Option(help="seconds between batch status checks")] = 30.0,
-    batch_timeout: Annotated[
-        float | None, typer.Option(help="stop waiting after this many seconds (rerun resumes)")
-    ] = None,
+    batch_settings: BatchSettings,
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
@@ -87,12 +84,9 @@ def generate_command(
         needs_model = config.backend == "llm" or config.judge
         batch_options = None
         client = None
-        if needs_model and batch:
-            batch_options = BatchOptions(
-                llm=config.llm_config(base_url),
-                poll_interval=poll_interval,
-                timeout=batch_timeout,
-                on_status=report_batch,
+        if needs_model and batch_settings.batch:
+            batch_options = BatchOptions.from_settings(
+                batch_settings, config.llm_config(base_url), on_status=report_batch
             )
         elif needs_model:
             client = make_client(config, base_url)

@@ -45,11 +45,6 @@ def judge(
         Path | None,
         typer.Option("--output", "-o", help="The judge's labels (JSONL; OUTPUT.qrels beside it)."),
     ] = None,
-    batch: Annotated[bool, typer.Option(help="Use the Batch API (cheaper, slower; resumable).")] = False,
-    poll_interval: Annotated[float, typer.Option(help="Seconds between batch status checks.")] = 30.0,
-    batch_timeout: Annotated[
-        float | None, typer.Option(help="Stop waiting for a batch after this many seconds (rerun resumes).")
-    ] = None,
     *,
     settings: JudgeSettings,
 ) -> None:
@@ -90,12 +85,11 @@ def judge(
         from realrecall.cli.generate import report_batch
         from realrecall.generate import BatchOptions
 
+        batching = settings.batch_settings
         options = None
-        if batch:
-            options = BatchOptions(
-                llm=config, poll_interval=poll_interval, timeout=batch_timeout, on_status=report_batch
-            )
-        client = None if batch else OpenAIChatClient(config)
+        if batching.batch:
+            options = BatchOptions.from_settings(batching, config, on_status=report_batch)
+        client = None if batching.batch else OpenAIChatClient(config)
         with ProgressBar("judging", min_total=20) as bar:
             summary = judge_pool(
                 load_gold(gold), [read_per_query(p) for p in per_query], load_corpus(corpus), output,

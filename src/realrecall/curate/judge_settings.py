@@ -1,18 +1,19 @@
 """``JudgeSettings``: every option of the LLM judge, declared once.
 
 ``realrecall judge``'s options and the keyword arguments of ``curate.judge.judge_pool`` are its fields
-(``realrecall.settings`` derives the command line's options from the declarations below). Kept free of
+(``realrecall.settings`` derives the command line's options from the declarations below), the Batch
+API's (``BatchSettings``: ``batch``, ``poll_interval``, ``batch_timeout``) among them. Kept free of
 heavy imports: the CLI reads it at start-up.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from realrecall.errors import SettingError
-from realrecall.settings import Flag, StageSettings
+from realrecall.settings import BatchSettings, Flag, StageSettings
 
 __all__ = ["JudgeSettings"]
 
@@ -27,6 +28,9 @@ class JudgeSettings(StageSettings):
     price_in: Annotated[float | None, "Price per million input tokens (cost summary)."] = None
     price_out: Annotated[float | None, "Price per million output tokens."] = None
     request_timeout: Annotated[float, "Seconds to wait for one answer.", Flag("--timeout")] = 60.0
+    batch_settings: BatchSettings = field(default_factory=BatchSettings)
+    """Whether the pairs are graded through the Batch API and how it is polled; set by its fields'
+    names. Like ``request_timeout``, what the CLI makes the run's ``BatchOptions`` from."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

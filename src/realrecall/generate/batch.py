@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -42,6 +41,7 @@ from realrecall.llm import (
     ChatResult,
     LLMConfig,
 )
+from realrecall.settings import BatchSettings
 
 __all__ = [
     "BatchOptions",
@@ -67,13 +67,20 @@ class BatchOptions:
     on_status: Callable[[BatchStatus], None] | None = None  # told at every poll (the CLI prints it)
 
     def __post_init__(self) -> None:
-        # 0 would poll in a tight loop; NaN or infinity would never poll again.
-        if not (math.isfinite(self.poll_interval) and self.poll_interval > 0):
-            raise InputError(
-                f"poll interval must be a number of seconds > 0, got {self.poll_interval}", hint="e.g. 30"
-            )
-        if self.timeout is not None and not (math.isfinite(self.timeout) and self.timeout >= 0):
-            raise InputError(f"batch timeout must be a number of seconds >= 0, got {self.timeout}")
+        BatchSettings(poll_interval=self.poll_interval, batch_timeout=self.timeout)  # the rules, once
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: BatchSettings,
+        llm: LLMConfig,
+        *,
+        on_status: Callable[[BatchStatus], None] | None = None,
+    ) -> BatchOptions:
+        """The options of a run whose ``settings`` ask for the Batch API, at the endpoint ``llm`` names."""
+        return cls(
+            llm=llm, poll_interval=settings.poll_interval, timeout=settings.batch_timeout, on_status=on_status
+        )
 
 
 class LeftoverClient:
