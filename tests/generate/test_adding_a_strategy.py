@@ -17,6 +17,7 @@ from realrecall.generate import GenerateConfig, estimate, generate
 from realrecall.generate.strategies import STRATEGIES, choices, register, unregister
 from realrecall.generate.templates import load_prompt
 from realrecall.llm.types import ChatRequest
+from realrecall.settings import settings_from
 from support import cli
 from support.questions import question_for_seed
 
@@ -119,7 +120,7 @@ def test_the_help_and_the_refusal_of_an_unknown_name_list_the_registry(tmp_path)
 def test_a_registered_strategy_refuses_what_it_cannot_run_when_the_config_is_made(tmp_path):
     with pytest.raises(InputError, match="the keywords strategy has a prompt of its own"):
         GenerateConfig(strategy="keywords", prompt=tmp_path / "mine.md")
-    assert GenerateConfig.from_options({"strategy": "keywords"}).effective_strategy == "keywords"
+    assert settings_from(GenerateConfig, {"strategy": "keywords"}).effective_strategy == "keywords"
 
 
 def test_an_unregistered_strategy_is_refused(tmp_path):

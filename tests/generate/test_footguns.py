@@ -14,6 +14,7 @@ from realrecall.generate.batch import retryable
 from realrecall.generate.config import Shard
 from realrecall.generate.store import sidecar_paths
 from realrecall.llm import BatchItemError, LLMConfig
+from realrecall.settings import settings_from
 from support.fake_openai import FakeOpenAI
 from support.questions import http_question_handler
 
@@ -73,7 +74,7 @@ def test_prune_drops_the_answers_this_run_does_not_plan(tmp_path: Path) -> None:
 
 
 def test_prune_is_a_pipeline_option_too() -> None:
-    assert GenerateConfig.from_options({"prune": True}).prune is True
+    assert settings_from(GenerateConfig, {"prune": True}).prune is True
 
 
 # -- sampling is stable under corpus growth --------------------------------------------------------

@@ -18,7 +18,7 @@ import pytest
 from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig, Shard
 from realrecall.pipeline.config import PIPELINE_GENERATE, load_pipeline_config
-from realrecall.settings import SettingField, setting_fields, shown
+from realrecall.settings import SettingField, setting_fields, settings_from, shown
 from support import cli
 from support.settings_samples import as_toml, sample
 
@@ -159,7 +159,7 @@ def test_a_bad_option_value_is_the_configs_rule_naming_the_option(tmp_path):
 
 def test_near_duplicate_0_switches_the_filter_off_wherever_it_is_given():
     assert GenerateConfig(near_duplicate=0).near_duplicate is None
-    assert GenerateConfig.from_options({"near_duplicate": 0}).near_duplicate is None
+    assert settings_from(GenerateConfig, {"near_duplicate": 0}).near_duplicate is None
 
 
 def _field(name: str) -> SettingField:

@@ -33,7 +33,7 @@ from realrecall.generate.templates import builtin_prompt
 from realrecall.labels import default_type_rules
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from realrecall.llm.types import ChatRequest
-from realrecall.settings import setting_fields
+from realrecall.settings import setting_fields, settings_from
 from realrecall.text_features import lexical_overlap
 from support import cli
 from support.fake_openai import FakeOpenAI
@@ -206,7 +206,7 @@ def test_a_prompt_file_means_the_direct_strategy_and_situation_with_a_prompt_is_
         GenerateConfig(prompt=tmp_path / "mine.md", strategy="situation")
     with pytest.raises(InputError, match="unknown strategy 'both'"):
         GenerateConfig(strategy="both")
-    assert GenerateConfig.from_options({"strategy": "direct"}).strategy == "direct"
+    assert settings_from(GenerateConfig, {"strategy": "direct"}).strategy == "direct"
 
 
 def test_dry_run_shows_the_cost_of_each_strategy(server, tmp_path):
@@ -659,4 +659,4 @@ def test_unknown_forms_are_refused_with_the_known_ones():
     with pytest.raises(InputError, match="unknown query form 'haiku'") as info:
         GenerateConfig(forms={"haiku": 1.0})
     assert "keywords, question, statement, typo" in str(info.value)
-    assert GenerateConfig.from_options({"forms": "keywords=2,typo"}).forms == {"keywords": 2.0, "typo": 1.0}
+    assert settings_from(GenerateConfig, {"forms": "keywords=2,typo"}).forms == {"keywords": 2.0, "typo": 1.0}

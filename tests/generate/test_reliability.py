@@ -17,12 +17,13 @@ import pytest
 
 from generate.fakes import FakeChatClient, fill_disk_at, make_corpus
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, OutputError
+from realrecall.errors import InputError, OutputError, SettingError
 from realrecall.generate import GenerateConfig, agenerate, generate
 from realrecall.generate import store as store_module
 from realrecall.generate.planner import select_chunks
 from realrecall.llm import LLMConfig
 from realrecall.llm.types import ChatRequest, ChatResult
+from realrecall.settings import settings_from
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -202,24 +203,24 @@ def test_output_naming_a_folder_is_one_output_error(tmp_path):
 # -- options -------------------------------------------------------------------------------------------
 
 
-def test_from_options_names_an_unknown_key_and_the_valid_ones(tmp_path):
-    source = tmp_path / "pipeline.toml"
-    with pytest.raises(InputError) as caught:
-        GenerateConfig.from_options({"per_chunk": 2, "banana": 1}, source=source)
+def test_options_from_a_mapping_name_an_unknown_key_and_the_valid_ones():
+    with pytest.raises(SettingError) as caught:
+        settings_from(GenerateConfig, {"per_chunk": 2, "banana": 1})
     message = str(caught.value)
-    assert message.startswith(f"{source}: unknown generate option 'banana'; valid: backend, model, ")
+    assert message.startswith("'banana' is not a setting of GenerateConfig; (settings: backend, model, ")
     assert "request_timeout" in message
     assert "\n" not in message
     assert "unexpected keyword" not in message
 
 
-def test_from_options_suggests_the_key_meant():
-    with pytest.raises(InputError, match="unknown generate option 'per_chunks'; did you mean 'per_chunk'"):
-        GenerateConfig.from_options({"per_chunks": 2})
+def test_options_from_a_mapping_suggest_the_key_meant():
+    with pytest.raises(SettingError, match=r"'per_chunks' is not a setting of .*did you mean 'per_chunk'"):
+        settings_from(GenerateConfig, {"per_chunks": 2})
 
 
-def test_from_options_reads_strings_the_way_the_command_line_does(tmp_path):
-    config = GenerateConfig.from_options(
+def test_options_from_a_mapping_read_strings_the_way_the_command_line_does(tmp_path):
+    config = settings_from(
+        GenerateConfig,
         {
             "types": "lookup=2,conceptual",
             "languages": {"en": 3, "de": 1},
@@ -230,7 +231,7 @@ def test_from_options_reads_strings_the_way_the_command_line_does(tmp_path):
             "temperature": 1,
             "request_timeout": 15,
         },
-        source=tmp_path / "pipeline.toml",
+        base=tmp_path,
     )
     assert config.types == {"lookup": 2.0, "conceptual": 1.0}
     assert config.languages == {"en": 3.0, "de": 1.0}
@@ -252,13 +253,10 @@ def test_from_options_reads_strings_the_way_the_command_line_does(tmp_path):
         ({"request_timeout": 0}, "request_timeout must be a number of seconds > 0, got 0.0"),
     ],
 )
-def test_from_options_wrong_values_name_the_key_and_the_file(tmp_path, options, message):
-    source = tmp_path / "pipeline.toml"
+def test_options_from_a_mapping_with_wrong_values_name_the_key(options, message):
     with pytest.raises(InputError) as caught:
-        GenerateConfig.from_options(options, source=source)
-    text = str(caught.value)
-    assert text.startswith(f"{source}: generate options: ")
-    assert message in text
+        settings_from(GenerateConfig, options)
+    assert str(caught.value).startswith(message)
 
 
 @pytest.mark.parametrize("seconds", [0, -1, float("nan"), float("inf")])

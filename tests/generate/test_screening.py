@@ -15,6 +15,7 @@ from realrecall.errors import InputError
 from realrecall.generate import GenerateConfig, generate
 from realrecall.generate.screening import MIN_PROSE_WORDS, prose_words, screen_chunks, screen_reason
 from realrecall.llm.types import ChatRequest
+from realrecall.settings import settings_from
 from support import cli
 from support.reference import find_reference_data
 
@@ -79,9 +80,9 @@ def test_a_corpus_the_screen_empties_is_one_line_naming_the_reasons(tmp_path):
 
 
 def test_screen_options_from_a_file_and_their_errors():
-    assert GenerateConfig.from_options({"screen": True}).screen == "model"
-    assert GenerateConfig.from_options({"screen": False}).screen == "off"
-    assert GenerateConfig.from_options({"screen": "rules"}).screen == "rules"
+    assert settings_from(GenerateConfig, {"screen": True}).screen == "model"
+    assert settings_from(GenerateConfig, {"screen": False}).screen == "off"
+    assert settings_from(GenerateConfig, {"screen": "rules"}).screen == "rules"
     with pytest.raises(InputError, match="unknown screen"):
         GenerateConfig(screen="maybe")
 

@@ -9,17 +9,16 @@ a config is made.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from realrecall.errors import InputError, SettingError
 from realrecall.generate.question_types import QUESTION_TYPES
 from realrecall.llm.types import LLMConfig
-from realrecall.settings import EngineSettings, Flag, StageSettings, Text, settings_from
+from realrecall.settings import EngineSettings, Flag, StageSettings, Text
 
 __all__ = [
     "BACKENDS",
@@ -329,38 +328,6 @@ class GenerateConfig(StageSettings):
     def llm_config(self, base_url: str | None = None) -> LLMConfig:
         """The endpoint settings of the client realrecall makes for this run (request timeout included)."""
         return LLMConfig(base_url=base_url, timeout=self.request_timeout)
-
-    @classmethod
-    def from_options(
-        cls,
-        options: Mapping[str, Any],
-        *,
-        source: str | Path | None = None,
-        base: str | Path | None = None,
-        label: str = "generate option",
-    ) -> GenerateConfig:
-        """A config from plain values, e.g. parsed JSON.
-
-        Every key is checked first: an unknown one is an InputError naming it and the valid ones
-        (never ``__init__() got an unexpected keyword argument``). Strings are accepted where the CLI
-        takes them (``types = "lookup=2,conceptual"``, ``shard = "0/4"``); relative paths are read
-        from ``base`` (default: the folder of ``source``). Errors name ``source``.
-        """
-        names = [item.name for item in fields(cls)]
-        for key in options:
-            if key not in names:
-                close = difflib.get_close_matches(str(key), names, n=1)
-                guess = f"did you mean {close[0]!r}? " if close else ""
-                raise InputError(
-                    f"unknown {label} {key!r}", path=source, hint=f"{guess}valid: {', '.join(names)}"
-                )
-        folder = Path(base) if base is not None else Path(source).parent if source is not None else None
-        try:
-            return settings_from(cls, options, base=folder)
-        except InputError as exc:
-            if exc.path is not None:
-                raise
-            raise InputError(f"{label}s: {exc.message}", path=source, hint=exc.hint) from None
 
 
 def _check_screen_options(config: GenerateConfig) -> None:
