@@ -25,6 +25,7 @@ from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
 from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, RetrieverSpec, RunSettings, StoreExport
+from realrecall.evaluate.retrievers.private_copy import private_copy, releaser, remove_when_unused
 from realrecall.evaluate.retrievers.store_common import (
     StoreRetriever,
     answered_within,
@@ -178,22 +179,38 @@ def _open_collection(options: ChromaOptions, ask: Callable[[Callable[[], Any]], 
                 "no Chroma folder here", path=options.path, hint="give the folder the store lives in"
             )
         _check_chroma_folder(options.path)
-        with opening("the Chroma store", path=options.path):
-            client = chromadb.PersistentClient(path=str(options.path), settings=settings)
-    else:
+        # Chroma writes into the folder it opens, even to read: it opens a private copy instead.
+        copy = private_copy(options.path, store="the Chroma folder")
+        try:
+            with opening("the Chroma store", path=options.path):
+                client = chromadb.PersistentClient(path=str(copy), settings=settings)
+        except BaseException:
+            releaser(copy)()
+            raise
+        release = releaser(copy, getattr(client, "close", None))
+        try:
+            collection = _get_collection(client, options, ask)
+        except BaseException:
+            release()
+            raise
+        remove_when_unused(collection, release)
+        return collection
 
-        def connect() -> Any:
-            try:
-                return chromadb.HttpClient(
-                    host=options.host, port=options.port, ssl=options.ssl, settings=settings
-                )
-            except Exception as exc:  # an unreachable server: ValueError or httpx errors
-                raise InputError(
-                    f"cannot reach a Chroma server at {options.host}:{options.port} ({one_line(exc)})",
-                    hint="start it (chroma run --path FOLDER) or check host and port",
-                ) from exc
+    def connect() -> Any:
+        try:
+            return chromadb.HttpClient(
+                host=options.host, port=options.port, ssl=options.ssl, settings=settings
+            )
+        except Exception as exc:  # an unreachable server: ValueError or httpx errors
+            raise InputError(
+                f"cannot reach a Chroma server at {options.host}:{options.port} ({one_line(exc)})",
+                hint="start it (chroma run --path FOLDER) or check host and port",
+            ) from exc
 
-        client = ask(connect)
+    return _get_collection(ask(connect), options, ask)
+
+
+def _get_collection(client: Any, options: ChromaOptions, ask: Callable[[Callable[[], Any]], Any]) -> Any:
     try:
         return ask(lambda: client.get_collection(options.collection))
     except InputError:

@@ -28,6 +28,7 @@ from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import Embedder
 from realrecall.evaluate.retrievers.dense import describe_embedder
 from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, RetrieverSpec, RunSettings, StoreExport
+from realrecall.evaluate.retrievers.private_copy import private_copy, releaser, remove_when_unused
 from realrecall.evaluate.retrievers.store_common import (
     StoreRetriever,
     answered_within,
@@ -218,15 +219,27 @@ def _open_client(options: QdrantOptions, ask: Callable[[Callable[[], Any]], Any]
                 path=options.path,
                 hint="give the folder the local store lives in",
             )
+        # Local mode locks the folder through its .lock file, and makes one where there is none: such
+        # a folder is read from a private copy, so that reading it adds no file to it.
+        copy = (
+            None
+            if (options.path / ".lock").is_file()
+            else private_copy(options.path, store="the Qdrant folder")
+        )
+        release = None if copy is None else releaser(copy)
         try:
             with opening("the Qdrant folder", path=options.path):
-                client = QdrantClient(path=str(options.path))
+                client = QdrantClient(path=str(copy or options.path))
         except InputError as exc:
+            if release is not None:
+                release()
             if isinstance(exc.__cause__, RuntimeError) and "already accessed" in str(exc.__cause__):
                 raise InputError(  # the folder is locked by another client: nothing is damaged
                     f"cannot open the Qdrant folder ({one_line(exc.__cause__)})", path=options.path
                 ) from exc.__cause__
             raise
+        if release is not None:
+            remove_when_unused(client, release)
     else:
         # Its own timeout a little longer than ours: a request left behind by ``ask`` ends too. No
         # version check: it would ask the server from a thread of its own and warn when it cannot.
