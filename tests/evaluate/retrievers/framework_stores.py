@@ -144,3 +144,79 @@ def __getattr__(name: str) -> Any:
     if name in _LLAMAINDEX:
         return llamaindex_objects()[name]
     raise AttributeError(name)
+
+
+def langchain_over_chroma(collection: Any) -> Any:
+    """A LangChain vector store over a Chroma collection, kept as langchain-chroma's ``Chroma`` keeps
+    it (``self._collection``), searched through the collection's own query (its HNSW index)."""
+    from langchain_core.documents import Document
+    from langchain_core.vectorstores import VectorStore
+
+    class ChromaStore(VectorStore):  # type: ignore[misc]
+        def __init__(self, collection: Any) -> None:
+            self._collection = collection
+
+        def add_texts(self, texts: Any, metadatas: Any = None, **kwargs: Any) -> list[str]:
+            raise NotImplementedError("the collection is built beforehand")
+
+        def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Any]:
+            found = self._collection.query(query_embeddings=[embed(query)], n_results=k)
+            return [
+                Document(id=identity, page_content=text)
+                for identity, text in zip(found["ids"][0], found["documents"][0], strict=True)
+            ]
+
+        @classmethod
+        def from_texts(cls, texts: Any, embedding: Any, metadatas: Any = None, **kwargs: Any) -> Any:
+            raise NotImplementedError("the collection is built beforehand")
+
+    return ChromaStore(collection)
+
+
+def llamaindex_over_chroma(collection: Any) -> Any:
+    """A LlamaIndex index over a Chroma collection, kept as llama-index-vector-stores-chroma's
+    ``ChromaVectorStore`` keeps it (a private attribute ``_collection``)."""
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.embeddings import BaseEmbedding
+    from llama_index.core.schema import TextNode
+    from llama_index.core.vector_stores.types import BasePydanticVectorStore, VectorStoreQueryResult
+    from pydantic import PrivateAttr
+
+    class HashingEmbedding(BaseEmbedding):
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return embed(query)
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return embed(text)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return embed(query)
+
+    class ChromaStore(BasePydanticVectorStore):  # type: ignore[misc]
+        stores_text: bool = True
+        _collection: Any = PrivateAttr()
+
+        def __init__(self, collection: Any) -> None:
+            super().__init__()
+            self._collection = collection
+
+        @property
+        def client(self) -> Any:
+            return self._collection
+
+        def add(self, nodes: Any, **kwargs: Any) -> list[str]:
+            raise NotImplementedError("the collection is built beforehand")
+
+        def delete(self, ref_doc_id: str, **kwargs: Any) -> None:
+            raise NotImplementedError("the collection is read only here")
+
+        def query(self, query: Any, **kwargs: Any) -> VectorStoreQueryResult:
+            found = self._collection.query(
+                query_embeddings=[query.query_embedding], n_results=query.similarity_top_k
+            )
+            ids, texts = found["ids"][0], found["documents"][0]
+            nodes = [TextNode(id_=identity, text=text) for identity, text in zip(ids, texts, strict=True)]
+            similarities = [1.0 - distance for distance in found["distances"][0]]
+            return VectorStoreQueryResult(nodes=nodes, similarities=similarities, ids=ids)
+
+    return VectorStoreIndex.from_vector_store(ChromaStore(collection), embed_model=HashingEmbedding())

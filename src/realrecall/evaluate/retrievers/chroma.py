@@ -42,7 +42,7 @@ from realrecall.evaluate.retrievers.store_common import (
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["RETRIEVER", "ChromaOptions", "build_chroma", "export_chunks"]
+__all__ = ["RETRIEVER", "ChromaOptions", "build_chroma", "collection_index", "export_chunks"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +93,7 @@ def build_chroma(corpus: Corpus, options: ChromaOptions, settings: RunSettings) 
         metadatas = result["metadatas"][0] if id_field else [None] * len(ids)
         return [record_id(i, m, id_field, where=where) for i, m in zip(ids, metadatas, strict=True)]
 
-    approximate, index = _search_index(collection)
+    approximate, index = collection_index(collection)
     return StoreRetriever(
         name="chroma",
         description=(
@@ -230,7 +230,7 @@ def _get_collection(client: Any, options: ChromaOptions, ask: Callable[[Callable
         ) from exc
 
 
-def _search_index(collection: Any) -> tuple[str, dict[str, Any]]:
+def collection_index(collection: Any) -> tuple[str, dict[str, Any]]:
     """How Chroma searches the collection, and what identifies its index.
 
     Chroma has no exact search: a query walks an HNSW graph (SPANN on a distributed Chroma), so two

@@ -15,16 +15,24 @@ object. Each hit becomes a chunk id through ``normalise_hits``: a Document's ``i
 ``node_id``, or with ``id_field`` the metadata field that holds the chunk id. A retriever whose own
 depth (its ``k`` or ``similarity_top_k``) is smaller than the depth asked is refused before any query:
 it would make recall@k look worse than it is.
+
+An object over a vector store says, as the store retrievers do, when its search is approximate:
+``store_index`` finds the store's own client object among the attributes of the framework's vector
+store (a Chroma collection under LangChain's ``Chroma`` or LlamaIndex's ``ChromaVectorStore``, a
+``QdrantClient`` under either's Qdrant store) and reads how it searches (Chroma: HNSW, always; a
+Qdrant server: HNSW; Qdrant's local mode: every point) and what identifies its index (a Chroma
+collection's id), which go into results.json and the fingerprint.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import library_version
+from realrecall.evaluate.retrievers.chroma import collection_index
 from realrecall.evaluate.retrievers.function import FunctionRetriever
 
 __all__ = [
@@ -34,6 +42,7 @@ __all__ = [
     "extra_for_module",
     "framework_of",
     "framework_retriever",
+    "store_index",
 ]
 
 # Framework -> (the distribution whose version is recorded, the extra that installs it).
@@ -99,6 +108,18 @@ class FrameworkSearch:
         attribute = "k" if self.framework == "langchain" else "similarity_top_k"
         depth = getattr(self.target, attribute, None)
         return depth if isinstance(depth, int) and not isinstance(depth, bool) else None
+
+    def vector_store(self) -> object | None:
+        """The framework's vector store the object searches, when it is or holds one."""
+        if self.kind == "vector store":
+            return self.target
+        attribute = {
+            "vector store retriever": "vectorstore",
+            "index": "vector_store",
+            "llamaindex retriever": "_vector_store",  # a VectorIndexRetriever keeps its index's store
+        }.get(self.kind)
+        store: object | None = getattr(self.target, attribute, None) if attribute else None
+        return store
 
     def _index_retriever(self, k: int) -> Any:
         with self._lock:
@@ -182,6 +203,12 @@ class FrameworkRetriever(FunctionRetriever):
             "versions": {distribution: version},
         }
 
+        self.approximate, self.index = store_index(self.searcher.vector_store())
+        if self.index:
+            self.fingerprint["index"] = dict(self.index)
+        if self.approximate:
+            self.fingerprint["approximate"] = self.approximate
+
     def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
         depth = self.searcher.own_depth()
         if depth is not None and depth < k:
@@ -192,6 +219,33 @@ class FrameworkRetriever(FunctionRetriever):
                 hint=f"build it with {attribute}={k} or more",
             )
         return super().search(queries, k)
+
+
+def store_index(vector_store: object | None) -> tuple[str | None, dict[str, Any]]:
+    """Why a framework's vector store searches approximately (None: exactly, or not known), and what
+    identifies the index it searches (empty when nothing does), read from its store's client object."""
+    for handle in _store_handles(vector_store):
+        library = type(handle).__module__.partition(".")[0]
+        if library == "chromadb" and hasattr(handle, "configuration_json"):  # a Collection, not a client
+            return collection_index(handle)
+        if library == "qdrant_client" and type(handle).__name__ == "QdrantClient":
+            local = type(getattr(handle, "_client", None)).__name__ == "QdrantLocal"
+            return (None if local else "the Qdrant server's HNSW index"), {}
+    return None, {}
+
+
+def _store_handles(vector_store: object | None) -> Iterator[object]:
+    """The attributes of a framework's vector store that come from a store's client library: LangChain
+    keeps them as plain attributes, LlamaIndex's pydantic models as private ones."""
+    if vector_store is None:
+        return
+    values = list(getattr(vector_store, "__dict__", {}).values())
+    private = getattr(vector_store, "__pydantic_private__", None)
+    if isinstance(private, dict):
+        values += list(private.values())
+    for value in values:
+        if type(value).__module__.partition(".")[0] in ("chromadb", "qdrant_client"):
+            yield value
 
 
 def framework_retriever(
