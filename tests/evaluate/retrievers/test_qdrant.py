@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import shutil
 import threading
 import uuid
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import pytest
 from evaluate.retrievers.store_checks import (
     CORPUS,
     EMBED_MODEL,
+    GOLD,
     approximate_warnings,
     assert_export_round_trips,
     assert_figures_equal_run,
@@ -30,6 +32,7 @@ from evaluate.retrievers.store_checks import (
 from realrecall.corpus import load_corpus
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import build_retriever
+from support import cli
 from support.fake_openai import FakeOpenAI
 
 
@@ -222,3 +225,52 @@ def test_a_servers_hnsw_search_is_approximate_unless_exact_is_asked(
     assert "approximate" not in exact.fingerprint  # type: ignore[attr-defined]
     assert exact.search(["which port"], 3) == [["1"]]
     assert _QdrantREST.queries[-1]["params"]["exact"] is True
+
+
+@pytest.mark.parametrize("lock", ["with its .lock", "without a .lock"])
+@pytest.mark.parametrize("command", ["evaluate", "corpus export"])
+def test_a_collection_without_its_storage_is_damaged_not_empty(
+    store: Path, command: str, lock: str, tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    """meta.json lists the collection, its collection/NAME folder is gone: local mode would make an
+    empty collection in its place (in the folder itself when it has a .lock) and every query would find
+    nothing, recall 0 with exit 0. It is a damaged folder, and the folder is left as it was."""
+    folder = tmp_path / "qdrant_db"
+    shutil.copytree(store, folder)
+    shutil.rmtree(folder / "collection" / "sample")
+    (folder / ".lock").unlink(missing_ok=True)
+    if lock == "with its .lock":
+        (folder / ".lock").write_text("tmp lock file", encoding="utf-8")
+    before = sorted(str(item.relative_to(folder)) for item in folder.rglob("*"))
+    options = [f"path={folder}", "collection=sample", "id_field=chunk_id"]
+    output = tmp_path / "out.json"
+    if command == "evaluate":
+        flags = [
+            item
+            for option in [*options, f"embed_model={EMBED_MODEL}"]
+            for item in ("--retriever-option", option)
+        ]
+        done = cli.run(
+            "evaluate",
+            "--gold",
+            str(GOLD),
+            "--corpus",
+            str(CORPUS),
+            "--retriever",
+            "qdrant",
+            *flags,
+            "-o",
+            str(output),
+        )
+    else:
+        flags = [item for option in options for item in ("--option", option)]
+        done = cli.run("corpus", "export", "--from", "qdrant", *flags, "-o", str(output))
+
+    assert done.returncode == 2, done.stderr
+    assert done.err_lines == [
+        f"error: {folder}: cannot read the Qdrant folder (FileNotFoundError: meta.json lists collection "
+        "'sample', but collection/sample holds no storage); its files look damaged, or were written by "
+        "another version of its library: restore the folder from a backup, or rebuild the store"
+    ]
+    assert sorted(str(item.relative_to(folder)) for item in folder.rglob("*")) == before
+    assert not output.exists()

@@ -15,6 +15,7 @@ not made for threads: its queries run one at a time.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import os
 import warnings
@@ -219,6 +220,7 @@ def _open_client(options: QdrantOptions, ask: Callable[[Callable[[], Any]], Any]
                 path=options.path,
                 hint="give the folder the local store lives in",
             )
+        _check_local_collections(options.path)
         # Local mode locks the folder through its .lock file, and makes one where there is none: such
         # a folder is read from a private copy, so that reading it adds no file to it.
         copy = (
@@ -266,6 +268,28 @@ def _open_client(options: QdrantOptions, ask: Callable[[Callable[[], Any]], Any]
             hint=f"collections there: {', '.join(names)}" if names else "the store holds no collection",
         )
     return client
+
+
+def _check_local_collections(folder: Path) -> None:
+    """Refuse a local-mode folder whose meta.json lists a collection without its storage: local mode
+    would make an empty one in its place (writing into the folder) and search it, so every query of a
+    damaged store would find nothing and score 0, without a word."""
+    try:
+        listed = json.loads((folder / "meta.json").read_text(encoding="utf-8"))["collections"]
+        names = [str(name) for name in listed]
+    except Exception:  # unreadable or malformed: opening the client says so, as a damaged folder
+        return
+    for name in names:
+        storage = folder / "collection" / name
+        # storage.sqlite, or a legacy storage.dbm* that the client names itself when it refuses it
+        if not (storage.is_dir() and any(storage.glob("storage.*"))):
+            raise damaged(
+                "the Qdrant folder",
+                FileNotFoundError(
+                    f"meta.json lists collection {name!r}, but collection/{name} holds no storage"
+                ),
+                path=folder,
+            )
 
 
 RETRIEVER = RetrieverSpec(
