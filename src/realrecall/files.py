@@ -37,6 +37,7 @@ __all__ = [
     "atomic_write_chunks",
     "atomic_write_text",
     "check_distinct",
+    "check_file_name",
     "check_file_output",
     "check_output_path",
     "file_sha256",
@@ -182,9 +183,25 @@ def output_error(exc: OSError, path: str | Path) -> OutputError:
     return OutputError(f"cannot write the output: {what}", path=path, hint=hint)
 
 
+def check_file_name(name: str, *, label: str = "the output", example: str = "output.json") -> None:
+    """Refuse an output name that can only be a folder: one ending in ``/`` (or ``/.``, ``/..``).
+
+    Called with the name as the user typed it: ``Path("newdir/")`` is ``newdir``, so once parsed the
+    slash is gone and the output would be written as a file named ``newdir``.
+    """
+    if name != STDOUT and os.path.basename(name) in ("", ".", ".."):
+        folder = os.path.normpath(name)
+        raise OutputError(
+            f"{label} {name} names a folder, not a file",
+            hint=f"give a file name, e.g. {os.path.join(folder, example)}",
+        )
+
+
 def check_output_path(path: str | Path) -> None:
-    """Refuse, before any work, an output path that names a folder, a block device or a socket, or
-    sits under a file."""
+    """Refuse, before any work, an output path that names a folder (an existing one, or a name ending
+    in ``/`` given as text), a block device or a socket, or sits under a file."""
+    if isinstance(path, str):
+        check_file_name(path)
     target = Path(path)
     if _stream_descriptor(target) is not None:
         return
@@ -453,8 +470,8 @@ def remove_stale_temps(target: str | Path) -> int:
 
 @contextlib.contextmanager
 def _atomic_handle(path: str | Path) -> Iterator[IO[str]]:
+    check_output_path(path)  # before Path(): a name ending in "/" loses its slash there
     target = Path(path)
-    check_output_path(target)
     if written_in_place(target):
         # Renaming a file over /dev/null (as root) or a FIFO would replace it for every program.
         with _in_place_handle(target) as handle:
@@ -517,6 +534,8 @@ class AppendLog:
     """
 
     def __init__(self, path: str | Path) -> None:
+        if isinstance(path, str):
+            check_file_name(path, example="output.jsonl")
         self.path = Path(path)
         self._handle: IO[str] | None = None
         self._in_place = False  # a stream, device or FIFO: nothing to repair or fsync, not ours to close

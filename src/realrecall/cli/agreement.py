@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from realrecall.calibrate.settings import AgreementSettings
-from realrecall.cli.application import app, check_format, emit_report, user_errors
+from realrecall.cli.application import app, check_format, emit_report, output_option, user_errors
 from realrecall.cli.settings_options import Group, settings_options
 
 _FORMATS = ("table", "json", "html")
@@ -34,7 +34,9 @@ def agreement(
     *,
     settings: AgreementSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table, json or html.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "-o", help="Write the report here.", example="agreement.txt")
+    ] = None,
 ) -> None:
     """Do two query sets order systems alike (Kendall tau vs the split-half floor), and can each separate
     them?"""

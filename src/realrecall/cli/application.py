@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import typer
 from rich.text import Text
 from typer._click.exceptions import ClickException
+from typer._click.types import ParamType
 from typer.core import TyperGroup
 
 from realrecall._version import __version__
@@ -81,6 +82,74 @@ class _OneLineErrors(TyperGroup):
             err.print("interrupted")
             sys.exit(130)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def invoke(self, ctx: Any) -> Any:
+        # Typer ends a KeyboardInterrupt in exit 130 without a word, and an option's value refused
+        # while the command's options are parsed (an output naming a folder) is the project's error:
+        # both are caught here, where the command's words are still known.
+        words = [*getattr(ctx, "_protected_args", ()), *ctx.args]
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err.print(plain(interrupted_line(self._command_path(ctx, words))))
+            raise typer.Exit(130) from None
+        except RealrecallError as exc:
+            error_line(str(exc))
+            raise typer.Exit(exc.exit_code) from None
+
+    def _command_path(self, ctx: Any, words: Sequence[str]) -> str:
+        """``judge agreement`` from the words after ``realrecall`` (options before the command skipped)."""
+        names = [word for word in words if not word.startswith("-")]
+        path: list[str] = []
+        group: Any = self
+        for name in names[:2]:
+            commands = getattr(group, "commands", None)
+            if not commands or name not in commands:
+                break
+            path.append(name)
+            group = commands[name]
+        return " ".join(path)
+
+
+# The commands that append their records one at a time (and resume from them when rerun); every other
+# output is written whole by a rename, so an interrupted command leaves it as it was.
+RESUMABLE_COMMANDS = frozenset({"generate", "judge", "run"})
+
+
+def interrupted_line(command: str) -> str:
+    """What Ctrl-C leaves behind, said in one line: nothing is ever half-written."""
+    if command in RESUMABLE_COMMANDS:
+        return (
+            "interrupted: the records finished so far are kept, each written whole; "
+            f"rerun the same realrecall {command} to resume from them"
+        )
+    return "interrupted: nothing was written half-way; an output not yet written is left as it was"
+
+
+class OutputFile(ParamType):
+    """The value of an option naming an output file, refused as typed when it can only be a folder
+    (``-o newdir/``): once parsed as a ``Path`` the slash is gone and a file ``newdir`` would be
+    written (``realrecall.files.check_file_name``)."""
+
+    name = "path"
+
+    def __init__(self, example: str) -> None:
+        self.example = example
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Path:
+        if isinstance(value, Path):
+            return value
+        from realrecall.files import check_file_name
+
+        label = param.opts[0] if param is not None and param.opts else "the output"
+        check_file_name(str(value), label=label, example=self.example)
+        return Path(value)
+
+
+def output_option(*declarations: str, help: str, example: str) -> Any:
+    """A ``typer.Option`` naming an output file (see ``OutputFile``); ``example`` is the file name a
+    refusal suggests (``results.json``)."""
+    return typer.Option(*declarations, help=help, click_type=OutputFile(example))
 
 
 def _usage_error(exc: ClickException) -> int:

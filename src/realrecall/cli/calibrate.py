@@ -15,6 +15,7 @@ from realrecall.cli.application import (
     emit_report,
     numbered,
     out,
+    output_option,
     output_options,
     user_errors,
     warn,
@@ -58,7 +59,9 @@ def calibrate(
     output_format: Annotated[
         str | None, typer.Option("--format", "-f", help="table, markdown, json or html (default from -o).")
     ] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "-o", help="Write the report here.", example="report.html")
+    ] = None,
     corpus: Annotated[
         Path | None, typer.Option("--corpus", "-c", help="Corpus (overlap diagnostics).")
     ] = None,
@@ -141,7 +144,10 @@ def compare(
     *,
     settings: CompareSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table, markdown or json.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the comparison here.")] = None,
+    output: Annotated[
+        Path | None,
+        output_option("--output", "-o", help="Write the comparison here.", example="comparison.md"),
+    ] = None,
 ) -> None:
     """Is b better than a? A paired test on the same queries, per origin (real and synthetic apart) and
     per slice; queries pair by id, so two chunkings of one corpus compare."""

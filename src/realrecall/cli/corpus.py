@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from realrecall.cli.application import ProgressBar, command_group, note, user_errors
+from realrecall.cli.application import ProgressBar, command_group, note, output_option, user_errors
 from realrecall.cli.retriever_help import STORES, RetrieverHelp
 from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, parse_option_assignments
 
@@ -17,7 +17,9 @@ corpus_app = command_group("corpus", "Work with corpora: export one from a vecto
 @corpus_app.command("export", cls=RetrieverHelp)
 def export(
     store: Annotated[str, typer.Option("--from", help=f"The store: {STORES}.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Corpus JSONL to write.")],
+    output: Annotated[
+        Path, output_option("--output", "-o", help="Corpus JSONL to write.", example="chunks.jsonl")
+    ],
     option: Annotated[
         list[str] | None,
         typer.Option(

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from realrecall.calibrate.settings import DriftSettings
-from realrecall.cli.application import app, check_format, emit_report, user_errors
+from realrecall.cli.application import app, check_format, emit_report, output_option, user_errors
 from realrecall.cli.settings_options import Group, settings_options
 
 _FORMATS = ("table", "json")
@@ -27,7 +27,9 @@ def drift(
     *,
     settings: DriftSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "-o", help="Write the report here.", example="drift.json")
+    ] = None,
 ) -> None:
     """Has recent traffic drifted from the real set (topic and style)? A calibrated permutation test."""
     with user_errors():

@@ -16,6 +16,7 @@ from realrecall.cli.application import (
     note,
     numbered,
     out,
+    output_option,
     output_options,
     user_errors,
     warn,
@@ -51,8 +52,15 @@ def evaluate(
     ] = None,
     *,
     settings: EvaluateSettings,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write results.json here.")] = None,
-    per_query: Annotated[Path | None, typer.Option(help="Write per-query outcomes (JSONL) here.")] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "-o", help="Write results.json here.", example="results.json")
+    ] = None,
+    per_query: Annotated[
+        Path | None,
+        output_option(
+            "--per-query", help="Write per-query outcomes (JSONL) here.", example="per_query.jsonl"
+        ),
+    ] = None,
     mlflow: Annotated[bool, typer.Option("--mlflow", help=MLFLOW_HELP)] = False,
     mlflow_uri: Annotated[str | None, typer.Option("--mlflow-uri", help=MLFLOW_URI_HELP)] = None,
 ) -> None:

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from typer.core import TyperCommand
 
-from realrecall.cli.application import app, err, is_interactive, note, out, user_errors, warn
+from realrecall.cli.application import app, err, is_interactive, note, out, output_option, user_errors, warn
 from realrecall.cli.console import plain
 from realrecall.cli.settings_options import Group, settings_options
 from realrecall.files import check_distinct, output_error
@@ -56,7 +56,12 @@ GENERATE_OPTIONS = Group(GenerateConfig, "config", help_suffix={"strategy": f" C
 @settings_options(GENERATE_OPTIONS, Group(BatchSettings, "batch_settings"))
 def generate_command(
     corpus: Annotated[Path, typer.Option(help="chunks to write questions for (JSONL, BEIR folder, JSON)")],
-    output: Annotated[Path, typer.Option(help="the synthetic gold set (JSONL); rerunning resumes it")],
+    output: Annotated[
+        Path,
+        output_option(
+            "--output", help="the synthetic gold set (JSONL); rerunning resumes it", example="synthetic.jsonl"
+        ),
+    ],
     *,
     config: GenerateConfig,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (default: env)")] = None,

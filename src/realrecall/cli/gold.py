@@ -15,6 +15,7 @@ from realrecall.cli.application import (
     command_group,
     err,
     out,
+    output_option,
     output_options,
     split_list,
     user_errors,
@@ -83,7 +84,9 @@ def import_command(
     ],
     question: Annotated[str, typer.Option("--question", help="Column holding the question.")],
     passage: Annotated[str, typer.Option("--passage", help="Column naming the passage (id, URL or title).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Gold set to write (JSONL).")],
+    output: Annotated[
+        Path, output_option("--output", "-o", help="Gold set to write (JSONL).", example="real.jsonl")
+    ],
     corpus: _CorpusOption = None,
     passage_by: Annotated[str, typer.Option("--passage-by", help="id, url or title.")] = "id",
     id_column: Annotated[
@@ -106,7 +109,8 @@ def import_command(
     ] = None,
     type_rules: Annotated[Path | None, typer.Option("--type-rules", help="Rules file (TOML/JSON).")] = None,
     unmatched: Annotated[
-        Path | None, typer.Option("--unmatched", help="Write unmatched rows (JSONL).")
+        Path | None,
+        output_option("--unmatched", help="Write unmatched rows (JSONL).", example="unmatched.jsonl"),
     ] = None,
 ) -> None:
     """Turn tickets, answered questions or click logs into a real gold set."""
@@ -218,8 +222,10 @@ def review_command(
     interactive: Annotated[bool, typer.Option("--interactive", "-i", help="Judge each passage.")] = False,
     judgements: Annotated[
         Path | None,
-        typer.Option(
-            "--judgements", help="Interactive: judgements file to append to; else: template to write."
+        output_option(
+            "--judgements",
+            help="Interactive: judgements file to append to; else: template to write.",
+            example="judgements.jsonl",
         ),
     ] = None,
     by: Annotated[str | None, typer.Option("--by", help="Your name, recorded with judgements.")] = None,
@@ -329,7 +335,8 @@ def add_command(
     judgements: Annotated[Path | None, typer.Option("--judgements", help="JSONL file of judgements.")] = None,
     corpus: _CorpusOption = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here instead of in place.")
+        Path | None,
+        output_option("--output", "-o", help="Write here instead of in place.", example="gold.jsonl"),
     ] = None,
 ) -> None:
     """Add judged passages to a gold set, recording who, when and why."""
@@ -365,7 +372,8 @@ def dupes_command(
     shingle: Annotated[int, typer.Option("--shingle", help="Words per shingle.")] = 3,
     width: Annotated[int, typer.Option("--width", help="Characters of passage text shown.")] = 100,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Also write the clusters as JSONL.")
+        Path | None,
+        output_option("--output", "-o", help="Also write the clusters as JSONL.", example="clusters.jsonl"),
     ] = None,
 ) -> None:
     """List clusters of near-duplicate passages in the corpus."""
@@ -391,7 +399,10 @@ def dupes_command(
 def expand_command(
     gold_file: Annotated[Path, typer.Argument(help="Gold set to expand.")],
     corpus: Annotated[Path, typer.Option("--corpus", help="Corpus file (JSONL, BEIR folder or JSON).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Expanded gold set to write (JSONL).")],
+    output: Annotated[
+        Path,
+        output_option("--output", "-o", help="Expanded gold set to write (JSONL).", example="expanded.jsonl"),
+    ],
     threshold: Annotated[float, typer.Option("--threshold", help="Jaccard similarity of shingles.")] = 0.8,
     shingle: Annotated[int, typer.Option("--shingle", help="Words per shingle.")] = 3,
     per_query: Annotated[
@@ -437,7 +448,10 @@ def expand_command(
 def migrate_command(
     gold_file: Annotated[Path, typer.Argument(help="Gold set whose queries carry evidence.")],
     corpus: Annotated[Path, typer.Option("--corpus", help="The new chunking (JSONL, BEIR folder or JSON).")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Migrated gold set to write (JSONL).")],
+    output: Annotated[
+        Path,
+        output_option("--output", "-o", help="Migrated gold set to write (JSONL).", example="migrated.jsonl"),
+    ],
     coverage: Annotated[
         float, typer.Option("--coverage", help="Share of an evidence span a chunk must hold, in (0, 1].")
     ] = 0.5,
@@ -449,8 +463,10 @@ def migrate_command(
     ] = "auto",
     report: Annotated[
         Path | None,
-        typer.Option(
-            "--report", help="Write per-query counts (chunks, by id, from evidence, split, lost) here."
+        output_option(
+            "--report",
+            help="Write per-query counts (chunks, by id, from evidence, split, lost) here.",
+            example="migrate_report.jsonl",
         ),
     ] = None,
 ) -> None:

@@ -14,6 +14,7 @@ from realrecall.cli.application import (
     command_group,
     emit_report,
     note,
+    output_option,
     user_errors,
     warn,
 )
@@ -43,7 +44,12 @@ def judge(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="The judge's labels (JSONL; OUTPUT.qrels beside it)."),
+        output_option(
+            "--output",
+            "-o",
+            help="The judge's labels (JSONL; OUTPUT.qrels beside it).",
+            example="labels.jsonl",
+        ),
     ] = None,
     *,
     settings: JudgeSettings,
@@ -116,7 +122,9 @@ def agreement(
     *,
     settings: LabelAgreementSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table, json or html.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "-o", help="Write the report here.", example="report.json")
+    ] = None,
 ) -> None:
     """Agreement of a judge's grades with people's on the same pairs: kappa, precision, recall."""
     with user_errors():
@@ -154,7 +162,9 @@ def ppi(
     *,
     settings: PPISettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table or json.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "-o", help="Write the report here.", example="report.json")
+    ] = None,
 ) -> None:
     """Each system's figure from judge labels on every query, corrected by human labels on some (PPI)."""
     with user_errors():

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from realrecall.calibrate.settings import PlanSettings
-from realrecall.cli.application import app, check_format, emit_report, user_errors, warn
+from realrecall.cli.application import app, check_format, emit_report, output_option, user_errors, warn
 from realrecall.cli.settings_options import Group, settings_options
 
 _FORMATS = ("table", "json", "html")
@@ -24,7 +24,9 @@ def plan(
     *,
     settings: PlanSettings,
     output_format: Annotated[str, typer.Option("--format", "-f", help="table, json or html.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the plan here.")] = None,
+    output: Annotated[
+        Path | None, output_option("--output", "-o", help="Write the plan here.", example="plan.json")
+    ] = None,
 ) -> None:
     """How many more real questions to label, and in which strata, to narrow the interval to a width."""
     with user_errors():

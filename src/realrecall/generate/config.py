@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from realrecall.errors import InputError, SettingError
 from realrecall.generate.question_types import QUESTION_TYPES
 from realrecall.llm.types import LLMConfig
-from realrecall.settings import EngineSettings, Flag, StageSettings, Text
+from realrecall.settings import EngineSettings, Flag, StageSettings, Text, parse
 
 __all__ = [
     "BACKENDS",
@@ -121,6 +121,16 @@ def _weights(name: str, what: str, known: Mapping[str, str] | None = None) -> Te
     return Text(read, "NAME[=WEIGHT],...")
 
 
+def _read_cache_path(value: object) -> object:
+    """A file name, refused as given when it can only be a folder (``cache/``: a Path drops the slash)."""
+    if isinstance(value, str):
+        from realrecall.files import check_file_name
+
+        check_file_name(value.strip(), label="the cache", example="answers.cache.jsonl")
+        return parse("cache_path", value, Path | None)
+    return value
+
+
 def _read_personas(value: object) -> object:
     if isinstance(value, str):
         return (value,)
@@ -210,7 +220,12 @@ class GenerateConfig(StageSettings):
     concurrency: Annotated[int, "Requests in flight."] = 8
     price_in: Annotated[float | None, "Price per million input tokens."] = None
     price_out: Annotated[float | None, "Price per million output tokens."] = None
-    cache_path: Annotated[Path | None, "Answer cache (default: beside --output).", Flag("--cache")] = None
+    cache_path: Annotated[
+        Path | None,
+        "Answer cache (default: beside --output).",
+        Flag("--cache"),
+        Text(_read_cache_path, "<path>"),
+    ] = None
     request_timeout: Annotated[
         float, "Seconds one model request may take before it is retried (each of 6 attempts)."
     ] = 60.0

@@ -71,9 +71,10 @@ from types import UnionType
 from typing import Any, NoReturn, TypeVar
 
 from realrecall.calibrate.settings import CalibrateSettings, DriftSettings
-from realrecall.errors import InputError, SettingError
+from realrecall.errors import InputError, OutputError, SettingError
 from realrecall.evaluate.retrievers.options import make_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings
+from realrecall.files import check_file_name
 from realrecall.generate.config import GenerateConfig
 from realrecall.settings import Settings, setting_fields, settings_from
 
@@ -180,6 +181,11 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         check.fail("drift", None, "[drift] traffic is required", hint='e.g. traffic = "traffic.txt"')
     if "traffic" in drift and "path" not in section["real"]:
         check.fail("drift", "traffic", "[drift] needs the real set to compare with", hint="set [real] path")
+    history = section["output"].get("history", "history.jsonl")
+    try:
+        check_file_name(history, label="[output] history", example="history.jsonl")
+    except OutputError as exc:  # "runs/": a Path drops the slash and a file "runs" would be appended to
+        check.fail("output", "history", exc.message, hint=exc.hint)
     drifting = {key: value for key, value in drift.items() if key != "traffic"}
     drift_settings = check.stage("drift", DriftSettings(), drifting, base)
     return PipelineConfig(
@@ -191,7 +197,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         calibrate=calibration,
         real=resolve(section["real"]["path"]) if "path" in section["real"] else None,
         output_dir=resolve(section["output"].get("dir", "realrecall-runs")),
-        history=resolve(section["output"].get("history", "history.jsonl")),
+        history=resolve(history),
         traffic=resolve(drift["traffic"]) if "traffic" in drift else None,
         drift=drift_settings,
     )
