@@ -25,6 +25,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -390,8 +391,42 @@ def _open_in_place(target: Path) -> tuple[IO[str], bool]:
         return sys.stdout, False
     if descriptor == 2:
         return sys.stderr, False
-    fd = os.dup(descriptor) if descriptor is not None else os.open(target, os.O_WRONLY | os.O_APPEND)
+    if descriptor is not None:
+        fd = os.dup(descriptor)
+    elif stat.S_ISFIFO(os.stat(target).st_mode):
+        fd = _open_fifo(target)
+    else:
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND)
     return os.fdopen(fd, "w", encoding="utf-8", newline="\n"), True
+
+
+FIFO_READER_WAIT = 3.0
+"""Seconds an output FIFO is given for its reader to open it (``cat FIFO &`` started beside us)."""
+
+
+def _open_fifo(target: Path) -> int:
+    """A blocking write descriptor of the FIFO ``target``, or the one-line error when no program reads it.
+
+    A plain open waits for a reader for ever: a FIFO that nobody reads hung the command after all its
+    work. Opened without blocking (ENXIO while there is no reader), polled for ``FIFO_READER_WAIT``.
+    """
+    deadline = time.monotonic() + FIFO_READER_WAIT
+    while True:
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise OutputError(
+                    "cannot write the output: it is a FIFO that no program is reading",
+                    path=target,
+                    hint="start its reader first (e.g. cat FIFO &), or write the output to a file",
+                ) from None
+            time.sleep(0.05)
+            continue
+        os.set_blocking(fd, True)
+        return fd
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ import uuid
 
 import pytest
 
+from realrecall import files
 from realrecall.errors import OutputError
 from realrecall.files import (
     AppendLog,
@@ -362,3 +363,18 @@ def test_an_output_beside_an_input_folder_is_accepted(tmp_path, store_folder):
     (tmp_path / "storey.jsonl").write_text("{}\n")  # a name that starts like the folder's
     check_distinct({"--option path": store_folder}, {"--output": tmp_path / "storey.jsonl"})
     check_distinct({"--option path": store_folder}, {"--output": tmp_path / "store.jsonl"})
+
+
+@pytest.mark.parametrize(
+    "write", [lambda path: atomic_write_text(path, "report"), lambda path: AppendLog(path).open()]
+)
+def test_a_fifo_output_nobody_reads_is_one_line_not_a_hang(tmp_path, monkeypatch, write):
+    # A plain open of a FIFO for writing waits for a reader for ever: the command hung after its work.
+    monkeypatch.setattr(files, "FIFO_READER_WAIT", 0.2)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    with pytest.raises(OutputError, match="a FIFO that no program is reading; start its reader first"):
+        write(fifo)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert [path.name for path in tmp_path.iterdir()] == ["fifo"]
