@@ -3,11 +3,16 @@ questions need several passages, with a slice by how many they need (issue 33)."
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import pytest
 
+from realrecall.calibrate import calibrate
 from realrecall.errors import InputError
 from realrecall.evaluate import evaluate
 from realrecall.evaluate.metrics import parse_metric
+from realrecall.evaluate.results import write_results
 from realrecall.evaluate.scoring import score_queries
 from realrecall.gold import GoldQuery, GoldSet
 from realrecall.runs import Run
@@ -89,3 +94,19 @@ def test_a_gold_count_field_of_the_set_itself_is_the_one_sliced() -> None:
     )
     result = evaluate([own], run=RUN, k=(2,))
     assert {s.value for s in result.gold_sets[0].slices if s.field == "gold_count"} == {"own"}
+
+
+@pytest.mark.parametrize("through_file", [False, True])
+def test_calibrate_slices_by_the_gold_count_evaluate_sliced_by(tmp_path, through_file) -> None:
+    # The slice evaluate adds was shown by calibrate as one "gold_count=(missing)" row of every query:
+    # the count is not a field of the record, so the per-query results never held it (issue 28).
+    real = GoldSet(tuple(replace(q, origin="real") for q in PAIRS), name="real")
+    result: Any = evaluate([PAIRS, real], run=RUN, k=(1, 2))
+    if through_file:
+        write_results(result, tmp_path / "results.json")
+        result = tmp_path / "results.json"
+
+    report = calibrate(result, metric="recall@2", n_resamples=100)
+
+    counts = {(g.value, g.n_real, g.n_synthetic) for g in report.slices() if g.field == "gold_count"}
+    assert counts == {(1, 2, 2), (2, 2, 2)}

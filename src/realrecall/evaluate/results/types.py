@@ -16,6 +16,7 @@ from typing import Any, Literal, overload
 
 from realrecall.errors import InputError
 from realrecall.evaluate.slicing import MAX_SLICE_VALUES, not_a_default_slice
+from realrecall.gold import GOLD_COUNT
 from realrecall.labels import default_labeller
 
 __all__ = [
@@ -109,6 +110,10 @@ class QueryResult:
             value = self.label("form")
         else:
             value = getattr(self, name) if name in _CORE_FIELDS else self.fields.get(name)
+            if value is None and name == GOLD_COUNT:
+                # Not a field of the record: evaluate counts it (GoldQuery.field), so count it here too,
+                # or calibrate shows evaluate's gold_count slice as one "(missing)" row of every query.
+                value = self._gold_count
         if value is None or isinstance(value, str | int | float | bool):
             return value
         return json.dumps(value, sort_keys=True, ensure_ascii=False)
@@ -124,6 +129,13 @@ class QueryResult:
             return self.type if self.type is not None else self._rules_type
         own = self.fields.get("form")
         return own if own is not None else self._rules_form
+
+    @property
+    def _gold_count(self) -> int:
+        """The relevant gold passages (grade >= 1) the query needs, as ``GoldQuery.field`` counts them."""
+        if self.grades:
+            return sum(grade >= 1 for grade in self.grades.values())
+        return len(self.gold)
 
     @cached_property
     def _rules_type(self) -> str:
