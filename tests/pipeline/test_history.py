@@ -124,3 +124,20 @@ def test_every_column_of_the_history_table_has_a_header(tmp_path):
     assert all(cells), header
     assert "status" in cells
     assert "unchanged" in done.stdout
+
+
+def test_a_file_that_is_not_a_history_is_one_line_not_a_table_of_dashes(tmp_path):
+    # `realrecall history real.jsonl` printed a row of dashes per query, exit 0 (issue 28).
+    from support import cli
+
+    gold = tmp_path / "real.jsonl"
+    gold.write_text(
+        '{"query_id": "r-1", "query": "reset password", "gold": {"p1": 1}}\n'
+        '{"query_id": "r-2", "query": "export data", "gold": {"p2": 1}}\n'
+    )
+    with pytest.raises(InputError, match=r'real\.jsonl:1: not a history row: it has no "time"'):
+        load_history(gold)
+    done = cli.run("history", str(gold))
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stdout == ""

@@ -231,6 +231,15 @@ class HistoryRow:
     def from_dict(cls, record: Any, *, path: Path | None = None, line: int | None = None) -> HistoryRow:
         """A row read back, every field checked: a wrong one is an InputError naming it (and the line)."""
         fields = _Fields(record, "", path, line)
+        if "time" not in fields.record:
+            # Every version wrote the time: without it the row is another file's (a gold set given as
+            # the history), which the table showed as one row of dashes per record.
+            raise InputError(
+                'not a history row: it has no "time"',
+                path=path,
+                line=line,
+                hint="give the pipeline.toml or the history file `realrecall run` writes ([output] history)",
+            )
         gates = fields.nested("gates", [])
         if not isinstance(gates, list):
             fields.fail("must be a list", "gates")
