@@ -114,6 +114,26 @@ def test_drift_cli_json_has_auc_test_and_drifted(tmp_path: Path) -> None:
     assert report["terms"]
 
 
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
+def test_drift_of_a_file_against_itself_is_refused(tmp_path: Path, alias: str) -> None:
+    # One file as the real set and the traffic read as "No drift detected (AUC 0.032...)", exit 0: a
+    # set agrees with itself, which says nothing about traffic (issue 28; realism refuses it too).
+    real = tmp_path / "real.txt"
+    real.write_text("".join(f"how do I reset my password {i}\n" for i in range(25)))
+    traffic = real
+    if alias == "symlink":
+        traffic = tmp_path / "traffic.txt"
+        traffic.symlink_to(real)
+    elif alias == "hardlink":
+        traffic = tmp_path / "traffic.txt"
+        traffic.hardlink_to(real)
+    done = run("drift", str(real), str(traffic))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "are the same file" in done.stderr
+    assert done.stdout == ""
+
+
 CHUNKS = [("c1", "Reset your password in Settings."), ("c2", "Backups are kept thirty days.")]
 ASKED = ("how do I reset my password", "how long are backups kept")
 

@@ -33,9 +33,13 @@ def drift(
 ) -> None:
     """Has recent traffic drifted from the real set (topic and style)? A calibrated permutation test."""
     with user_errors():
-        from realrecall.files import check_distinct
+        from realrecall.files import check_distinct, refuse_same_file
 
         check_distinct({"REAL": real, "TRAFFIC": traffic}, {"--output": output})
+        # A set read as its own traffic agrees with itself: "no drift" would be a finding about nothing.
+        refuse_same_file(
+            ("REAL", real), ("TRAFFIC", traffic), hint="give recent user queries as TRAFFIC, another file"
+        )
         chosen = check_format(output_format, _FORMATS)
         from realrecall.calibrate.drift import detect_drift
         from realrecall.calibrate.realism import load_questions
