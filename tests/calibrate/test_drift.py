@@ -180,3 +180,11 @@ def test_drift_without_a_real_set_is_a_config_error(tmp_path: Path) -> None:
     config.write_text(config.read_text().replace('[real]\npath = "real.jsonl"\n', ""))
     with pytest.raises(InputError, match=r"\[drift\] needs the real set"):
         load_pipeline_config(config)
+
+
+def test_the_real_set_as_the_jobs_traffic_is_a_config_error(tmp_path: Path) -> None:
+    # The scheduled job recorded drift_auc 0.03, drifted false, for the real set tested against itself.
+    config = _job(tmp_path, ["x"])
+    config.write_text(config.read_text().replace('traffic = "traffic.txt"', 'traffic = "./real.jsonl"'))
+    with pytest.raises(InputError, match=r"\[drift\] traffic is the real set's file"):
+        load_pipeline_config(config)

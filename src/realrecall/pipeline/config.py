@@ -74,7 +74,7 @@ from realrecall.calibrate.settings import CalibrateSettings, DriftSettings
 from realrecall.errors import InputError, OutputError, SettingError
 from realrecall.evaluate.retrievers.options import make_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings
-from realrecall.files import check_file_name
+from realrecall.files import check_file_name, same_file
 from realrecall.generate.config import GenerateConfig
 from realrecall.settings import Settings, setting_fields, settings_from
 
@@ -181,6 +181,12 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         check.fail("drift", None, "[drift] traffic is required", hint='e.g. traffic = "traffic.txt"')
     if "traffic" in drift and "path" not in section["real"]:
         check.fail("drift", "traffic", "[drift] needs the real set to compare with", hint="set [real] path")
+    if "traffic" in drift and same_file(resolve(drift["traffic"]), resolve(section["real"]["path"])):
+        # The real set tested against itself reads as "no drift", a finding about nothing.
+        check.fail(
+            "drift", "traffic", "[drift] traffic is the real set's file ([real] path)",
+            hint="give recent user queries, another file",
+        )  # fmt: skip
     history = section["output"].get("history", "history.jsonl")
     try:
         check_file_name(history, label="[output] history", example="history.jsonl")
