@@ -8,8 +8,9 @@ The stores are small (three records, four dimensions), built once per module and
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -145,6 +146,64 @@ def test_evaluating_on_a_damaged_store_is_one_line_naming_it(
     assert done.returncode == 2, done.stderr
     assert len(done.err_lines) == 1, done.stderr
     assert done.err_lines[0].startswith(f"error: {folder}: cannot read "), done.stderr
+
+
+def _garble_lancedb_data(folder: Path) -> None:
+    for data in (folder / "docs.lance" / "data").glob("*.lance"):
+        data.write_bytes(b"xx")
+
+
+def _remove_lancedb_data(folder: Path) -> None:
+    for data in (folder / "docs.lance" / "data").glob("*.lance"):
+        data.unlink()
+
+
+class FourDimensions:
+    """An embedder for the stores' four-dimensional vectors: every query is the first record's."""
+
+    name = "four-dimensions"
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        return np.asarray([VECTORS[0]] * len(texts), dtype=np.float32)
+
+
+@pytest.mark.parametrize("damage", [_garble_lancedb_data, _remove_lancedb_data], ids=["garbled", "missing"])
+def test_a_lancedb_data_file_that_cannot_be_read_is_one_line_naming_the_folder(
+    built: dict[str, Path], damage: Callable[[Path], None], tmp_path: Path
+) -> None:
+    """The manifest is fine, so the table opens; its data files are read with the first query or page,
+    and failed there with Lance's error and the Rust source line, and the advice to check that the
+    store is reachable."""
+    folder = tmp_path / "store"
+    shutil.copytree(built["lancedb"], folder)
+    damage(folder)
+    fix = (
+        "its files look damaged, or were written by another version of its library: restore the folder "
+        "from a backup, or rebuild the store"
+    )
+
+    done = cli.run(
+        "corpus", "export", "--from", "lancedb", "--option", f"uri={folder}", "--option", "table=docs",
+        "-o", str(tmp_path / "x.jsonl"),
+    )  # fmt: skip
+
+    assert done.returncode == 2, done.stderr
+    [line] = done.err_lines
+    assert line.startswith(f"error: {folder}: cannot read LanceDB table 'docs' (RuntimeError: lance error: ")
+    assert line.endswith(fix), line
+    assert ".rs:" not in line
+    assert not (tmp_path / "x.jsonl").exists()
+
+    retriever = build_retriever(
+        "lancedb",
+        load_corpus(CORPUS),
+        options={"uri": str(folder), "table": "docs", "embedder": FourDimensions()},
+    )
+    with pytest.raises(InputError, match=f"cannot read LanceDB table 'docs' .*; {fix}$") as raised:
+        retriever.search(["alpha"], 2)
+    assert raised.value.path == str(folder)
 
 
 def test_an_empty_store_exports_nothing_and_says_so(built: dict[str, Path], tmp_path: Path) -> None:

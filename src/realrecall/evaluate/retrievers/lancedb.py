@@ -10,6 +10,7 @@ The client comes from the ``lancedb`` package (extra ``lancedb``), imported only
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -214,10 +215,33 @@ def _where(options: LanceDBOptions) -> str:
 
 def _asker(options: LanceDBOptions, timeout: float) -> Callable[[Callable[[], Any]], Any]:
     """How each call to the database is made: a remote one's answer within ``timeout`` seconds, a
-    local folder's directly."""
-    if "://" not in options.uri:
-        return lambda call: call()
-    return lambda call: answered_within(timeout, f"LanceDB at {options.uri}", call)
+    local folder's directly, a data file it cannot read there as ``damaged``'s one line."""
+    if "://" in options.uri:
+        return lambda call: answered_within(timeout, f"LanceDB at {options.uri}", call)
+
+    def local(call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except Exception as exc:
+            if _unreadable_files(exc):
+                # Lance ends its messages with the Rust source line that raised: not for users.
+                said = RuntimeError(re.sub(r",\s*\S+\.rs:\d+:\d+\s*$", "", str(exc)))
+                raise damaged(f"LanceDB table {options.table!r}", said, path=options.uri) from exc
+            raise
+
+    return local
+
+
+def _unreadable_files(exc: Exception) -> bool:
+    """Whether LanceDB failed on the table's files rather than on the request: its data files are read
+    only when rows are, so a damaged or missing one surfaces at the first query or page (an IO error
+    of Lance's, or a file not found), after the table opened fine from its manifest."""
+    text = str(exc)
+    return (
+        isinstance(exc, RuntimeError)
+        and text.startswith("lance error:")
+        and ("LanceError(IO)" in text or "Not found:" in text)
+    )
 
 
 def _open_table(options: LanceDBOptions, ask: Callable[[Callable[[], Any]], Any]) -> Any:
