@@ -585,6 +585,30 @@ def test_an_endpoint_that_never_answers_stops_the_run_after_a_few_questions(outp
     assert len(client.requests) == 3  # not one request per question of the run
 
 
+def test_a_run_smaller_than_its_concurrency_names_the_endpoint_that_never_answered(
+    output: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three questions, eight at once: the run ends before three-in-a-row can stop it. Its one line is
+    still the endpoint's (a real client and a loopback server that accepts and never answers), not
+    "no question was kept" with advice to ask more often."""
+    from realrecall.llm import LLMConfig, OpenAIChatClient
+    from support.silent_server import SilentServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-placeholder-key")
+    with SilentServer() as server:
+        config = LLMConfig(base_url=f"{server.url}/v1", timeout=0.3, max_attempts=1)
+        with pytest.raises(LLMError) as caught:
+            generate(make_corpus(3), output, GenerateConfig(concurrency=8), client=OpenAIChatClient(config))
+
+    message = str(caught.value)
+    assert message.startswith("timed out after 1 attempt")
+    assert f"at {server.url}/v1" in message
+    assert message.endswith(
+        "; none of the 3 questions got an answer: check that the endpoint is running, or allow more "
+        "time with --request-timeout (a rerun resumes)"
+    )
+
+
 def test_answers_between_timeouts_keep_the_run_going(output):
     client = FakeChatClient()
     timeout = FakeLLMError("timed out after 6 attempts", reason="timeout")

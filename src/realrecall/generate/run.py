@@ -22,7 +22,7 @@ from typing import Any
 
 from realrecall._version import __version__
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, RealrecallError
+from realrecall.errors import InputError, LLMError, RealrecallError
 from realrecall.files import atomic_write_text
 from realrecall.generate.analysis_cache import AnalysisCache
 from realrecall.generate.asking import RequestCollector
@@ -43,7 +43,7 @@ from realrecall.generate.summary import (
     run_spend,
     total_spend,
 )
-from realrecall.llm.types import ChatClient
+from realrecall.llm.types import UNANSWERED, ChatClient
 
 __all__ = ["agenerate", "generate"]
 
@@ -196,6 +196,14 @@ async def _generate(
         for stage in summary.stages:
             rejections.update(stage.failures)
         reasons = ", ".join(f"{reason}: {count}" for reason, count in sorted(rejections.items())) or "none"
+        silence = run.settler.silence
+        if silence is not None and rejections and set(rejections) <= UNANSWERED:
+            # Fewer questions than run at once, none answered: the endpoint, not the questions, failed
+            # (stop_if_silent's line, which a run this small never reaches).
+            raise LLMError(
+                f"{silence}; none of the {summary.planned} questions got an answer: check that the "
+                "endpoint is running, or allow more time with --request-timeout (a rerun resumes)"
+            )
         more = min(config.max_attempts + 3, 100)
         raise RealrecallError(
             f"no question was kept ({summary.planned} planned; rejections {reasons}); "

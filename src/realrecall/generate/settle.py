@@ -88,6 +88,7 @@ class Settler:
         self.failed = 0
         self.exhausted = 0  # slots whose every attempt was rejected (not endpoint failures)
         self.unanswered = 0  # slots in a row whose requests got no answer (timeouts, no connection)
+        self.silence: LLMError | None = None  # the last request that got no answer (names the endpoint)
 
     async def settle(self, slot: Slot) -> None:
         reasons: list[str] = []
@@ -130,6 +131,7 @@ class Settler:
             self.unanswered = 0
             return
         self.unanswered += 1
+        self.silence = exc
         if self.unanswered >= max(3, self.config.concurrency):
             raise LLMError(
                 f"{exc}; stopped after {self.unanswered} questions in a row got no answer: check that "
