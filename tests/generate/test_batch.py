@@ -9,11 +9,13 @@ from typing import Any
 import pytest
 
 from generate.fakes import fill_disk_at, make_corpus
-from realrecall.errors import LLMError, OutputError, RealrecallError
+from realrecall.errors import LLMError, OutputError, RealrecallError, SettingError
 from realrecall.generate import BatchOptions, GenerateConfig, generate
 from realrecall.generate.batch import batch_state_path
 from realrecall.generate.store import GenerationStore
 from realrecall.llm import LLMConfig
+from realrecall.settings import BatchSettings, EngineSettings, settings_from
+from support import cli
 from support.fake_openai import FakeOpenAI
 
 
@@ -123,3 +125,16 @@ def test_a_state_left_before_submitting_is_dropped_and_its_requests_asked_again(
     assert summary.total == 2
     assert fake_openai.count("batches") == 1
     assert not state.exists()
+
+
+def test_the_batch_api_and_the_ray_engine_are_one_rule_wherever_both_are_asked(tmp_path):
+    with pytest.raises(SettingError, match=r"^batch and the Ray engine are two ways to send the requests"):
+        GenerateConfig(batch_settings=BatchSettings(batch=True), engine_settings=EngineSettings(engine="ray"))
+    with pytest.raises(SettingError, match=r"^batch and the Ray engine"):
+        settings_from(GenerateConfig, {"batch": True, "engine": "ray"})
+    done = cli.run(
+        "generate", "--corpus", "c.jsonl", "--output", "s.jsonl", "--batch", "--engine", "ray", cwd=tmp_path
+    )
+    assert done.err_lines == [
+        "error: --batch and the Ray engine are two ways to send the requests; choose one"
+    ]

@@ -114,6 +114,30 @@ def test_rerun_with_nothing_changed_sends_no_request_and_is_marked_unchanged(llm
     assert second.history_row == rows[1]
 
 
+def test_a_pipeline_whose_generate_section_asks_for_the_batch_api_sends_no_live_request(
+    tmp_path, fake_openai
+):
+    fake_openai.chat_handler = question_handler
+    path = write_job(tmp_path)
+    path.write_text(
+        path.read_text().replace("concurrency = 2\n", "concurrency = 2\nbatch = true\npoll_interval = 0.01\n")
+    )
+    config = load_pipeline_config(path)
+    said: list[str] = []
+
+    first = run_pipeline(config, progress=said.append)
+
+    assert fake_openai.count("batches") == 1
+    assert fake_openai.count("chat") == 0
+    assert first.generation.added == len(CHUNKS)
+    assert any(line.startswith("batch ") and "done" in line for line in said)
+    summary = json.loads((tmp_path / "synthetic.summary.json").read_text())
+    assert summary["config"]["batch"] is True
+    second = run_pipeline(config)
+    assert fake_openai.count("batches") == 1
+    assert second.unchanged
+
+
 def test_a_changed_chunk_is_the_only_one_sent_again(llm_job):
     config, server = llm_job
     run_pipeline(config)

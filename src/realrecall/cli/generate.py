@@ -23,7 +23,6 @@ from realrecall.files import check_distinct, output_error
 
 # Only the settings at start-up: the generator (asyncio, curate, numpy) loads when it runs.
 from realrecall.generate.config import GenerateConfig
-from realrecall.settings import BatchSettings
 
 if TYPE_CHECKING:
     from realrecall.generate import CostEstimate, GenerateProgress, GenerateSummary
@@ -53,7 +52,7 @@ GENERATE_OPTIONS = Group(GenerateConfig, "config", help_suffix={"strategy": f" C
 
 
 @app.command("generate", cls=GenerateHelp)
-@settings_options(GENERATE_OPTIONS, Group(BatchSettings, "batch_settings"))
+@settings_options(GENERATE_OPTIONS)
 def generate_command(
     corpus: Annotated[Path, typer.Option(help="chunks to write questions for (JSONL, BEIR folder, JSON)")],
     output: Annotated[
@@ -66,7 +65,6 @@ def generate_command(
     config: GenerateConfig,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (default: env)")] = None,
     dry_run: Annotated[bool, typer.Option(help="count requests, tokens and cost; send nothing")] = False,
-    batch_settings: BatchSettings,
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
@@ -89,9 +87,9 @@ def generate_command(
         needs_model = config.backend == "llm" or config.judge
         batch_options = None
         client = None
-        if needs_model and batch_settings.batch:
+        if needs_model and config.batch_settings.batch:
             batch_options = BatchOptions.from_settings(
-                batch_settings, config.llm_config(base_url), on_status=report_batch
+                config.batch_settings, config.llm_config(base_url), on_status=report_batch
             )
         elif needs_model:
             client = make_client(config, base_url)

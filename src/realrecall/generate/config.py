@@ -18,7 +18,7 @@ from typing import Annotated, Any
 from realrecall.errors import InputError, SettingError
 from realrecall.generate.question_types import QUESTION_TYPES
 from realrecall.llm.types import LLMConfig
-from realrecall.settings import EngineSettings, Flag, StageSettings, Text, parse
+from realrecall.settings import BatchSettings, EngineSettings, Flag, StageSettings, Text, parse
 
 __all__ = [
     "BACKENDS",
@@ -279,6 +279,11 @@ class GenerateConfig(StageSettings):
     engine_settings: EngineSettings = field(default_factory=EngineSettings)
     """Where the requests are sent from: here, or a pool of Ray actors; set by its fields' names. Not
     part of any question's cache key: both engines ask and keep the same questions."""
+    batch_settings: BatchSettings = field(default_factory=BatchSettings)
+    """Whether the answers are asked through the provider's Batch API, and how it is polled; set by its
+    fields' names (``batch``, ``poll_interval``, ``batch_timeout``). The CLI and the pipeline make the
+    run's ``BatchOptions`` from them (a caller of ``generate`` passes its own, as it passes a client).
+    Not part of any question's cache key either."""
 
     def __post_init__(self) -> None:
         # NaN and infinity before the fields are converted (which refuses them as not numbers at all):
@@ -326,6 +331,10 @@ class GenerateConfig(StageSettings):
             raise SettingError("temperature", f"must be within [0, 2], got {self.temperature}")
         _check_request_timeout(self.request_timeout)
         _check_prices(self)
+        if self.batch_settings.batch and self.engine_settings.on_ray:
+            raise SettingError(
+                "batch", "and the Ray engine are two ways to send the requests", hint="choose one"
+            )
         if any(not persona.strip() for persona in self.personas):
             raise InputError("a persona is empty", hint="describe each persona in a few words")
 

@@ -253,6 +253,8 @@ def _config_record(config: GenerateConfig) -> dict[str, Any]:
     engine = record.pop("engine_settings")
     if engine["engine"] != "local":
         record["engine"] = engine["engine"]
+    if record.pop("batch_settings")["batch"]:  # how the answers were asked, like the engine
+        record["batch"] = True
     for name, value in record.items():
         if isinstance(value, Path):
             record[name] = str(value)

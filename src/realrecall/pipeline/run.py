@@ -33,8 +33,8 @@ from realrecall.pipeline.lock import lock_path, run_lock
 if TYPE_CHECKING:
     from realrecall.calibrate import CalibrationReport, Interval
     from realrecall.calibrate.drift import DriftReport
-    from realrecall.generate import GenerateSummary
-    from realrecall.llm import ChatClient
+    from realrecall.generate import GenerateConfig, GenerateSummary
+    from realrecall.llm import BatchStatus, ChatClient
 
 __all__ = ["PipelineResult", "run_pipeline"]
 
@@ -93,6 +93,29 @@ def run_pipeline(
         )  # fmt: skip
 
 
+def _requests(
+    config: GenerateConfig, client: ChatClient | None, say: Callable[[str], None]
+) -> dict[str, Any]:
+    """How generate asks its model: through the Batch API when ``[generate] batch`` says so, else
+    ``client`` (default: realrecall's client at the endpoint; none for the extractive backend)."""
+    needs_model = config.backend == "llm" or config.judge
+    if needs_model and config.batch_settings.batch:
+        from realrecall.generate import BatchOptions
+
+        def polled(status: BatchStatus) -> None:
+            counts = status.counts
+            say(f"batch {status.id}: {status.status} ({counts.completed}/{counts.total} done)")
+
+        return {
+            "batch": BatchOptions.from_settings(config.batch_settings, config.llm_config(), on_status=polled)
+        }
+    if client is None and config.backend == "llm":
+        from realrecall.llm import DeferredChatClient  # openai loads only if a request is sent
+
+        client = DeferredChatClient(config.llm_config())  # request_timeout applies
+    return {"client": client}
+
+
 def _run(
     config: PipelineConfig,
     client: ChatClient | None,
@@ -127,11 +150,9 @@ def _run(
     history = load_history(config.history)
 
     say("generating synthetic questions (only new or changed chunks are sent)")
-    if client is None and generate_config.backend == "llm":
-        from realrecall.llm import DeferredChatClient  # openai loads only if a request is sent
-
-        client = DeferredChatClient(generate_config.llm_config())  # options.request_timeout applies
-    generation = generate(corpus, config.synthetic, generate_config, client=client)
+    generation = generate(
+        corpus, config.synthetic, generate_config, **_requests(generate_config, client, say)
+    )
 
     say("evaluating on the synthetic and real sets")
     synthetic = load_gold(config.synthetic, origin="synthetic")
