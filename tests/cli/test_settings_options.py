@@ -18,6 +18,7 @@ from realrecall.calibrate.settings import (
     PlanSettings,
     PPISettings,
 )
+from realrecall.curate.judge_settings import JudgeSettings
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.settings import SettingField, Settings, shown
@@ -64,6 +65,8 @@ class Walk:
     arguments: tuple[str, ...]
     stubs: tuple[str, ...] = ()
     """Readers the command calls before the library function, made to return nothing."""
+    given: tuple[tuple[str, str], ...] = ()
+    """Settings the arguments set (a required ``--model``): the rest keep their defaults."""
 
 
 WALKS = (
@@ -81,6 +84,13 @@ WALKS = (
     Walk(
         "drift", DriftSettings, "realrecall.calibrate.drift.detect_drift", "settings",
         ("real.txt", "traffic.txt"), ("realrecall.calibrate.realism.load_questions",),
+    ),
+    Walk(
+        "judge", JudgeSettings, "realrecall.curate.judge.judge_pool", "settings",
+        ("--gold", "g.jsonl", "--per-query", "p.jsonl", "-c", "c.jsonl", "-o", "o.jsonl", "--model", "m"),
+        ("realrecall.gold.load_gold", "realrecall.corpus.load_corpus",
+         "realrecall.evaluate.results.read_per_query"),
+        (("model", "m"),),
     ),
     Walk(
         "judge agreement", LabelAgreementSettings,
@@ -112,11 +122,14 @@ def test_each_setting_is_an_option_of_its_command_whose_value_reaches_the_librar
     monkeypatch.setattr(walk.function, library_function)
     for stub in walk.stubs:
         monkeypatch.setattr(stub, lambda *arguments, **keywords: None)
-    done = cli.run(*walk.command.split(), *walk.arguments, *command_line(item, value), cwd=tmp_path)
+    done = cli.run(
+        *walk.command.split(), *walk.arguments, *command_line(item, value), cwd=tmp_path,
+        env={"OPENAI_API_KEY": "unused"},
+    )  # fmt: skip
 
     assert done.err_lines == ["error: stopped before reading anything"]
     assert value_of(received[0], item) == value
-    defaults = walk.cls()
+    defaults = walk.cls(**{name: text for name, text in walk.given if name != item.name})
     others = [other for other in walked_fields(walk.cls) if other.name != item.name]
     assert all(value_of(received[0], other) == value_of(defaults, other) for other in others)
 

@@ -139,6 +139,17 @@ def test_prompt_file_replaces_the_builtin_and_changes_the_hash(tmp_path):
     assert prompt.sha256 != builtin_prompt("question_generation").sha256
 
 
+def test_a_declared_variable_given_no_value_is_refused_when_the_prompt_is_rendered(tmp_path):
+    path = tmp_path / "mine.md"
+    path.write_text("---\nname: mine\nvariables: passage, audience\n---\n## user\n{{passage}} {{audience}}\n")
+    template = load_prompt(path)
+    with pytest.raises(InputError) as info:
+        render(template, {"passage": "text"})
+    assert str(info.value) == (
+        f"{path}: prompt 'mine' needs values for audience; give every declared variable: passage, audience"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
