@@ -11,9 +11,10 @@ import pytest
 from calibrate.results_builder import per_query, results_document
 from realrecall.calibrate.plan import load_weights, plan, plan_strata, predicted_width
 from realrecall.calibrate.plan_prediction import pilot_posterior, reached_widths
+from realrecall.calibrate.settings import PlanSettings
 from realrecall.calibrate.statistics import wilson_interval, z_value
 from realrecall.corpus import load_corpus
-from realrecall.errors import InputError
+from realrecall.errors import InputError, SettingError
 from realrecall.evaluate import evaluate
 from realrecall.evaluate.retrievers import build_retriever
 from realrecall.gold import load_gold
@@ -131,6 +132,29 @@ def test_plan_from_results_json_through_the_cli(tmp_path: Path, write_results) -
     assert report["predicted_width"] <= report["proportional_width"] + 1e-9
 
 
+def test_plan_in_python_takes_its_settings_or_their_fields_as_keywords(tmp_path: Path, write_results) -> None:
+    kinds = ("lookup", "howto")
+    records = [per_query(f"q{i}", "real", rank=1 if i % 4 else None, type=kinds[i % 2]) for i in range(30)]
+    path = write_results(results_document([("set", records)]))
+    weights = tmp_path / "weights.csv"
+    weights.write_text("lookup,0.7\nhowto,0.3\n")
+
+    from_file = plan(path, 0.1, settings=PlanSettings(weights=weights))
+    from_mapping = plan(path, 0.1, weights={"lookup": 0.7, "howto": 0.3})
+    from_path = plan(path, 0.1, weights=str(weights))
+    by_keyword = plan(path, 0.1, calibrate_by="type", confidence=0.9)
+
+    assert from_file.by == from_mapping.by == "type"  # traffic shares stratify by calibrate's default
+    assert from_file.to_dict() == from_mapping.to_dict() == from_path.to_dict()
+    assert by_keyword.by == "type"
+    assert by_keyword.confidence == 0.9
+    assert plan(path, 0.1).by is None
+    with pytest.raises(SettingError, match=r"^weights is given twice"):
+        plan(path, 0.1, weights={"lookup": 1.0}, settings=PlanSettings(weights=weights))
+    with pytest.raises(SettingError, match=r"^confidence must be between 0 and 1"):
+        plan(path, 0.1, confidence=1.5)
+
+
 def test_plan_html_draws_width_against_questions(tmp_path: Path, write_results) -> None:
     records = [per_query(f"q{i}", "real", rank=1 if i % 3 else None) for i in range(30)]
     path = write_results(results_document([("set", records)]))
@@ -144,7 +168,7 @@ def test_plan_html_draws_width_against_questions(tmp_path: Path, write_results) 
 def test_results_without_real_questions_are_refused(write_results) -> None:
     path = write_results(results_document([("set", [per_query("s1", "synthetic", rank=1)])]))
     with pytest.raises(InputError, match="no real questions"):
-        plan(path, "recall@10", 0.1)
+        plan(path, 0.1, metric="recall@10")
 
 
 def test_a_weights_line_without_a_share_names_its_line(tmp_path: Path) -> None:

@@ -86,6 +86,10 @@ WALKS = (
         ("real.txt", "traffic.txt"), ("realrecall.calibrate.realism.load_questions",),
     ),
     Walk(
+        "plan", PlanSettings, "realrecall.calibrate.plan.plan", "settings",
+        ("results.json", "--target-width", "0.1"),
+    ),
+    Walk(
         "judge", JudgeSettings, "realrecall.curate.judge.judge_pool", "settings",
         ("--gold", "g.jsonl", "--per-query", "p.jsonl", "-c", "c.jsonl", "-o", "o.jsonl", "--model", "m"),
         ("realrecall.gold.load_gold", "realrecall.corpus.load_corpus",
@@ -173,34 +177,6 @@ def test_an_option_left_out_keeps_the_settings_default_not_its_help_text(monkeyp
     monkeypatch.setattr("realrecall.evaluate.evaluate_files", evaluate_files)
     cli.run("evaluate", "--gold", str(Path("gold.jsonl")), cwd=tmp_path)
     assert received == [EvaluateSettings()]
-
-
-@pytest.mark.parametrize("item", walked_fields(PlanSettings), ids=lambda item: item.name)
-def test_each_setting_of_plan_is_an_option_whose_value_reaches_the_planner(item, monkeypatch, tmp_path):
-    value = sample(item, tmp_path)
-    planned: list[dict[str, Any]] = []
-    shares = {"lookup": 0.75, "conceptual": 0.25}
-
-    def plan(results: Any, metric: str, target_width: float, **keywords: Any) -> None:
-        planned.append({"metric": metric, **keywords})
-        raise InputError("stopped before reading anything")
-
-    monkeypatch.setattr("realrecall.calibrate.plan.plan", plan)
-    monkeypatch.setattr(
-        "realrecall.calibrate.plan.load_weights", lambda path: shares if path == value else None
-    )
-    done = cli.run("plan", "results.json", "--target-width", "0.1", *command_line(item, value), cwd=tmp_path)
-
-    assert done.err_lines == ["error: stopped before reading anything"]
-    given = planned[0]
-    defaults = PlanSettings()
-    expected = {
-        "metric": defaults.metric, "by": None, "weights": None, "confidence": defaults.confidence,
-        **({"weights": shares, "by": "type"} if item.name == "weights" else {}),
-        **({"by": value} if item.name == "calibrate_by" else {}),
-        **({item.name: value} if item.name in ("metric", "confidence") else {}),
-    }  # fmt: skip
-    assert given == expected
 
 
 def test_a_bad_value_of_a_report_commands_option_is_its_settings_rule(tmp_path):

@@ -46,11 +46,13 @@ from typing import Any
 import numpy as np
 
 from realrecall.calibrate.plan_prediction import WITHIN, pilot_posterior, predict_width, probability_within
+from realrecall.calibrate.settings import PlanSettings
 from realrecall.calibrate.statistics import wilson_interval, z_value
-from realrecall.errors import InputError
+from realrecall.errors import InputError, SettingError
 from realrecall.evaluate.metrics import is_binary
 from realrecall.evaluate.results import EvaluationResult, QueryResult, load_results
 from realrecall.files import TOO_DEEP, read_text_lines
+from realrecall.settings import settings_with
 
 __all__ = [
     "LabellingPlan",
@@ -176,18 +178,30 @@ class LabellingPlan:
 
 def plan(
     results: EvaluationResult | str | Path,
-    metric: str,
     target_width: float,
     *,
-    by: str | None = None,
-    weights: Mapping[str, float] | None = None,
-    confidence: float = 0.95,
+    weights: Mapping[str, float] | str | Path | None = None,
+    settings: PlanSettings | None = None,
+    **options: Any,
 ) -> LabellingPlan:
     """The labelling plan from the real questions of ``results`` (the pilot); see the module doc.
 
-    ``by``: the stratum field (``type``, ``topic``...; None: one stratum). ``weights``: each stratum
-    value's share of traffic (normalised here; default: the pilot's own shares).
+    ``settings`` (``PlanSettings``, or its fields as keywords over it: ``metric="ndcg@10"``) says how:
+    the metric, the stratum field (``calibrate_by``: ``type``, ``topic``...; None: one stratum, or
+    ``type`` when traffic shares are given) and the confidence. The traffic share of each stratum value
+    (normalised here; default: the pilot's own shares) is ``weights``, a mapping of value to share or
+    a file (``load_weights``), given here or as the settings' ``weights``, not both.
     """
+    settings = settings_with(PlanSettings, settings, options, what="plan")
+    if weights is not None and settings.weights is not None:
+        raise SettingError(
+            "weights", "is given twice: as an argument and in the settings", hint="give it once"
+        )
+    weights = settings.weights if weights is None else weights
+    if isinstance(weights, str | Path):
+        weights = load_weights(weights)
+    metric, confidence = settings.metric, settings.confidence
+    by = settings.stratum_field(weighted=weights is not None)
     result = results if isinstance(results, EvaluationResult) else load_results(results)
     pilot = _pilot(result)
     missing = [q for q in pilot if metric not in q.metrics]

@@ -240,13 +240,12 @@ class PlanSettings(StageSettings):
         check_resampling(confidence=self.confidence)
         _check_names("calibrate_by", () if self.calibrate_by is None else (self.calibrate_by,))
 
-    @property
-    def stratum_field(self) -> str | None:
+    def stratum_field(self, *, weighted: bool) -> str | None:
         """The field strata are drawn from: ``calibrate_by`` (as calibrate names it), else calibrate's
-        default with weights, else none."""
+        default when traffic shares are given (``weighted``), else none."""
         if self.calibrate_by is not None:
             return self.calibrate_by
-        return CalibrateSettings().calibrate_by if self.weights is not None else None
+        return CalibrateSettings().calibrate_by if weighted else None
 
 
 @dataclass(frozen=True, kw_only=True)

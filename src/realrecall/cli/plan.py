@@ -34,15 +34,10 @@ def plan(
 
         check_distinct({"RESULTS": results, "--weights": settings.weights}, {"--output": output})
         chosen = check_format(output_format, _FORMATS)
-        from realrecall.calibrate.plan import load_weights
         from realrecall.calibrate.plan import plan as make_plan
         from realrecall.calibrate.report.plan import render_plan
 
-        shares = load_weights(settings.weights) if settings.weights is not None else None
-        made = make_plan(
-            results, settings.metric, target_width, by=settings.stratum_field, weights=shares,
-            confidence=settings.confidence,
-        )  # fmt: skip
+        made = make_plan(results, target_width, settings=settings)
         if chosen != "table":
             for message in made.warnings:
                 warn(message)
