@@ -7,6 +7,7 @@ The stores are small (three records, four dimensions), built once per module and
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -203,6 +204,44 @@ def test_a_lancedb_data_file_that_cannot_be_read_is_one_line_naming_the_folder(
     )
     with pytest.raises(InputError, match=f"cannot read LanceDB table 'docs' .*; {fix}$") as raised:
         retriever.search(["alpha"], 2)
+    assert raised.value.path == str(folder)
+
+
+@pytest.mark.parametrize("table", ["embeddings", "segments"])
+def test_a_chroma_database_missing_a_table_is_one_line_naming_the_folder(
+    built: dict[str, Path], table: str, tmp_path: Path
+) -> None:
+    """chroma.sqlite3 opens (its collections table is there), but a table Chroma reads later is gone:
+    the first count failed with Chroma's InternalError and a 30-line traceback."""
+    import sqlite3
+
+    folder = tmp_path / "store"
+    shutil.copytree(built["chroma"], folder)
+    with contextlib.closing(sqlite3.connect(folder / "chroma.sqlite3")) as database:
+        database.execute(f"DROP TABLE {table}")
+        database.commit()
+    fix = (
+        "its files look damaged, or were written by another version of its library: restore the folder "
+        "from a backup, or rebuild the store"
+    )
+
+    done = cli.run(
+        "corpus", "export", "--from", "chroma", "--option", f"path={folder}", "--option", "collection=docs",
+        "-o", str(tmp_path / "x.jsonl"),
+    )  # fmt: skip
+
+    assert done.returncode == 2, done.stderr
+    [line] = done.err_lines
+    assert line.startswith(f"error: {folder}: cannot read the Chroma store (InternalError: "), line
+    assert line.endswith(fix), line
+    assert not (tmp_path / "x.jsonl").exists()
+
+    with pytest.raises(InputError, match=f"cannot read the Chroma store .*; {fix}$") as raised:
+        build_retriever(
+            "chroma",
+            load_corpus(CORPUS),
+            options={"path": folder, "collection": "docs", "embedder": FourDimensions()},
+        )
     assert raised.value.path == str(folder)
 
 

@@ -155,10 +155,23 @@ def _server(options: ChromaOptions) -> str:
 
 def _asker(options: ChromaOptions, timeout: float) -> Callable[[Callable[[], Any]], Any]:
     """How each call to the store is made: a server's answer within ``timeout`` seconds (Chroma's HTTP
-    client waits forever by itself), a local folder's directly."""
-    if options.host is None:
-        return lambda call: call()
-    return lambda call: answered_within(timeout, _server(options), call)
+    client waits forever by itself), a local folder's directly, a failure of its database there as
+    ``damaged``'s one line."""
+    if options.host is not None:
+        return lambda call: answered_within(timeout, _server(options), call)
+
+    def local(call: Callable[[], Any]) -> Any:
+        try:
+            return call()
+        except Exception as exc:
+            # The folder opens from its collections table alone; a damaged page or a missing table
+            # elsewhere in chroma.sqlite3 fails the first count, query or page with Chroma's
+            # InternalError ("error returned from database"), where a bad request is another error.
+            if type(exc).__name__ == "InternalError" and type(exc).__module__.startswith("chromadb"):
+                raise damaged("the Chroma store", exc, path=options.path) from exc
+            raise
+
+    return local
 
 
 def _open_collection(options: ChromaOptions, ask: Callable[[Callable[[], Any]], Any]) -> Any:
