@@ -141,3 +141,15 @@ def test_a_file_that_is_not_a_history_is_one_line_not_a_table_of_dashes(tmp_path
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
     assert done.stdout == ""
+
+
+def test_a_history_file_that_is_not_there_is_file_not_found(tmp_path):
+    # `realrecall history hstory.jsonl` (a typo) warned "no run recorded yet" and exited 0 (issue 28).
+    from support import cli
+
+    done = cli.run("history", str(tmp_path / "hstory.jsonl"))
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith(
+        "hstory.jsonl: file not found; give the pipeline.toml or its history file"
+    )
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -19,7 +19,7 @@ from realrecall.cli.application import (
     write_stdout,
 )
 from realrecall.cli.console import plain
-from realrecall.errors import SettingError
+from realrecall.errors import InputError, SettingError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -108,6 +108,10 @@ def history_command(
             from realrecall.pipeline.config import load_pipeline_config
 
             path = load_pipeline_config(source).history
+        elif not source.exists():
+            # A history file named on its own is an input like any other: a typo in its name is not an
+            # empty history (a pipeline's history is absent until its first run, which the warning says).
+            raise InputError("file not found", path=source, hint="give the pipeline.toml or its history file")
         trend = history_trend(load_history(path))
         if not trend.rows:
             warn(f"{path}: no run recorded yet")
