@@ -220,3 +220,27 @@ def llamaindex_over_chroma(collection: Any) -> Any:
             return VectorStoreQueryResult(nodes=nodes, similarities=similarities, ids=ids)
 
     return VectorStoreIndex.from_vector_store(ChromaStore(collection), embed_model=HashingEmbedding())
+
+
+def langchain_over_lancedb(table: Any) -> Any:
+    """A LangChain vector store over a LanceDB table, kept as langchain-community's ``LanceDB`` keeps it
+    (``self._table``), searched through the table's own vector search."""
+    from langchain_core.documents import Document
+    from langchain_core.vectorstores import VectorStore
+
+    class LanceStore(VectorStore):  # type: ignore[misc]
+        def __init__(self, table: Any) -> None:
+            self._table = table
+
+        def add_texts(self, texts: Any, metadatas: Any = None, **kwargs: Any) -> list[str]:
+            raise NotImplementedError("the table is built beforehand")
+
+        def similarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Any]:
+            rows = self._table.search(embed(query)).distance_type("cosine").limit(k).to_list()
+            return [Document(id=row["id"], page_content=row["text"]) for row in rows]
+
+        @classmethod
+        def from_texts(cls, texts: Any, embedding: Any, metadatas: Any = None, **kwargs: Any) -> Any:
+            raise NotImplementedError("the table is built beforehand")
+
+    return LanceStore(table)

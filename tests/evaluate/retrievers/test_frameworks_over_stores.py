@@ -163,3 +163,35 @@ def test_a_langchain_store_over_a_qdrant_server_is_approximate_and_over_local_mo
         assert build_retriever(OwnQdrantStore(local), corpus).approximate is None  # type: ignore[attr-defined]
     finally:
         local.close()
+
+
+def test_a_langchain_store_over_lancedb_is_approximate_only_with_a_vector_index(tmp_path: Path) -> None:
+    """LanceDB searches every row unless the table has a vector index; the table's version (an index
+    is a write) goes into the fingerprint."""
+    pytest.importorskip("langchain_core", reason="the langchain extra is not installed")
+    lancedb = pytest.importorskip("lancedb", reason="the lancedb extra is not installed")
+    from lancedb.index import IvfFlat
+
+    database = lancedb.connect(str(tmp_path / "lance_db"))
+    table = database.create_table(
+        "sample",
+        data=[
+            {"id": chunk.id, "text": chunk.text, "vector": framework_stores.embed(chunk.text)}
+            for chunk in sample_chunks()
+        ],
+    )
+    corpus, gold = load_corpus(CORPUS), load_gold(GOLD)
+
+    flat = evaluate(gold, corpus=corpus, retriever=framework_stores.langchain_over_lancedb(table), k=(1, 10))
+    assert flat.approximate is None
+    assert not any("search is approximate" in warning for warning in flat.warnings)
+    assert flat.fingerprints["retriever"]["index"]["table_version"] == 1
+
+    table.create_index("vector", config=IvfFlat(distance_type="cosine", num_partitions=4))
+    indexed = evaluate(
+        gold, corpus=corpus, retriever=framework_stores.langchain_over_lancedb(table), k=(1, 10)
+    )
+    assert indexed.approximate == "LanceDB's IvfFlat index"
+    assert any("search is approximate (LanceDB's IvfFlat index)" in warning for warning in indexed.warnings)
+    assert indexed.fingerprints["retriever"]["index"]["table_version"] == 2
+    assert indexed.gold_sets[0].overall.metrics["recall@10"] > 0.3

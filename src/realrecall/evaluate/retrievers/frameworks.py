@@ -19,9 +19,10 @@ it would make recall@k look worse than it is.
 An object over a vector store says, as the store retrievers do, when its search is approximate:
 ``store_index`` finds the store's own client object among the attributes of the framework's vector
 store (a Chroma collection under LangChain's ``Chroma`` or LlamaIndex's ``ChromaVectorStore``, a
-``QdrantClient`` under either's Qdrant store) and reads how it searches (Chroma: HNSW, always; a
-Qdrant server: HNSW; Qdrant's local mode: every point) and what identifies its index (a Chroma
-collection's id), which go into results.json and the fingerprint.
+LanceDB table under either's LanceDB store, a ``QdrantClient`` under either's Qdrant store) and reads
+how it searches (Chroma: HNSW, always; LanceDB: through a vector index when the table has one, else
+every row; a Qdrant server: HNSW; Qdrant's local mode: every point) and what identifies its index (a
+Chroma collection's id, a LanceDB table's version), which go into results.json and the fingerprint.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import library_version
 from realrecall.evaluate.retrievers.chroma import collection_index
 from realrecall.evaluate.retrievers.function import FunctionRetriever
+from realrecall.evaluate.retrievers.lancedb import table_index
 
 __all__ = [
     "EXTRAS",
@@ -228,6 +230,8 @@ def store_index(vector_store: object | None) -> tuple[str | None, dict[str, Any]
         library = type(handle).__module__.partition(".")[0]
         if library == "chromadb" and hasattr(handle, "configuration_json"):  # a Collection, not a client
             return collection_index(handle)
+        if library == "lancedb" and hasattr(handle, "list_indices"):  # a Table, not a connection
+            return table_index(handle)
         if library == "qdrant_client" and type(handle).__name__ == "QdrantClient":
             local = type(getattr(handle, "_client", None)).__name__ == "QdrantLocal"
             return (None if local else "the Qdrant server's HNSW index"), {}
@@ -244,7 +248,7 @@ def _store_handles(vector_store: object | None) -> Iterator[object]:
     if isinstance(private, dict):
         values += list(private.values())
     for value in values:
-        if type(value).__module__.partition(".")[0] in ("chromadb", "qdrant_client"):
+        if type(value).__module__.partition(".")[0] in ("chromadb", "lancedb", "qdrant_client"):
             yield value
 
 

@@ -35,7 +35,7 @@ from realrecall.evaluate.retrievers.store_common import (
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["RETRIEVER", "LanceDBOptions", "build_lancedb", "export_chunks"]
+__all__ = ["RETRIEVER", "LanceDBOptions", "build_lancedb", "export_chunks", "table_index"]
 
 _DISTANCES = ("l2", "cosine", "dot")
 
@@ -134,22 +134,34 @@ def build_lancedb(corpus: Corpus, options: LanceDBOptions, settings: RunSettings
 def _search_index(
     table: Any, options: LanceDBOptions, ask: Callable[[Callable[[], Any]], Any]
 ) -> tuple[str | None, dict[str, Any]]:
-    """Whether the search is approximate, and what identifies the table's state.
+    approximate, index = table_index(table, vector_column=options.vector_column, exact=options.exact, ask=ask)
+    return (None if approximate is None else f"{approximate} (exact=true searches every row)"), index
+
+
+def table_index(
+    table: Any,
+    *,
+    vector_column: str | None = None,
+    exact: bool = False,
+    ask: Callable[[Callable[[], Any]], Any] = lambda call: call(),
+) -> tuple[str | None, dict[str, Any]]:
+    """Whether a search of the table is approximate, and what identifies the table's state.
 
     Without a vector index LanceDB compares the query with every row (exact); with one (IVF_PQ,
     IVF_HNSW_SQ...) it searches the partitions the index probes, unless ``exact`` bypasses it. The
     table's version grows with every write (rows, an index), and a table made again starts anew at a
-    new time: the version and when it was written identify what the ranking came from.
+    new time: the version and when it was written identify what the ranking came from. Without a
+    ``vector_column``, an index on any vector column counts.
     """
     vectors = {item.name for item in table.schema if _is_vector(item.type)}
-    searched = {options.vector_column} if options.vector_column else vectors
+    searched = {vector_column} if vector_column else vectors
     indices = [
         item for item in ask(table.list_indices) if set(getattr(item, "columns", ())) & searched & vectors
     ]
     approximate = None
-    if indices and not options.exact:
+    if indices and not exact:
         kinds = ", ".join(sorted({str(getattr(item, "index_type", "vector")) for item in indices}))
-        approximate = f"LanceDB's {kinds} index (exact=true searches every row)"
+        approximate = f"LanceDB's {kinds} index"
     version = ask(lambda: table.version)
     index: dict[str, Any] = {"table_version": version}
     try:
