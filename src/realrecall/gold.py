@@ -5,12 +5,14 @@ Formats, chosen by the path (read by ``realrecall.formats``):
   ``"gold_ids": [...]`` (grade 1), and/or ``"evidence": [{"doc_id", "text", "grade"?, "start"?,
   "end"?}]`` (``realrecall.evidence``: what answers, resolved to the chunks of the corpus scored),
   ``"origin": "real" | "synthetic"``, ``"type"?``, ``"language"?``,
-  ``"provenance"?`` (how generate made the question: ``GoldQuery.provenance``); every other field is
-  kept in ``metadata`` (source, form, ...).
+  ``"provenance"?`` (how generate made the question: ``GoldQuery.provenance``), ``"judged_by"?``
+  (the passages a judge graded: ``formats.judge_marks``); every other field is kept in ``metadata``
+  (source, form, ..., and ``judged_by``).
 - BEIR: a folder holding ``queries.jsonl`` and ``qrels/test.tsv``, or a ``qrels/<split>.tsv`` file
   whose folder's parent holds ``queries.jsonl``.
 - TREC qrels (any other file): ``query_id iteration passage_id grade`` per line, ``#`` comment lines
-  allowed, as trec_eval 10 reads them. TREC qrels carry no query text.
+  allowed, as trec_eval 10 reads them; an iteration ``judge:<model>`` marks a judge's grade
+  (``GoldSet.judged_by_judge``). TREC qrels carry no query text.
 
 Grades are integers; a passage is relevant when its grade reaches the relevance threshold (1 by
 default). Judged-but-not-relevant passages (grade 0, or -1 for "pooled, unjudged") are kept, since
@@ -32,6 +34,13 @@ from realrecall.errors import InputError
 from realrecall.evidence import Evidence
 from realrecall.files import write_jsonl_atomic
 from realrecall.formats import beir, jsonl, trec_qrels
+from realrecall.formats.judge_marks import (
+    JUDGED_BY,
+    JudgeMarks,
+    judge_mark,
+    mark_model,
+    read_qrels_marks,
+)
 from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.formats.records import ORIGINS, GoldRecord
 from realrecall.grades import MAX_GRADE, check_grade, plain_grades
@@ -139,6 +148,10 @@ class GoldSet(IdIndexed[GoldQuery]):
     queries: tuple[GoldQuery, ...]
     name: str = "gold"
     path: str | None = None
+    judge_marks: JudgeMarks | None = None
+    """The pairs a judge graded (query id -> passage id -> model; ``formats.judge_marks``), as
+    ``load_gold`` read them from the file's marks; None: read from the queries' ``judged_by`` fields
+    when asked (:meth:`judged_by_judge`)."""
 
     def __post_init__(self) -> None:
         self._index_items(
@@ -149,6 +162,18 @@ class GoldSet(IdIndexed[GoldQuery]):
         """The judgments as trec_eval-style tools take them: ``{query_id: {passage_id: grade}}``."""
         return {query.query_id: dict(query.gold) for query in self.queries}
 
+    def judged_by_judge(self) -> JudgeMarks:
+        """The pairs a judge graded: query id -> passage id -> the judge's model (empty: none)."""
+        if self.judge_marks is not None:
+            return self.judge_marks
+        marks = {}
+        for query in self.queries:
+            marked = query.metadata.get(JUDGED_BY)
+            if isinstance(marked, Mapping):
+                models = {pid: mark_model(m) for pid, m in marked.items() if isinstance(m, str)}
+                marks[query.query_id] = {pid: m for pid, m in models.items() if m is not None}
+        return {qid: models for qid, models in marks.items() if models}
+
     def origins(self) -> set[str | None]:
         return {query.origin for query in self.queries}
 
@@ -158,6 +183,7 @@ class GoldSet(IdIndexed[GoldQuery]):
             tuple(q for q in self.queries if q.origin == origin),
             name=f"{self.name}[{origin}]",
             path=self.path,
+            judge_marks=self.judge_marks,
         )
 
     def missing_passages(self, corpus_ids: Iterable[str] | Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -183,16 +209,18 @@ def load_gold(
     if origin is not None and origin not in ORIGINS:
         raise InputError(f"unknown origin {origin!r}", hint=f"choose from {', '.join(ORIGINS)}")
     p = Path(path)
-    records = _records(p, origin)
+    marks: dict[str, dict[str, str]] = {}
+    records = _records(p, origin, marks)
     if records is None:
         # A TREC qrels query is its id and judgments: made with no record dict between.
         judged = trec_qrels.read_judgments(p, exact=exact)
         queries = tuple(map(_judged_query, judged, judged.values(), repeat(origin)))
         del judged
+        marks = read_qrels_marks(p)
     else:
         queries = tuple(GoldQuery(**record) for record in _drained(records))
     default_name = p.parent.parent.name if p.suffix == ".tsv" else p.stem if p.is_file() else p.name
-    return GoldSet(queries, name=name or default_name, path=str(p))
+    return GoldSet(queries, name=name or default_name, path=str(p), judge_marks=marks)
 
 
 def _judged_query(query_id: str, gold: dict[str, int], origin: str | None) -> GoldQuery:
@@ -226,14 +254,17 @@ _set_language, _set_metadata, _set_provenance, _set_evidence = (
 )
 
 
-def _records(path: Path, origin: str | None) -> Iterable[GoldRecord] | None:
-    """The records of a BEIR or JSON Lines gold set; None for a TREC qrels file."""
+def _records(
+    path: Path, origin: str | None, judge_marks: dict[str, dict[str, str]]
+) -> Iterable[GoldRecord] | None:
+    """The records of a BEIR or JSON Lines gold set (``judge_marks`` receives a JSON Lines set's
+    ``judged_by`` fields as they are read); None for a TREC qrels file."""
     if path.is_dir():
         return beir.read_gold(path / "qrels" / "test.tsv", path / "queries.jsonl", origin)
     if path.suffix == ".tsv":
         return beir.read_gold(path, path.parent.parent / "queries.jsonl", origin)
     if path.suffix in (".jsonl", ".json"):
-        return jsonl.iter_gold(path, origin)
+        return jsonl.iter_gold(path, origin, judge_marks)
     return None
 
 
@@ -249,5 +280,19 @@ def _drained(records: Iterable[GoldRecord]) -> Iterator[GoldRecord]:
 
 
 def write_gold(path: str | Path, queries: Iterable[GoldQuery]) -> int:
-    """Write a gold set as JSON Lines, atomically; returns the number of queries written."""
-    return write_jsonl_atomic(path, (query.to_record() for query in queries))
+    """Write a gold set as JSON Lines, atomically; returns the number of queries written.
+
+    A ``GoldSet`` read from TREC qrels with judge marks writes them as each query's ``judged_by``
+    (``formats.judge_marks``), so the judge's pairs stay marked in the copy.
+    """
+    marks = queries.judge_marks if isinstance(queries, GoldSet) else None
+    if not marks:
+        return write_jsonl_atomic(path, (query.to_record() for query in queries))
+    return write_jsonl_atomic(path, (_with_marks(query.to_record(), marks) for query in queries))
+
+
+def _with_marks(record: dict[str, Any], marks: JudgeMarks) -> dict[str, Any]:
+    marked = marks.get(record["query_id"])
+    if marked and JUDGED_BY not in record:
+        record[JUDGED_BY] = {pid: judge_mark(model) for pid, model in marked.items()}
+    return record

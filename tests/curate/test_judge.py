@@ -10,6 +10,7 @@ import pytest
 
 from realrecall.curate.judge import parse_grade, pool_pairs
 from realrecall.evaluate.results import read_per_query
+from realrecall.formats.judge_marks import judge_mark
 from realrecall.generate.templates import builtin_prompt, render
 from realrecall.gold import load_gold
 from realrecall.settings import BatchSettings
@@ -72,6 +73,13 @@ def test_judge_grades_the_pool_beside_the_gold_set_and_a_rerun_sends_nothing(
     assert all(r["provenance"]["model"] and r["provenance"]["judged_by"] == "llm" for r in labels)
     qrels = (workspace / "judged.jsonl.qrels").read_text().split("\n")
     assert len([line for line in qrels if line]) == len(pairs)
+    # Each line marked as the judge's in the iteration column, naming the model that answered.
+    models = {(r["query_id"], r["passage_id"]): r["provenance"]["model"] for r in labels}
+    marked = load_gold(workspace / "judged.jsonl.qrels").judged_by_judge()
+    assert {(q, p): m for q, by in marked.items() for p, m in by.items()} == models
+    assert all(
+        line.split()[1] == judge_mark(models[line.split()[0], line.split()[2]]) for line in qrels if line
+    )
     assert (workspace / "real.jsonl").read_bytes() == gold_before  # never into the gold set
     assert "cost" in done.stderr
     body = fake_openai.bodies("chat")[0]

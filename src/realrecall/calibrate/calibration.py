@@ -18,10 +18,15 @@ from realrecall.calibrate.answers import AnswerGrid, answer_grid, load_answers
 from realrecall.calibrate.calibrated_estimate import CalibratedEstimate, calibrated_estimate
 from realrecall.calibrate.diagnostics import Diagnostics, diagnose
 from realrecall.calibrate.gap import Headline, SliceGap, headline, measure_gaps, metric_values
-from realrecall.calibrate.judge_agreement import LabelAgreement, load_label_agreement
+from realrecall.calibrate.judge_agreement import (
+    LabelAgreement,
+    load_label_agreement,
+    marked_label_agreement,
+)
+from realrecall.calibrate.judge_labels import JudgeLabelNote, judge_label_note
 from realrecall.calibrate.remeasure import corpus_changed, remeasure_real
 from realrecall.calibrate.settings import CalibrateSettings
-from realrecall.calibrate.statistics import estimate_mean
+from realrecall.calibrate.statistics import Estimate, estimate_mean
 from realrecall.corpus import Corpus, load_corpus
 from realrecall.errors import GateFailed, InputError, SettingError
 from realrecall.evaluate.metrics import is_binary
@@ -82,6 +87,9 @@ class CalibrationReport:
     retriever_name: str = ""
     judge: LabelAgreement | None = None
     """The judge's agreement with people and its bias, when the results were scored with judge labels."""
+    judge_labels: JudgeLabelNote | None = None
+    """How far the headline rests on a judge's labels, found by their marks (``judge_labels``' rules);
+    its sentence ends the headline's line."""
 
     def overall(self, metric: str | None = None) -> SliceGap:
         """The all-queries row of ``metric`` (default: the headline metric)."""
@@ -220,11 +228,19 @@ def calibrate(
             )
         grid = answer_grid(primary.queries, labels, k=answer_k or _metric_k(chosen) or 10)
     report_gates = _gates(fail_under or {}, max_gap, gaps, chosen, calibrated, gate_on)
-    judge = (
-        None
-        if settings.judge_labels is None or settings.human_labels is None
-        else load_label_agreement(settings.human_labels, settings.judge_labels)
-    )
+    judge = _judge_agreement(settings, primary)
+    behind = real or (*synthetic, *(() if calibration is primary else calibration_real))
+
+    def estimate(queries: Sequence[QueryResult]) -> Estimate:
+        return estimate_mean(
+            metric_values(queries, chosen), binary=is_binary(chosen), confidence=confidence,
+            n_resamples=n_resamples, rng=np.random.default_rng([seed, 2]), method=bootstrap,
+        )  # fmt: skip
+
+    sources_behind = [primary] if calibration is primary else [primary, calibration]
+    note = judge_label_note(sources_behind, behind, chosen, checked=judge, estimate=estimate)
+    if note is not None:
+        head = replace(head, text=f"{head.text} {note.text}")
     return CalibrationReport(
         headline=head,
         retriever=primary.description or primary.name,
@@ -249,6 +265,7 @@ def calibrate(
         n_resamples=n_resamples,
         retriever_name=primary.name,
         judge=judge,
+        judge_labels=note,
     )
 
 
@@ -260,10 +277,24 @@ def _check_judge_labels(settings: CalibrateSettings) -> None:
             "needs human_labels: a figure from judge labels is never reported unchecked",
             hint="give people's labels of some of the same pairs with --human-labels",
         )
-    if settings.human_labels is not None and settings.judge_labels is None:
+
+
+def _judge_agreement(settings: CalibrateSettings, result: EvaluationResult) -> LabelAgreement | None:
+    """The judge's agreement with people's ``human_labels``: against the declared ``judge_labels``,
+    else against the pairs the result's gold sets mark as a judge's (their files, read again)."""
+    if settings.human_labels is None:
+        return None
+    if settings.judge_labels is not None:
+        return load_label_agreement(settings.human_labels, settings.judge_labels)
+    marked = [g.path for g in result.gold_sets if g.judge_labels is not None]
+    if not marked:
         raise SettingError(
-            "human_labels", "checks judge_labels, which is not given", hint="give --judge-labels"
+            "human_labels",
+            "checks a judge's labels: judge_labels is not given and no gold set of the results holds "
+            "labels marked as a judge's",
+            hint="give the judge's labels with --judge-labels",
         )
+    return marked_label_agreement(settings.human_labels, [Path(path) for path in marked if path])
 
 
 def _given_once(name: str, given: Any, setting: Path | None) -> Any:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from realrecall.calibrate.gap import slice_values
+from realrecall.calibrate.judge_labels import JudgeLabelNote, judge_label_note
 from realrecall.calibrate.settings import CompareSettings
 from realrecall.calibrate.statistics import (
     Interval,
@@ -127,6 +128,9 @@ class ComparisonReport:
     headline: str
     warnings: tuple[str, ...] = ()
     unpaired_by_origin: tuple[Unpaired, ...] = ()
+    judge_labels: JudgeLabelNote | None = None
+    """How far the compared figures rest on a judge's labels (``judge_labels``' rules); its sentence
+    ends the headline."""
 
     @property
     def verdicts(self) -> tuple[PairedComparison, ...]:
@@ -188,9 +192,16 @@ def compare(
                 rows.append(_row(testing, origin, name, value, subset))
     unpaired = pairing.unpaired()
     warnings = unsliced + pairing.notes + tuple(u.text(name_a, name_b) for u in unpaired)
+    headline = _headline(rows, name_a, name_b, test, alpha)
+    # Either side scored with a judge's labels: its paired queries are behind every verdict.
+    note = judge_label_note([first], [qa for qa, _ in pairing.pairs], chosen) or judge_label_note(
+        [second], [qb for _, qb in pairing.pairs], chosen
+    )
+    if note is not None:
+        headline = f"{headline} {note.text}"
     return ComparisonReport(
         name_a, name_b, chosen, test, alpha, tuple(rows), sum(u.total for u in unpaired),
-        _headline(rows, name_a, name_b, test, alpha), warnings, unpaired,
+        headline, warnings, unpaired, note,
     )  # fmt: skip
 
 

@@ -20,6 +20,7 @@ Reference (TREC DL 2023, GPT-4 against NIST on 22,327 pairs): exact 0.513, kappa
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,16 @@ import numpy as np
 from realrecall.calibrate.settings import LabelAgreementSettings
 from realrecall.errors import InputError
 from realrecall.files import refuse_same_file
-from realrecall.gold import GoldSet, load_gold
+from realrecall.gold import GoldQuery, GoldSet, load_gold
 from realrecall.settings import settings_with
 
-__all__ = ["LabelAgreement", "label_agreement", "load_label_agreement"]
+__all__ = [
+    "LabelAgreement",
+    "judge_part",
+    "label_agreement",
+    "load_label_agreement",
+    "marked_label_agreement",
+]
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,38 @@ def load_label_agreement(
     hint = "give the judge's labels as the second file"
     refuse_same_file(("people's labels", human), ("the judge's labels", judge), hint=hint)
     return label_agreement(load_gold(human), load_gold(judge), settings=settings)
+
+
+def marked_label_agreement(
+    human: str | Path, gold_sets: Sequence[str | Path], *, settings: LabelAgreementSettings | None = None
+) -> LabelAgreement:
+    """:func:`label_agreement` of people's labels and the pairs ``gold_sets`` mark as a judge's
+    (``realrecall.formats.judge_marks``): what calibrate checks when only people's labels are given."""
+    parts = [judge_part(load_gold(path)) for path in gold_sets]
+    queries = {q.query_id: dict(q.gold) for part in parts for q in part.queries}
+    for part in parts[1:]:  # one query in two gold sets: its judged pairs together
+        for q in part.queries:
+            queries[q.query_id].update(q.gold)
+    judge = GoldSet(tuple(GoldQuery(qid, "", gold) for qid, gold in queries.items()), name="judge labels")
+    if not judge.queries:
+        raise InputError(
+            "the results' gold sets hold no label marked as a judge's",
+            path=gold_sets[0] if gold_sets else None,
+            hint="give the judge's labels with --judge-labels",
+        )
+    return label_agreement(load_gold(human), judge, settings=settings)
+
+
+def judge_part(gold: GoldSet) -> GoldSet:
+    """The pairs of ``gold`` a judge graded (by their marks), with their grades; people's left out."""
+    marks = gold.judged_by_judge()
+    queries = []
+    for query in gold.queries:
+        marked = marks.get(query.query_id)
+        graded = {pid: grade for pid, grade in query.gold.items() if marked and pid in marked}
+        if graded:
+            queries.append(GoldQuery(query.query_id, query.query, graded, origin=query.origin))
+    return GoldSet(tuple(queries), name=f"{gold.name}[judge]", path=gold.path)
 
 
 def label_agreement(

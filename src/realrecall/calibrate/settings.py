@@ -117,7 +117,9 @@ class CalibrateSettings(StageSettings):
         "judge's agreement with people and its bias (needs human_labels).",
     ] = None
     human_labels: Annotated[
-        Path | None, "People's labels of some of the same pairs (qrels or gold set), to check the judge."
+        Path | None,
+        "People's labels of some of the same pairs (qrels or gold set), to check the judge: against "
+        "judge_labels, else against the pairs the results' gold sets mark as a judge's.",
     ] = None
 
     def __post_init__(self) -> None:

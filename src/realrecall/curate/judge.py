@@ -12,7 +12,9 @@ The labels go beside the gold set, never into it:
 - ``OUTPUT`` (JSON Lines, one graded pair a line, appended and fsynced as answers come): ``query_id``,
   ``passage_id``, ``grade``, ``reason`` and the ``provenance`` (model, prompt hash, slot key);
 - ``OUTPUT.qrels``: the same grades as TREC qrels, written atomically at the end, for ``evaluate``
-  (with ``--gold``) and ``realrecall judge agreement``;
+  (with ``--gold``) and ``realrecall judge agreement``; each line's iteration column marks it as the
+  judge's (``judge:<model>``, ``realrecall.formats.judge_marks``), which trec_eval ignores and evaluate
+  counts, so the reports say what rests on the judge even in a file merged with people's labels;
 - the cache, failures and summary sidecars ``generate`` keeps (``generate.store``).
 
 With ``batch`` (``realrecall judge --batch``), the pairs not yet graded are asked through the
@@ -41,6 +43,7 @@ from realrecall.curate.judge_settings import JudgeSettings
 from realrecall.errors import Deferred, InputError, LLMError, SettingError
 from realrecall.evaluate.results import QueryResult
 from realrecall.files import atomic_write_text, check_file_output
+from realrecall.formats.judge_marks import judge_mark
 from realrecall.generate.asking import RequestCollector, ask, derive_seed
 from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
 from realrecall.generate.store import GenerationStore
@@ -193,7 +196,8 @@ def judge_pool(
         store.abort()
         raise
     qrels_path = output_path.with_name(output_path.name + ".qrels")
-    lines = [f"{r['query_id']} 0 {r['passage_id']} {r['grade']}\n" for r in store.records.values()]
+    # The iteration column (which trec_eval ignores) marks each line as the judge's: ``formats.judge_marks``.
+    lines = [f"{r['query_id']} {_mark(r)} {r['passage_id']} {r['grade']}\n" for r in store.records.values()]
     atomic_write_text(qrels_path, "".join(lines))
     stage = counter.freeze(price_in, price_out)
     grades: dict[int, int] = {}
@@ -327,6 +331,11 @@ async def _grade(
     a.counter.failures[reason.split(":")[0]] += 1
     a.store.add_failure({"slot": key, "query_id": query_id, "passage_id": passage_id, "reason": reason})
     return None, unanswered
+
+
+def _mark(record: dict[str, Any]) -> str:
+    """The judge mark of a graded pair's qrels line, naming the model that answered."""
+    return judge_mark((record.get("provenance") or {}).get("model"))
 
 
 def _slot_key(model: str, prompt_sha256: str, query_id: str, passage_id: str) -> str:

@@ -23,6 +23,7 @@ from realrecall.evaluate.results import (
     EvaluationResult,
     GoldPassages,
     GoldSetResult,
+    JudgeLabelUse,
     PerQueryColumns,
     QueryRecords,
     QueryResult,
@@ -147,7 +148,11 @@ def evaluate(
         del scores
         _give_back_memory(gold)
         context = _context_at(gold, gold_run, tokens, metric_names, k)
-        results.append(replace(result, gold_passages=passages, context_tokens=context))
+        results.append(
+            replace(
+                result, gold_passages=passages, context_tokens=context, judge_labels=_judge_label_use(gold)
+            )
+        )
     description = (
         {"name": retriever_name(retriever), "description": retriever.description}
         if retriever is not None
@@ -169,6 +174,34 @@ def evaluate(
         retriever_fingerprint=_fingerprint_of(retriever, run),
         token_method=None if tokens is None else tokens.method,
         engine=settings.engine_settings.engine if settings.engine_settings.on_ray else None,
+    )
+
+
+def _judge_label_use(gold: GoldSet) -> JudgeLabelUse | None:
+    """How many of the judged pairs scored a judge graded (``formats.judge_marks``); None: none.
+
+    Looks only at the marked queries: a gold set without marks costs one empty check.
+    """
+    marks = gold.judged_by_judge()
+    if not marks:
+        return None
+    models: Counter[str] = Counter()
+    touched = []
+    for query_id, marked in marks.items():
+        query = gold.get(query_id)
+        scored = [] if query is None else [model for pid, model in marked.items() if pid in query.gold]
+        if scored:
+            touched.append(query_id)
+            models.update(scored)
+    if not touched:
+        return None
+    judged = sum(map(len, map(_GOLD, gold)))
+    return JudgeLabelUse(
+        pairs=sum(models.values()),
+        judged_pairs=judged,
+        n_queries=len(gold),
+        query_ids=tuple(touched),
+        models=dict(models.most_common()),
     )
 
 

@@ -28,6 +28,7 @@ from realrecall.errors import InputError
 from realrecall.evidence import Evidence
 from realrecall.files import TOO_DEEP, iter_jsonl, read_text_lines
 from realrecall.formats.ids import parse_id, text_id
+from realrecall.formats.judge_marks import JUDGED_BY, check_judged_by
 from realrecall.formats.record_fields import NO_FIELDS, RecordFields
 from realrecall.formats.records import ORIGINS, ChunkRecord, GoldRecord
 from realrecall.grades import check_grade, plain_grades
@@ -48,8 +49,13 @@ def read_gold(path: Path, origin: str | None) -> list[GoldRecord]:
     return list(iter_gold(path, origin))
 
 
-def iter_gold(path: Path, origin: str | None) -> Iterator[GoldRecord]:
-    """``read_gold`` one record at a time: a caller making its own objects never holds every record."""
+def iter_gold(
+    path: Path, origin: str | None, judge_marks: dict[str, dict[str, str]] | None = None
+) -> Iterator[GoldRecord]:
+    """``read_gold`` one record at a time: a caller making its own objects never holds every record.
+
+    ``judge_marks``, when given, receives each record's ``"judged_by"`` (``formats.judge_marks``).
+    """
     seen: set[str] = set()  # line numbers are looked for again on a duplicate (a million took 70 MB)
     metadata = _Metadata()
     for number, record in iter_jsonl(path, what="query"):
@@ -83,11 +89,16 @@ def iter_gold(path: Path, origin: str | None) -> Iterator[GoldRecord]:
             if record.get(name) is not None and not isinstance(record[name], str):
                 raise InputError(f'"{name}" must be a string', path=path, line=number)
         evidence = _evidence(record, path, number)
+        gold = _gold_from_record(record, path, number, has_evidence=bool(evidence))
+        if JUDGED_BY in record:
+            marked = check_judged_by(record[JUDGED_BY], gold, path, number)
+            if judge_marks is not None and marked:
+                judge_marks[query_id] = marked
         yield (
             GoldRecord(
                 query_id=query_id,
                 query=text,
-                gold=_gold_from_record(record, path, number, has_evidence=bool(evidence)),
+                gold=gold,
                 # Labels repeat across the records: one string object each, not one per record.
                 origin=_label(record_origin),
                 type=_label(record.get("type")),

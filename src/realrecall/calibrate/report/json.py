@@ -59,6 +59,7 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
         "rank_agreement": None,
         "answers": None,
         "judge": None if report.judge is None else report.judge.to_dict(),
+        "judge_labels": None if report.judge_labels is None else report.judge_labels.to_dict(),
         "gates": [{"gate": g.gate, "passed": g.passed, "message": g.message} for g in report.gates],
         "warnings": list(report.warnings),
         "seed": report.seed,
@@ -165,6 +166,7 @@ def comparison_to_dict(report: ComparisonReport) -> dict[str, Any]:
         },
         "test": report.test,
         "alpha": report.alpha,
+        "judge_labels": None if report.judge_labels is None else report.judge_labels.to_dict(),
         "unpaired": report.unpaired,
         "unpaired_by_origin": [
             {"origin": u.origin, "only_a": u.only_a, "only_b": u.only_b, "text_differs": u.text_differs}

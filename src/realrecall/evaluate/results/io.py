@@ -24,6 +24,7 @@ from realrecall.evaluate.results.types import (
     EvaluationResult,
     GoldPassages,
     GoldSetResult,
+    JudgeLabelUse,
     QueryResult,
     ResultsSource,
     SliceResult,
@@ -255,6 +256,7 @@ def _gold_set(raw: Any, position: int, forced: Mapping[str, str], where: _Where)
         missing_passages=counts["missing_passages"],
         gold_passages=_gold_passages(raw.get("gold_passages"), name, where),
         context_tokens=_context_tokens(raw.get("context_tokens"), name, where),
+        judge_labels=_judge_labels(raw.get("judge_labels"), name, where),
     )
 
 
@@ -318,6 +320,31 @@ def _context_tokens(raw: Any, name: str, where: _Where) -> dict[int, float] | No
             )
         tokens[int(key)] = float(value)
     return tokens
+
+
+def _judge_labels(raw: Any, name: str, where: _Where) -> JudgeLabelUse | None:
+    """The ``judge_labels`` object of a gold set (absent when no judge graded a pair it scored)."""
+    if raw is None:
+        return None
+    what = f"judge_labels of gold set {name!r}"
+    if not isinstance(raw, Mapping):
+        raise where.error(f"{what} must be an object")
+    counts: dict[str, Any] = {key: raw.get(key) for key in ("pairs", "judged_pairs", "n_queries")}
+    for key, value in counts.items():
+        if not _is_count(value):
+            raise where.error(f"{key} in {what} must be a count")
+    query_ids, models = raw.get("query_ids"), raw.get("models")
+    if not isinstance(query_ids, list) or not all(isinstance(q, str) for q in query_ids):
+        raise where.error(f"query_ids in {what} must be a list of query ids")
+    if not isinstance(models, Mapping) or not all(_is_count(n) for n in models.values()):
+        raise where.error(f"models in {what} must map each model to its count of pairs")
+    return JudgeLabelUse(
+        pairs=counts["pairs"],
+        judged_pairs=counts["judged_pairs"],
+        n_queries=counts["n_queries"],
+        query_ids=tuple(query_ids),
+        models={str(model): n for model, n in models.items()},
+    )
 
 
 def _gold_passages(raw: Any, name: str, where: _Where) -> GoldPassages | None:

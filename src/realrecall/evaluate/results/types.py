@@ -26,6 +26,7 @@ __all__ = [
     "EvaluationResult",
     "GoldPassages",
     "GoldSetResult",
+    "JudgeLabelUse",
     "PerQueryColumns",
     "QueryRecords",
     "QueryResult",
@@ -325,6 +326,33 @@ class GoldPassages:
 
 
 @dataclass(frozen=True)
+class JudgeLabelUse:
+    """How much of a gold set's scoring rests on a judge's labels (``realrecall.formats.judge_marks``).
+
+    ``pairs`` of the ``judged_pairs`` scored were graded by a judge (``models``: pairs per model), on
+    the queries ``query_ids`` (of ``n_queries`` scored). Written to results.json as the gold set's
+    ``judge_labels`` only when a judge graded some pair; the reports' rules are
+    ``realrecall.calibrate.judge_labels``.
+    """
+
+    pairs: int
+    judged_pairs: int
+    n_queries: int
+    query_ids: tuple[str, ...]
+    models: Mapping[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pairs": self.pairs,
+            "judged_pairs": self.judged_pairs,
+            "queries": len(self.query_ids),
+            "n_queries": self.n_queries,
+            "models": dict(self.models),
+            "query_ids": list(self.query_ids),
+        }
+
+
+@dataclass(frozen=True)
 class GoldSetResult:
     """Every figure for one gold set: overall, per slice and per query, with what was wrong with it.
 
@@ -348,6 +376,8 @@ class GoldSetResult:
     missing_passages: int
     gold_passages: GoldPassages | None = None
     context_tokens: Mapping[int, float] | None = None
+    judge_labels: JudgeLabelUse | None = None
+    """How many of the judged pairs scored a judge graded; None: none (or results of older versions)."""
 
     @property
     def n_queries(self) -> int:
@@ -374,6 +404,7 @@ class GoldSetResult:
                 if self.context_tokens is None
                 else {"context_tokens": {str(k): v for k, v in self.context_tokens.items()}}
             ),
+            **({} if self.judge_labels is None else {"judge_labels": self.judge_labels.to_dict()}),
             "overall": {"n": self.overall.n, "metrics": dict(self.overall.metrics)},
             "slices": [s.to_dict() for s in self.slices],
         }
