@@ -35,6 +35,9 @@ def test_evaluate_records_how_many_judged_pairs_and_queries_a_judge_graded_and_w
         "--k", "1,5", "--output", str(results),
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    shown = " ".join(done.stdout.split())
+    assert "judge labels: gpt-4o-mini, llama-3 graded 4 of 8 judged pairs, on 3 of 4 queries" in shown
+    assert shown.count("judge labels:") == 1  # under the merged set's table, not the plain one's
     merged_set, plain_set = json.loads(results.read_text())["gold_sets"]
     assert merged_set["judge_labels"] == {
         "pairs": 4,

@@ -20,7 +20,9 @@ system's queries):
 
 In 2 and 3, when some queries behind the figure carry people's labels alone (the human part of a file
 merged from people's and a judge's labels), the figure on those queries, with its interval, is given
-beside: it rests on people alone. In every case the JSON report holds the counts (``judge_labels``).
+beside: it rests on people alone. In every case the JSON report holds the counts (``judge_labels``),
+and evaluate's table of such a gold set says under it how many pairs a judge graded
+(:func:`judge_label_use_text`).
 """
 
 from __future__ import annotations
@@ -31,9 +33,16 @@ from typing import Any
 
 from realrecall.calibrate.judge_agreement import LabelAgreement
 from realrecall.calibrate.statistics import Estimate
-from realrecall.evaluate.results import EvaluationResult, QueryResult
+from realrecall.evaluate.results import EvaluationResult, JudgeLabelUse, QueryResult
 
-__all__ = ["CHECK_COMMAND", "PPI_COMMAND", "JudgeLabelNote", "judge_label_note", "judged_queries"]
+__all__ = [
+    "CHECK_COMMAND",
+    "PPI_COMMAND",
+    "JudgeLabelNote",
+    "judge_label_note",
+    "judge_label_use_text",
+    "judged_queries",
+]
 
 CHECK_COMMAND = "realrecall judge agreement HUMAN JUDGE"
 """The command that checks a judge's labels against people's on the pairs both graded."""
@@ -110,6 +119,15 @@ class JudgeLabelNote:
             "ppi_command": PPI_COMMAND,
             "text": self.text,
         }
+
+
+def judge_label_use_text(use: JudgeLabelUse) -> str:
+    """What evaluate's table says under a gold set some of whose pairs a judge graded."""
+    return (
+        f"judge labels: {', '.join(use.models)} graded {use.pairs} of {use.judged_pairs} judged pairs, on "
+        f"{len(use.query_ids)} of {_queries(use.n_queries)}; not to be quoted alone: realrecall calibrate "
+        "says how far its figures rest on them and what checks them"
+    )
 
 
 def judged_queries(results: Iterable[EvaluationResult]) -> frozenset[tuple[str | None, str]]:

@@ -127,10 +127,17 @@ def render_tables(result: EvaluationResult) -> list[Table]:
     tables = []
     for gold_set in result.gold_sets:
         origins = ", ".join(f"{name} {count}" for name, count in gold_set.origins.items())
+        caption = None
+        if gold_set.judge_labels is not None:
+            from realrecall.calibrate.judge_labels import judge_label_use_text
+
+            caption = plain(judge_label_use_text(gold_set.judge_labels))
         table = Table(
             title=plain(f"{gold_set.name} ({origins}) - {result.retriever['name']}"),
             title_justify="left",
             show_edge=False,
+            caption=caption,
+            caption_justify="left",
         )
         table.add_column("slice")
         table.add_column("n", justify="right")
