@@ -133,6 +133,35 @@ def test_confusion_html_escapes_and_draws_a_cell_per_grade_pair(tmp_path: Path) 
 
 
 @needs_dl2023
+def test_dl2023_gpt4_labels_keep_the_system_order_and_sit_0208_too_high_through_the_cli() -> None:
+    """The issue's references: systems scored with GPT-4 labels come out +0.208 nDCG@10 too high on the
+    51 human queries, while their order holds (tau 0.915 against NIST's). Deterministic: exact."""
+    assert DL2023 is not None
+    nist, gpt4 = str(DL2023 / "all.pass.nist.ndcgeval"), str(DL2023 / "all.pass.gpt4.ndcgeval")
+    done = run(
+        "agreement", nist, gpt4, "--measure", "ndcg@10", "--a-queries", "2000000-2999999",
+        "--b-queries", "2000000-2999999", "--format", "json", "--n-resamples", "200", "--splits", "50",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    order = json.loads(done.stdout)
+    assert order["n_systems"] == 35
+    assert order["n_queries"] == {"a": 51, "b": 51}
+    assert order["tau"] == pytest.approx(0.915, abs=5e-4)
+    # People's labels on every one of the 51 queries: the rectifier is the judge's whole bias.
+    done = run(
+        "judge", "ppi", gpt4, nist, "--measure", "ndcg@10", "--judge-queries", "2000000-2999999",
+        "--human-queries", "2000000-2999999", "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ppi = json.loads(done.stdout)
+    assert ppi["n_queries"] == {"all": 51, "labelled": 51}
+    assert ppi["mean_judge_bias"] == pytest.approx(0.208, abs=5e-4)
+    assert all(s["judge_bias"] > 0 for s in ppi["systems"])
+    assert all(s["estimate"] == pytest.approx(s["human_only"], abs=2e-4) for s in ppi["systems"])
+    assert "+0.208" in ppi["verdict"]
+
+
+@needs_dl2023
 def test_dl2023_ppi_removes_the_judge_bias_and_covers_the_all_human_figure() -> None:
     """GPT-4 labels on the 51 human queries, NIST labels on m of them drawn at random (fixed seed)."""
     assert DL2023 is not None
