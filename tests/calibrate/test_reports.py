@@ -177,3 +177,12 @@ def test_histogram_ticks_stand_at_round_values(low: float, high: float, ticks: l
     svg = histograms([Series("real", "#000", [low, high])], title="t", low=low, high=high, bins=7)
     labels = [float(x) for x in re.findall(r'text-anchor="middle" [^>]*>(-?[0-9.e+-]+)</text>', svg)]
     assert labels == ticks  # never a bin edge such as 0.428571 or 3.5
+
+
+def test_gap_chart_ticks_stand_at_round_values() -> None:
+    # The gap chart's axis was labelled at its widest whisker: -0.62, +0.00, +0.62 (issue 28).
+    from realrecall.calibrate.report.svg import Bar, gap_bars
+
+    svg = gap_bars([Bar("type=a", 0.04, -0.62, 0.19), Bar("type=b", 0.22, 0.13, 0.34)], title="gap")
+    labels = [float(x) for x in re.findall(r'text-anchor="middle" [^>]*>([-+]?[0-9.]+)</text>', svg)]
+    assert labels == [-1.0, -0.5, 0.0, 0.5, 1.0]

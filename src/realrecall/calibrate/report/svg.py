@@ -96,7 +96,10 @@ def gap_bars(bars: Sequence[Bar], *, title: str, width: int = 560) -> str:
     height = top + row * max(1, len(bars)) + 30
     plot_w = width - label_w - 20
     finite = [abs(v) for b in bars for v in (b.value, b.low, b.high) if not math.isnan(v)]
-    extent = max([0.1, *finite])
+    # The axis ends at a round value, ticked every round step (as the histograms are), never at the
+    # widest whisker's own value (-0.62 / +0.62).
+    step = nice_step(max([0.1, *finite]), 2)
+    extent = step * math.ceil(max([0.1, *finite]) / step - 1e-9)
 
     def x(v: float) -> float:
         return label_w + plot_w * (0.5 + 0.5 * v / extent)
@@ -121,8 +124,9 @@ def gap_bars(bars: Sequence[Bar], *, title: str, width: int = 560) -> str:
         if not (math.isnan(b.low) or math.isnan(b.high)):
             parts.append(f'<line x1="{x(b.low):.1f}" y1="{cy:.1f}" x2="{x(b.high):.1f}" y2="{cy:.1f}" '
                          'stroke="#222" stroke-width="1.5"/>')  # fmt: skip
-    for v in (-extent, 0.0, extent):
-        parts.append(f'<text x="{x(v):.1f}" y="{height - 8}" text-anchor="middle" {_FONT}>{v:+.2f}</text>')
+    for v in nice_ticks(-extent, extent, round(2 * extent / step)):
+        label = "0" if v == 0 else f"{v:+g}"
+        parts.append(f'<text x="{x(v):.1f}" y="{height - 8}" text-anchor="middle" {_FONT}>{label}</text>')
     return "".join(parts) + "</svg>"
 
 
