@@ -19,12 +19,19 @@ query's outcome is the population a pilot is drawn from. Per trial:
 
 Prints one row per corpus, metric, stratification and target width: the share within 20% (target
 >= 0.90), the same share for a plan from the raw pilot spread (the baseline the smoothing replaces),
-the median number of questions asked, and how often the plan was wider than proportional (must be 0).
+``best-scale`` (the share had every prediction been off by the one constant factor that suits these
+outcomes best, found knowing them: what a prediction of this kind could reach whatever its bias),
+``claimed`` (the mean ``prediction_probability`` the plans gave: how often they said they would be
+within 20%), the median number of questions asked, and how often the plan was wider than proportional
+(must be 0). For recall@10 it also prints the two-rate bound: no rule from a 30-question pilot is
+within 20% more often than that at both the population's rate and the nearest rate whose spread no
++-20% window shares with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -98,6 +105,8 @@ def trial_row(
     weights = WEIGHTS if stratified else {"all": 1.0}
     within = raw_within = wider = 0
     asked = []
+    ratios = []
+    claimed = []
     for _ in range(trials):
         index = rng.choice(outcomes.size, 30)
         if stratified:
@@ -107,18 +116,44 @@ def trial_row(
         made = plan_strata(pilot, metric=metric, binary=binary, target_width=width, weights=weights)
         wider += made.predicted_width > made.proportional_width + 1e-12
         asked.append(made.n_more)
-        within += _within(
-            made.predicted_width,
-            _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary, rng),
-        )
+        claimed.append(made.prediction_probability)
+        reached = _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary, rng)
+        within += _within(made.predicted_width, reached)
+        ratios.append(reached / made.predicted_width if made.predicted_width > 0 else 0.0)
         raw_width, raw_more = raw_plan_width(pilot, binary, width, weights)
         if raw_width > 0:
             raw_within += _within(raw_width, _reached(pilot, pops, raw_more, weights, binary, rng))
     label = "by stratum" if stratified else "one stratum"
     return (
         f"{metric:<10} {label:<12} {width:5.2f}  {within / trials:6.3f}  {raw_within / trials:8.3f}  "
+        f"{_best_scale(np.array(ratios)):10.3f}  {np.mean(claimed):7.3f}  "
         f"{int(np.median(asked)):7d}  {wider:5d}"
     )
+
+
+def two_rate_bound(rate: float, pilot: int = 30) -> tuple[float, float]:
+    """The nearest rate ``other`` (toward the nearer bound) whose spread ``sqrt(p(1-p))`` no window
+    ``[0.8 W, 1.2 W]`` shares with ``rate``'s, and the most often any rule from ``pilot`` hits can be
+    within 20% at both: a rule's windows serve one of the two spreads per hit count, so its two shares
+    add up to at most ``1 + TV`` (the total variation between the two binomial hit counts). The
+    large-plan limit, where the width reached is the population's spread over sqrt(n)."""
+    from scipy import stats
+
+    spread = math.sqrt(rate * (1.0 - rate))
+    toward = np.linspace(rate, 0.9999, 20_000) if rate >= 0.5 else np.linspace(rate, 0.0001, 20_000)
+    other = float(toward[np.argmax(np.sqrt(toward * (1.0 - toward)) < spread * 0.8 / 1.2)])
+    hits = np.arange(pilot + 1)
+    distance = 0.5 * float(
+        np.abs(stats.binom.pmf(hits, pilot, rate) - stats.binom.pmf(hits, pilot, other)).sum()
+    )
+    return other, (1.0 + distance) / 2.0
+
+
+def _best_scale(ratios: np.ndarray) -> float:
+    """The share within 20% had every prediction been off by the best constant factor (found knowing
+    the outcomes): what the pilot's information allows a prediction of this kind, whatever its bias."""
+    factors = np.exp(np.linspace(-0.7, 0.7, 1401))
+    return max(float(np.mean(np.abs(ratios / factor - 1.0) <= 0.2)) for factor in factors)
 
 
 def _reached(
@@ -174,7 +209,7 @@ def main() -> None:
                     f"\nTREC DL 2023 run {run}: {values.size} queries, "
                     f"nDCG@10 {values.mean():.3f} (NIST labels)"
                 )
-                print("metric     strata       width  within  raw-pilot  median+  wider")
+                print("metric     strata       width  within  raw-pilot  best-scale  claimed  median+  wider")
                 for stratified in choices:
                     for width in widths:
                         print(row(f"{name}/{run}", values, strata, "ndcg@10", stratified, width), flush=True)
@@ -182,7 +217,11 @@ def main() -> None:
         outcomes, strata = population(data / name)
         print(f"\n{name}: {strata.size} questions; BM25 recall@10 {outcomes['recall@10'].mean():.3f}, "
               f"nDCG@10 {outcomes['ndcg@10'].mean():.3f}")  # fmt: skip
-        print("metric     strata       width  within  raw-pilot  median+  wider")
+        other, bound = two_rate_bound(float(outcomes["recall@10"].mean()))
+        print(
+            f"two-rate bound for recall@10: at most {bound:.3f} within 20% at both this rate and {other:.3f}"
+        )
+        print("metric     strata       width  within  raw-pilot  best-scale  claimed  median+  wider")
         for metric, _ in METRICS:
             for stratified in choices:
                 for width in widths:

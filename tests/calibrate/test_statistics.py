@@ -19,7 +19,6 @@ from realrecall.calibrate.statistics import (
     gap_interval,
     mover_interval,
     newcombe_interval,
-    queries_needed,
     wilson_interval,
 )
 
@@ -138,20 +137,6 @@ def test_empty_and_single_value_estimates_do_not_crash() -> None:
     assert single.value == 0.5
     assert not single.interval.defined
     assert not gap_interval([1.0], [], rng=rng).defined
-
-
-def test_queries_needed_is_the_smallest_n_whose_wilson_interval_is_narrow_enough() -> None:
-    values = [1.0] * 68 + [0.0] * 32
-    needed = queries_needed(values, binary=True, width=0.2)
-    assert wilson_interval(round(0.68 * needed), needed).width <= 0.2
-    assert wilson_interval(round(0.68 * (needed - 1)), needed - 1).width > 0.2
-
-
-def test_queries_needed_for_graded_values_follows_the_normal_width_formula() -> None:
-    values = np.array([0.0, 0.25, 0.5, 1.0, 1.0, 0.2])
-    z = stats.norm.ppf(0.975)
-    expected = math.ceil((2 * z * values.std(ddof=1) / 0.1) ** 2)
-    assert queries_needed(values, binary=False, width=0.1) == expected
 
 
 def test_bca_interval_equals_scipy_bca() -> None:

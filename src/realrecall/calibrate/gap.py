@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from realrecall.calibrate.plan import plan_strata
 from realrecall.calibrate.statistics import (
     Estimate,
     Interval,
@@ -30,13 +31,20 @@ from realrecall.calibrate.statistics import (
     interval_from_draws,
     mover_interval,
     newcombe_interval,
-    queries_needed,
     wilson_interval,
 )
 from realrecall.evaluate.metrics import is_binary
 from realrecall.evaluate.results import QueryResult
 
-__all__ = ["Headline", "SliceGap", "headline", "measure_gaps", "metric_values", "slice_values"]
+__all__ = [
+    "Headline",
+    "SliceGap",
+    "headline",
+    "measure_gaps",
+    "metric_values",
+    "more_real_needed",
+    "slice_values",
+]
 
 
 @dataclass(frozen=True)
@@ -352,11 +360,10 @@ def _slice_gap(
         notes.append("no real queries in this slice: no real figure and no gap")
     else:
         width = real_estimate.interval.width
-        needed = max(
-            min_queries, queries_needed(r, binary=is_binary(metric), width=max_width, confidence=confidence)
-        )
         if r.size < min_queries or not width <= max_width:
-            more = max(0, needed - int(r.size))
+            more = more_real_needed(
+                r, metric, min_queries=min_queries, max_width=max_width, confidence=confidence
+            )
             reason = (
                 f"only {r.size} real {'query' if r.size == 1 else 'queries'} (fewer than {min_queries})"
                 if r.size < min_queries
@@ -368,6 +375,21 @@ def _slice_gap(
     return SliceGap(
         metric, field, value, real_estimate, synthetic_estimate, gap, interval, more, tuple(notes)
     )
+
+
+def more_real_needed(
+    real: np.ndarray, metric: str, *, min_queries: int, max_width: float, confidence: float
+) -> int:
+    """How many more real questions a slice needs: the labelling plan's count (``plan_strata``, the
+    slice as one stratum, its real values the pilot) for an interval ``max_width`` wide, with at least
+    ``min_queries`` in all. calibrate's "where to label" is the same plan over its strata."""
+    if max_width >= 2.0:  # no interval of a metric in [0, 1] is that wide: only the count is asked
+        return max(0, min_queries - int(real.size))
+    made = plan_strata(
+        {"all": real}, metric=metric, binary=is_binary(metric), target_width=max_width,
+        confidence=confidence, at_least={"all": min_queries},
+    )  # fmt: skip
+    return made.n_more
 
 
 def _fmt(value: float) -> str:

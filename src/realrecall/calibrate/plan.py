@@ -24,9 +24,12 @@ From the real questions in hand (the pilot):
 - **The predicted width.** With one stratum, not the width at the smoothed spread but the width most
   probably reached: the pilot's posterior predicts the widths the labelled set may give, and the width
   whose +-20% window holds the most of them is quoted (``realrecall.calibrate.plan_prediction``); the
-  plan asks for the least total whose predicted width is within the target. With several strata, the
-  width ``2 z sqrt(sum_h W_h^2 S_h^2 / n_h)`` at the smoothed spreads: there the posterior's choice
-  held less often (``docs/real-data.md`` has both). Either way ``prediction_probability`` is the
+  plan asks for the least total whose predicted width is within the target. With several strata,
+  ``2 z sqrt(sum_h W_h^2 E[s_h^2] / n_h)`` with the sample variance each stratum is expected to end
+  with: the pilot's own squares, which stay in the labelled set, plus the smoothed spread for the
+  questions still to label (and their expected gap from the pilot's mean); a short plan is then
+  mostly the pilot's known spread. There the posterior's choice held less often (``docs/real-data.md``
+  has both). Either way ``prediction_probability`` is the
   posterior probability that the width reached is within 20% of the prediction; below 0.8 the plan
   warns that it is rough and advises to label half and plan again.
 
@@ -267,15 +270,25 @@ def plan_strata(
     strength = _binary_strength(values, _smoothed_rate(pooled)) if binary else _PRIOR
     posterior = pilot_posterior(values, weight, binary=binary, strength=strength, z=z)
 
+    centre = _smoothed_means(values, binary=binary)
+
     def predict(counts: np.ndarray) -> float:
         if len(names) == 1:
             return predict_width(posterior, counts).width
-        return _width(counts, weight, spread, z, None, confidence)
+        return _expected_width(counts, weight, spread, centre, values, z)
 
     score = weight * spread
     planned = current > target_width or bool(np.any(floor > now))
-    counts = _least_counts(predict, floor, score, target_width) if planned else now.copy()
+    # Past the target, at least one question more: with strata and nothing labelled, the width
+    # "reached" is the pilot's own, which may look narrow (no miss in a stratum) where the smoothed
+    # spread says not. (One stratum's posterior already predicts the pilot's own, too wide, width.)
+    start = floor.copy()
+    if len(names) > 1 and current > target_width and floor.sum() == now.sum():
+        start[int(np.argmax(score))] += 1.0
+    counts = _least_counts(predict, start, score, target_width) if planned else now.copy()
     width = predict(counts)
+    if width <= 0:  # every stratum's pilot all alike and nothing more to label: quote the smoothed width
+        width = current
     proportional = np.ceil(_same_total_proportional(floor, weight, float(counts.sum())) - 1e-9)
     proportional_width = predict(proportional)
     if proportional_width < width:  # never hand out the wider plan
@@ -534,3 +547,41 @@ def _curve(
 
 def _rounded(value: float) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else round(value, 4)
+
+
+def _smoothed_means(values: Sequence[np.ndarray], *, binary: bool) -> np.ndarray:
+    pooled = np.concatenate(values) if values else np.array([], dtype=np.float64)
+    if binary:
+        rate = _smoothed_rate(pooled)
+        strength = _binary_strength(values, rate)
+        return np.array([(v.sum() + strength * rate) / (v.size + strength) for v in values])
+    mean = (pooled.sum() + 1.0) / (pooled.size + 2.0)
+    return np.array([(v.sum() + _PRIOR * mean) / (v.size + _PRIOR) for v in values])
+
+
+def _expected_width(
+    counts: np.ndarray, weight: np.ndarray, spread: np.ndarray, centre: np.ndarray,
+    values: Sequence[np.ndarray], z: float,
+) -> float:  # fmt: skip
+    """The stratified width at each stratum's expected final sample variance: of ``N = counts_h``
+    questions, the ``n`` of the pilot are known and the ``m = N - n`` to label come from a population
+    with mean ``centre_h`` and spread ``spread_h``, so the expected sum of squares about the final mean
+    is ``SS_pilot + (m - 1 + n / N) S^2 + n m / N (mean_pilot - centre)^2``."""
+    total = 0.0
+    for h, v in enumerate(values):
+        if weight[h] <= 0:
+            continue
+        big_n = float(counts[h])
+        if big_n < 1:
+            return math.inf
+        n = v.size
+        m = big_n - n
+        if big_n < 2:
+            variance = spread[h] ** 2
+        else:
+            own = float(((v - v.mean()) ** 2).sum()) if n else 0.0
+            gap = (float(v.mean()) - centre[h]) ** 2 if n else 0.0
+            squares = own + (m - 1.0 + n / big_n) * spread[h] ** 2 + n * m / big_n * gap
+            variance = squares / (big_n - 1.0)
+        total += weight[h] ** 2 * variance / big_n
+    return float(2.0 * z * math.sqrt(total))

@@ -79,7 +79,6 @@ __all__ = [
     "paired_bootstrap_test",
     "paired_difference_interval",
     "paired_t_test",
-    "queries_needed",
     "randomization_test",
     "resampled_p_value",
     "wilson_interval",
@@ -396,45 +395,6 @@ def estimate_mean(
             bounded_mean_interval(array, confidence) if array.size > 1 else Interval.undefined(confidence),
         )
     return Estimate(value, interval, int(array.size))
-
-
-def queries_needed(
-    values: Sequence[float] | np.ndarray, *, binary: bool, width: float, confidence: float = 0.95
-) -> int:
-    """How many queries like these give an interval no wider than ``width``.
-
-    For a ``binary`` metric: the smallest n whose Wilson interval at the observed proportion is that
-    narrow. For any other: the normal-approximation ``n = ceil((2·z·s / width)²)`` with the sample standard
-    deviation ``s``. At least 1.
-    """
-    array = np.asarray(values, dtype=np.float64)
-    z = z_value(confidence)
-    if array.size == 0:
-        # Nothing observed: plan for the worst case, p = 0.5.
-        return max(1, math.ceil((z / width) ** 2))
-    if binary:
-        p = float(array.mean())
-        return _wilson_n_for_width(p, width, confidence)
-    spread = float(array.std(ddof=1)) if array.size > 1 else 0.5
-    return max(1, math.ceil((2.0 * z * spread / width) ** 2))
-
-
-def _wilson_n_for_width(p: float, width: float, confidence: float) -> int:
-    def too_wide(n: int) -> bool:
-        return wilson_interval(round(p * n), n, confidence).width > width
-
-    high = 1
-    while too_wide(high):
-        high *= 2
-    low = high // 2
-    # Bisect on n; rounding p·n makes the width only roughly monotone, which is fine for planning.
-    while low + 1 < high:
-        middle = (low + high) // 2
-        if too_wide(middle):
-            low = middle
-        else:
-            high = middle
-    return high
 
 
 def randomization_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int, rng: np.random.Generator) -> float:
