@@ -17,6 +17,7 @@ import pytest
 
 from realrecall.errors import InputError
 from realrecall.generate.config import GenerateConfig, Shard
+from realrecall.llm import DeferredChatClient
 from realrecall.pipeline.config import PIPELINE_GENERATE, load_pipeline_config
 from realrecall.settings import SettingField, setting_fields, settings_from, shown
 from support import cli
@@ -155,6 +156,28 @@ def test_a_bad_option_value_is_the_configs_rule_naming_the_option(tmp_path):
     ]
     with pytest.raises(InputError, match=r"^concurrency must be an integer within \[1, 10000\], got 0$"):
         GenerateConfig(concurrency=0)
+
+
+def test_an_endpoint_that_is_no_http_url_is_one_rule_wherever_it_is_given(tmp_path, monkeypatch):
+    hint = "give the API root, e.g. http://127.0.0.1:8000/v1"
+    with pytest.raises(InputError) as in_python:
+        GenerateConfig(base_url="localhost:8000")
+    assert str(in_python.value) == f"base_url 'localhost:8000' is not an http(s) URL; {hint}"
+    done = cli.run("generate", "--corpus", "c.jsonl", "--output", "o.jsonl", "--base-url", "localhost:8000",
+                   cwd=tmp_path)  # fmt: skip
+    assert done.err_lines == [f"error: --base-url 'localhost:8000' is not an http(s) URL; {hint}"]
+    path = tmp_path / "pipeline.toml"
+    path.write_text(
+        "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\nbase_url = 'localhost:8000'\n"
+    )
+    with pytest.raises(InputError) as in_pipeline:
+        load_pipeline_config(path)
+    assert str(in_pipeline.value).endswith(
+        f":5: [generate] base_url 'localhost:8000' is not an http(s) URL; {hint}"
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", "localhost:8000")  # the environment's address, the same words
+    with pytest.raises(InputError, match=r"^base_url 'localhost:8000' is not an http\(s\) URL; give the API"):
+        DeferredChatClient(GenerateConfig().llm_config())
 
 
 def test_near_duplicate_0_switches_the_filter_off_wherever_it_is_given():

@@ -267,8 +267,8 @@ def test_request_timeout_must_be_positive_and_finite(seconds):
         LLMConfig(timeout=seconds)
 
 
-def test_request_timeout_reaches_the_client_config():
-    assert GenerateConfig(request_timeout=7.5).llm_config("http://127.0.0.1:1/v1") == LLMConfig(
+def test_request_timeout_and_base_url_reach_the_client_config():
+    assert GenerateConfig(request_timeout=7.5, base_url="http://127.0.0.1:1/v1").llm_config() == LLMConfig(
         base_url="http://127.0.0.1:1/v1", timeout=7.5
     )
     assert GenerateConfig().llm_config().timeout == 60.0

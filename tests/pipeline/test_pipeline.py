@@ -17,6 +17,7 @@ from realrecall.pipeline.demo import run_demo
 from realrecall.pipeline.history import HistoryRow, history_trend, load_history
 from realrecall.pipeline.run import run_pipeline
 from support import cli
+from support.fake_openai import FakeOpenAI
 
 CHUNKS = [
     ("c1", "To reset your password open Settings, choose Account and press Reset password."),
@@ -112,6 +113,24 @@ def test_rerun_with_nothing_changed_sends_no_request_and_is_marked_unchanged(llm
     assert rows[1].figures == rows[0].figures
     assert rows[1].generation.requests == 0
     assert second.history_row == rows[1]
+
+
+def test_a_pipeline_whose_generate_section_names_an_endpoint_sends_its_requests_there(tmp_path, fake_openai):
+    # OPENAI_BASE_URL names fake_openai; [generate] base_url names another server, which is asked.
+    path = write_job(tmp_path)
+    with FakeOpenAI() as named:
+        named.chat_handler = question_handler
+        path.write_text(
+            path.read_text().replace("concurrency = 2\n", f"concurrency = 2\nbase_url = {named.base_url!r}\n")
+        )
+
+        result = run_pipeline(load_pipeline_config(path))
+
+        assert result.generation.added == len(CHUNKS)
+        assert named.count("chat") == len(CHUNKS)
+    assert fake_openai.count("chat") == 0
+    summary = json.loads((tmp_path / "synthetic.summary.json").read_text())
+    assert "base_url" not in summary["config"]  # where the requests went is no choice of the questions
 
 
 def test_a_pipeline_whose_generate_section_asks_for_the_batch_api_sends_no_live_request(

@@ -28,6 +28,7 @@ SHAPED: dict[str, Any] = {
     "calibrate_by": "language",
     "hybrid_dense": "dense",
     "by": ("language", "form"),
+    "base_url": "http://127.0.0.1:9/v1",
 }
 
 

@@ -63,7 +63,6 @@ def generate_command(
     ],
     *,
     config: GenerateConfig,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint (default: env)")] = None,
     dry_run: Annotated[bool, typer.Option(help="count requests, tokens and cost; send nothing")] = False,
 ) -> None:
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
@@ -89,10 +88,10 @@ def generate_command(
         client = None
         if needs_model and config.batch_settings.batch:
             batch_options = BatchOptions.from_settings(
-                config.batch_settings, config.llm_config(base_url), on_status=report_batch
+                config.batch_settings, config.llm_config(), on_status=report_batch
             )
         elif needs_model:
-            client = make_client(config, base_url)
+            client = make_client(config)
         with progress_bar() as on_progress:
             summary = generate(
                 chunks, output, config, client=client, progress=on_progress, batch=batch_options
@@ -133,14 +132,14 @@ def report_batch(status: BatchStatus) -> None:
     )
 
 
-def make_client(config: GenerateConfig, base_url: str | None) -> ChatClient:
+def make_client(config: GenerateConfig) -> ChatClient:
     """The OpenAI client; the API key is read from the environment by the client, never from options.
 
     Deferred: openai loads only when a request is sent (a rerun answered from the cache sends none).
     """
     from realrecall.llm import DeferredChatClient
 
-    return DeferredChatClient(config.llm_config(base_url))
+    return DeferredChatClient(config.llm_config())
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from realrecall.errors import InputError, SettingError
 from realrecall.generate.question_types import QUESTION_TYPES
-from realrecall.llm.types import LLMConfig
+from realrecall.llm.types import BASE_URL_HINT, LLMConfig, base_url_problem
 from realrecall.settings import BatchSettings, EngineSettings, Flag, StageSettings, Text, parse
 
 __all__ = [
@@ -164,8 +164,8 @@ class GenerateConfig(StageSettings):
     budgets are not, so tightening ``max_overlap`` re-checks cached answers without a request.
 
     ``request_timeout`` (seconds one model request may take before it counts as timed out and is
-    retried) applies to the client the CLI and the pipeline make (``llm_config()``); a client passed
-    to ``generate`` keeps its own ``LLMConfig``.
+    retried) and ``base_url`` (where the requests go) apply to the client the CLI and the pipeline make
+    (``llm_config()``); a client passed to ``generate`` keeps its own ``LLMConfig``.
     """
 
     backend: Annotated[str, "llm (a chat model) or extractive (offline, no model)."] = "llm"
@@ -229,6 +229,9 @@ class GenerateConfig(StageSettings):
     request_timeout: Annotated[
         float, "Seconds one model request may take before it is retried (each of 6 attempts)."
     ] = 60.0
+    base_url: Annotated[str | None, "OpenAI-compatible endpoint (default: OPENAI_BASE_URL)."] = None
+    """Where realrecall's own client sends the requests. Not part of any question's cache key, nor of
+    the summary's config: the same model behind another address asks and keeps the same questions."""
     type_rules: Annotated[Path | None, "Type and form rules (TOML/JSON) the real set was typed by."] = None
     prune: Annotated[bool, "Drop cached answers this run does not plan (other shards, old parameters)."] = (
         False
@@ -331,6 +334,9 @@ class GenerateConfig(StageSettings):
             raise SettingError("temperature", f"must be within [0, 2], got {self.temperature}")
         _check_request_timeout(self.request_timeout)
         _check_prices(self)
+        problem = None if self.base_url is None else base_url_problem(self.base_url)
+        if problem is not None:
+            raise SettingError("base_url", f"{self.base_url!r} {problem}", hint=BASE_URL_HINT)
         if self.batch_settings.batch and self.engine_settings.on_ray:
             raise SettingError(
                 "batch", "and the Ray engine are two ways to send the requests", hint="choose one"
@@ -349,9 +355,9 @@ class GenerateConfig(StageSettings):
             return None
         return self.strategy or (PROMPT_FILE_STRATEGY if self.prompt is not None else DEFAULT_STRATEGY)
 
-    def llm_config(self, base_url: str | None = None) -> LLMConfig:
-        """The endpoint settings of the client realrecall makes for this run (request timeout included)."""
-        return LLMConfig(base_url=base_url, timeout=self.request_timeout)
+    def llm_config(self) -> LLMConfig:
+        """The endpoint settings of the client realrecall makes for this run (address and timeout)."""
+        return LLMConfig(base_url=self.base_url, timeout=self.request_timeout)
 
 
 def _check_screen_options(config: GenerateConfig) -> None:

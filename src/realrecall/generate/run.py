@@ -255,6 +255,7 @@ def _config_record(config: GenerateConfig) -> dict[str, Any]:
         record["engine"] = engine["engine"]
     if record.pop("batch_settings")["batch"]:  # how the answers were asked, like the engine
         record["batch"] = True
+    del record["base_url"]  # where they were asked is no choice of what was generated (nor shown)
     for name, value in record.items():
         if isinstance(value, Path):
             record[name] = str(value)

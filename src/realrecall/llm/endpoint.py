@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from realrecall.errors import InputError
-from realrecall.llm.types import ChatResult, LLMConfig
+from realrecall.llm.types import BASE_URL_HINT, ChatResult, LLMConfig, base_url_problem
 
 if TYPE_CHECKING:
     import openai
@@ -63,13 +63,9 @@ def is_loopback(url: str) -> bool:
 def resolve_endpoint(config: LLMConfig) -> Endpoint:
     """Base URL and key for ``config``: InputError when the URL is unusable or a needed key is missing."""
     base_url = config.base_url or os.environ.get("OPENAI_BASE_URL") or None
-    if base_url is not None:
-        parts = urlsplit(base_url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise InputError(
-                f"base_url {base_url!r} is not an http(s) URL",
-                hint="give the API root, e.g. http://127.0.0.1:8000/v1",
-            )
+    problem = None if base_url is None else base_url_problem(base_url)
+    if problem is not None:
+        raise InputError(f"base_url {base_url!r} {problem}", hint=BASE_URL_HINT)
     api_key = os.environ.get(config.api_key_env, "").strip()
     if not api_key:
         if base_url is None or not is_loopback(base_url):

@@ -13,10 +13,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 from realrecall.errors import InputError
 
 __all__ = [
+    "BASE_URL_HINT",
     "RESPONSE_FORMATS",
     "UNANSWERED",
     "BatchCounts",
@@ -29,6 +31,7 @@ __all__ = [
     "LLMStats",
     "ResponseFormat",
     "Usage",
+    "base_url_problem",
 ]
 
 ResponseFormat = Literal["json_schema", "json_object", "none"]
@@ -44,6 +47,18 @@ RESPONSE_FORMATS: tuple[ResponseFormat, ...] = ("json_schema", "json_object", "n
 SCHEMA_INSTRUCTION = "Reply with one JSON object, and nothing else, that matches this JSON Schema:\n"
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the rule the Chat Completions API applies
+
+
+BASE_URL_HINT = "give the API root, e.g. http://127.0.0.1:8000/v1"
+
+
+def base_url_problem(base_url: str) -> str | None:
+    """Why ``base_url`` cannot be an endpoint's address (None: it can): the one rule of an address,
+    given as a setting (``generate``'s ``base_url``) or in ``OPENAI_BASE_URL``."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an http(s) URL"
+    return None
 
 
 @dataclass(frozen=True)
