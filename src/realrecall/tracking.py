@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realrecall.errors import InputError, OutputError
+from realrecall.files import same_file
 
 if TYPE_CHECKING:
     from realrecall.calibrate.calibration import CalibrationReport
@@ -123,6 +124,15 @@ def log_to_mlflow(
     sources: list[ResultsSource] = [results] if one else list(results)  # type: ignore[list-item, arg-type]
     if not sources:
         raise InputError("no results given", hint="pass results.json")
+    if report_path is not None and any(
+        isinstance(source, str | Path) and same_file(report_path, source) for source in sources
+    ):
+        # It was logged as the run's HTML report: the run showed results.json where the report belongs.
+        raise InputError(
+            "the report is the results file itself",
+            path=report_path,
+            hint="give the HTML report calibrate wrote",
+        )
     loaded = [load_results(source) for source in sources]
     result = merge_by_retriever(loaded)[0]
     if len(loaded) > 1:

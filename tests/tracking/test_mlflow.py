@@ -302,3 +302,17 @@ def test_the_bounds_on_mlflow_requests_hold_while_logging_and_yield_to_the_users
         assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "5"
     assert "MLFLOW_HTTP_REQUEST_TIMEOUT" not in os.environ
     assert os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] == "5"
+
+
+def test_results_given_as_the_report_are_refused_before_logging(tmp_path: Path, store: str) -> None:
+    # `log mlflow results.json --report results.json` logged results.json as the run's HTML report.
+    results = tmp_path / "results.json"
+    results.write_text("{}\n")
+    (tmp_path / "alias.json").symlink_to(results)
+    for report in ("results.json", "alias.json"):
+        done = cli("log", "mlflow", "results.json", "--report", report, "--mlflow-uri", store, cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.err_lines == [
+            f"error: {report}: the report is the results file itself; give the HTML report calibrate wrote"
+        ]
+    assert not (tmp_path / "mlruns").exists()
