@@ -200,23 +200,23 @@ backend = "extractive"
 [evaluate]
 k = [1, 3]
 by = ["type"]
-engine = "ray"
 [calibrate]
 metric = "recall@3"
+[engine]
+engine = "ray"
+actor_retries = 1
 """
 
 
-def test_a_pipeline_evaluating_on_ray_writes_the_local_runs_results_but_created_and_engine(
+def test_a_pipeline_on_the_ray_engine_writes_the_local_runs_results_but_created_and_engine(
     ray_cluster, tmp_path
 ):
     config = tmp_path / "pipeline.toml"
     inputs = {"corpus": SAMPLE / "docs_corpus.jsonl", "real": SAMPLE / "real_questions.jsonl"}
     config.write_text(PIPELINE.format(**inputs), "utf-8")
     on_ray = load_pipeline_config(config)
-    assert on_ray.evaluate.engine_settings.on_ray
-    local = dataclasses.replace(
-        on_ray, evaluate=dataclasses.replace(on_ray.evaluate, engine_settings=EngineSettings())
-    )
+    assert on_ray.engine.on_ray
+    local = dataclasses.replace(on_ray, engine=EngineSettings())
     results = tmp_path / "realrecall-runs" / "results.json"
     written = {}
     # The same job (same outputs) on each engine in turn: the second run's generation is the first's.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import sys
 
@@ -12,7 +13,9 @@ from realrecall.engine import EngineSettings, open_cluster
 from realrecall.engine.cluster import MISSING_EXTRA
 from realrecall.errors import EngineError, InputError, SettingError
 from realrecall.evaluate.settings import EvaluateSettings
+from realrecall.pipeline.config import PipelineConfig, load_pipeline_config
 from realrecall.pipeline.demo import sample_data_dir
+from realrecall.pipeline.extras import pipeline_extras
 from realrecall.settings import settings_from
 from support import cli
 
@@ -108,3 +111,83 @@ def test_generate_on_the_command_line_takes_the_engine(monkeypatch, fake_openai,
     assert result.returncode == 2
     assert result.err_lines == [f"error: {MISSING_EXTRA}"]
     assert fake_openai.count("chat") == 0
+
+
+PIPELINE = """
+[corpus]
+path = "corpus.jsonl"
+[generate]
+output = "synthetic.jsonl"
+backend = "extractive"
+[engine]
+engine = "local"
+retrieval_actors = 2
+generation_actors = 3
+actor_retries = 1
+"""
+
+
+@pytest.fixture
+def pipeline(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text((SAMPLE / "docs_corpus.jsonl").read_text("utf-8"), "utf-8")
+    config = tmp_path / "pipeline.toml"
+    config.write_text(PIPELINE, "utf-8")
+    return config
+
+
+def test_the_engine_section_sets_the_engine_of_every_stage_of_the_run(pipeline):
+    loaded = load_pipeline_config(pipeline)
+    engine = EngineSettings(engine="local", retrieval_actors=2, generation_actors=3, actor_retries=1)
+    assert loaded.engine == engine
+    assert loaded.stage_generate().engine_settings == engine
+    assert loaded.stage_evaluate().engine_settings == engine
+
+
+def test_a_pipeline_whose_stage_names_an_engine_of_its_own_is_refused_in_one_line(pipeline):
+    loaded = load_pipeline_config(pipeline)
+    with pytest.raises(SettingError) as error:
+        PipelineConfig(
+            path=loaded.path,
+            corpus=loaded.corpus,
+            synthetic=loaded.synthetic,
+            evaluate=EvaluateSettings(engine_settings=EngineSettings(engine="ray")),
+        )
+    assert str(error.value).startswith("PipelineConfig.evaluate.engine_settings of a pipeline's evaluate")
+    assert "\n" not in str(error.value)
+
+
+def test_run_names_the_ray_extra_of_a_pipeline_on_the_ray_engine(pipeline):
+    assert "ray" not in pipeline_extras(pipeline)
+    pipeline.write_text(PIPELINE.replace('engine = "local"', 'engine = "ray"'), "utf-8")
+    assert "ray" in pipeline_extras(pipeline)
+
+
+def test_run_takes_the_engine_from_the_command_line_over_the_engine_section(monkeypatch, pipeline):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    folder = pipeline.parent
+    result = cli.run("run", str(pipeline), "--engine", "ray", cwd=folder)
+    assert result.returncode == 2
+    assert result.err_lines == [f"error: {MISSING_EXTRA}"]
+    assert not (folder / "synthetic.jsonl").exists()  # refused before any work
+    assert not (folder / "realrecall-runs").exists()
+
+    wrong = cli.run("run", str(pipeline), "--engine", "spark", cwd=folder)
+    assert wrong.returncode == 2
+    assert wrong.err_lines[0].startswith("error: --engine must be one of local, ray, got 'spark'")
+
+
+def test_a_run_option_that_breaks_a_rule_with_the_engine_section_names_the_option(pipeline):
+    pipeline.write_text(PIPELINE.replace('engine = "local"', 'engine = "local"\naddress = "auto"'), "utf-8")
+    result = cli.run("run", str(pipeline), "--ray-cpus", "2", cwd=pipeline.parent)
+    assert result.returncode == 2
+    assert result.err_lines[0].startswith("error: --ray-cpus is for a cluster started here")
+    assert not (pipeline.parent / "synthetic.jsonl").exists()
+
+
+def test_run_engine_local_over_an_engine_section_naming_ray_runs_here_without_ray(monkeypatch, pipeline):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    pipeline.write_text(PIPELINE.replace('engine = "local"', 'engine = "ray"'), "utf-8")
+    result = cli.run("run", str(pipeline), "--engine", "local", cwd=pipeline.parent)
+    assert result.returncode == 0, result.stderr
+    written = json.loads((pipeline.parent / "realrecall-runs" / "results.json").read_text("utf-8"))
+    assert "engine" not in written  # the local engine's results

@@ -407,6 +407,25 @@ BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
             "[calibrate] metric 'recall@10' is not computed in [evaluate] metrics; choose from "
             "recall@2000tok, or add it to [evaluate] metrics",
         ),
+        (BASE + "[engine]\nengine = 'spark'\n", ":6: [engine] engine must be one of local, ray, got 'spark'"),
+        (BASE + "[engine]\nnum_cpu = 2\n", ":6: unknown key 'num_cpu' in [engine]; did you mean 'num_cpus'?"),
+        (
+            BASE + "[engine]\nretrieval_actors = 0\n",
+            ":6: [engine] retrieval_actors must be a whole number >= 1",
+        ),
+        (
+            BASE + "[engine]\naddress = 'auto'\nnum_cpus = 2\n",
+            ":7: [engine] num_cpus is for a cluster started here; a cluster joined at an address has its own",
+        ),
+        (
+            BASE + "[evaluate]\nk = [1]\nengine = 'ray'\n",
+            ":7: [evaluate] engine is a key of [engine], which sets the engine of every stage; "
+            "move engine = ... to [engine]",
+        ),
+        (
+            BASE + "generation_actors = 4\n",
+            ":5: [generate] generation_actors is a key of [engine], which sets the engine of every stage",
+        ),
     ],
 )
 def test_config_mistakes_are_found_on_loading_with_file_line_and_fix(tmp_path, text, expected):

@@ -1,6 +1,7 @@
-"""pipeline.toml sets every option of evaluate, calibrate and drift: ``[evaluate]``, ``[calibrate]`` and
-``[drift]`` map each key to the field of that name of the stage's settings, checked by the stage's own
-rules (``[generate]``'s keys: tests/generate/test_options.py)."""
+"""pipeline.toml sets every option of evaluate, calibrate and drift, and the engine: ``[evaluate]``,
+``[calibrate]``, ``[drift]`` and ``[engine]`` map each key to the field of that name of the stage's
+settings, checked by the stage's own rules (``[generate]``'s keys: tests/generate/test_options.py).
+The engine's keys are ``[engine]``'s alone, though ``EvaluateSettings`` holds them too."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from realrecall.errors import InputError
 from realrecall.evaluate.retrievers import find_spec, make_options
 from realrecall.evaluate.settings import EvaluateSettings
 from realrecall.pipeline.config import PIPELINE_EVALUATE, load_pipeline_config
-from realrecall.settings import SettingField, Settings
+from realrecall.settings import EngineSettings, SettingField, Settings
 from support.settings_samples import as_toml, sample, walked_fields
 
 BASE = "[corpus]\npath = 'c.jsonl'\n[generate]\noutput = 's.jsonl'\n"
@@ -23,11 +24,13 @@ STAGES: dict[str, type[Settings]] = {
     "evaluate": EvaluateSettings,
     "calibrate": CalibrateSettings,
     "drift": DriftSettings,
+    "engine": EngineSettings,
 }
 STARTS: dict[str, Settings] = {
     "evaluate": PIPELINE_EVALUATE,
     "calibrate": CalibrateSettings(),
     "drift": DriftSettings(),
+    "engine": EngineSettings(),
 }
 # What a section needs beside the key walked.
 NEEDS = {"drift": "[real]\npath = 'r.jsonl'\n[drift]\ntraffic = 't.txt'\n"}
@@ -48,9 +51,18 @@ def expected(item: SettingField, value: Any) -> Any:
     return {key: getattr(converted, key) for key in value}
 
 
+def in_section(section: str) -> list[SettingField]:
+    """The keys of ``[section]``: its settings' fields, but the engine's outside ``[engine]``."""
+    return [
+        item
+        for item in walked_fields(STAGES[section])
+        if section == "engine" or item.path[0] != "engine_settings"
+    ]
+
+
 @pytest.mark.parametrize(
     ("section", "item"),
-    [(section, item) for section, cls in STAGES.items() for item in walked_fields(cls)],
+    [(section, item) for section in STAGES for item in in_section(section)],
     ids=lambda value: value.name if isinstance(value, SettingField) else value,
 )
 def test_each_setting_of_evaluate_and_calibrate_is_a_key_of_its_section(section, item, tmp_path):
@@ -67,7 +79,7 @@ def test_each_setting_of_evaluate_and_calibrate_is_a_key_of_its_section(section,
     stage: Settings = getattr(config, section)
     assert value_of(stage, item) == expected(item, value)
     start = STARTS[section]
-    others = [other for other in walked_fields(STAGES[section]) if other.name != item.name]
+    others = [other for other in in_section(section) if other.name != item.name]
     assert all(value_of(stage, other) == value_of(start, other) for other in others if other.name != "metric")
 
 

@@ -86,19 +86,22 @@ def settings_table(stage: str) -> str:
     (``realrecall.settings``) and what the section starts from (``pipeline.config``)."""
     from realrecall.calibrate.settings import CalibrateSettings, DriftSettings
     from realrecall.pipeline.config import PIPELINE_EVALUATE, PIPELINE_GENERATE
-    from realrecall.settings import Settings, setting_fields, shown
+    from realrecall.settings import EngineSettings, Settings, setting_fields, shown
 
     starts: dict[str, Settings] = {
         "generate": PIPELINE_GENERATE,
         "evaluate": PIPELINE_EVALUATE,
         "calibrate": CalibrateSettings(),
         "drift": DriftSettings(),
+        "engine": EngineSettings(),
     }
     start = starts[stage]
+    # The engine's keys are [engine]'s alone in a pipeline, though two stages' settings hold them.
+    engine_keys = set() if stage == "engine" else {item.name for item in setting_fields(EngineSettings)}
     header = f"| key (`{type(start).__name__}`) | option | takes | default | meaning |"
     lines = [header, "|---|---|---|---|---|"]
     for item in setting_fields(type(start)):
-        if item.has_text_form:
+        if item.has_text_form and item.name not in engine_keys:
             default = shown(_value(start, item.path)) or "none"
             cells = [f"`{item.name}`", f"`{item.option}`", _takes(item), default, _cell(item.help)]
             lines.append("| " + " | ".join(cells) + " |")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,7 +20,9 @@ from realrecall.cli.application import (
     write_stdout,
 )
 from realrecall.cli.console import plain
+from realrecall.cli.settings_options import Group, Over, settings_options
 from realrecall.errors import InputError, SettingError
+from realrecall.settings import EngineSettings, setting_fields
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,9 +30,20 @@ if TYPE_CHECKING:
     from realrecall.pipeline.run import PipelineResult
 
 
+# run's engine options stand over pipeline.toml's [engine] (each option given replaces its key).
+ENGINE_OPTIONS = Group(
+    EngineSettings,
+    "engine_options",
+    help_suffix={item.name: " Over pipeline.toml's [engine]." for item in setting_fields(EngineSettings)},
+    over=True,
+)
+
+
 @app.command("run")
+@settings_options(ENGINE_OPTIONS)
 def run_command(
     config: Annotated[Path, typer.Argument(help="pipeline.toml")],
+    engine_options: Over,
     retriever_option: Annotated[
         list[str] | None,
         typer.Option(help="Retriever option KEY=VALUE over [evaluate.retriever] (repeatable)."),
@@ -50,8 +64,6 @@ def run_command(
 
         loaded = load_pipeline_config(config)
         if retriever_option:
-            from dataclasses import replace
-
             from realrecall.evaluate.settings import EvaluateSettings
             from realrecall.settings import settings_from
 
@@ -61,6 +73,7 @@ def run_command(
                 raise exc.labelled("--retriever-option") from None
             options = {**loaded.evaluate.retriever_options, **given.retriever_options}
             loaded = replace(loaded, evaluate=replace(loaded.evaluate, retriever_options=options))
+        loaded = replace(loaded, engine=engine_options.over(loaded.engine))
         track = _mlflow_logger(mlflow_uri) if mlflow or mlflow_uri else None
         done = run_pipeline(loaded, progress=note, on_warning=warn, on_result=track, wait=wait)
         _show(done, loaded.history)

@@ -6,6 +6,9 @@ command's ``settings`` parameter by one option per setting (``--k``, ``--by``, `
 calls the command with the object made from the options given (the others keep their defaults). The
 options take text and the settings convert and check it, so ``--k 0`` and ``k = [0]`` in pipeline.toml
 break one rule with one message, each naming the setting its own way.
+
+A group marked ``over`` gives its parameter an ``Over`` instead: the options given on the command line,
+to lay over settings read elsewhere (``run --engine ray`` over pipeline.toml's ``[engine]``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 
@@ -23,9 +26,10 @@ from realrecall.cli.application import user_errors
 from realrecall.errors import SettingError
 from realrecall.settings import SettingField, Settings, Text, setting_fields, settings_from, shown
 
-__all__ = ["Group", "options_given", "settings_options"]
+__all__ = ["Group", "Over", "options_given", "settings_options"]
 
 Command = Callable[..., Any]
+S = TypeVar("S", bound=Settings)
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,21 @@ class Group:
     param: str
     help_prefix: str = ""
     help_suffix: Mapping[str, str] = field(default_factory=dict)
+    over: bool = False
+    """The parameter gets an ``Over`` (the options given) instead of a settings object."""
+
+
+@dataclass(frozen=True)
+class Over:
+    """The options of one settings class given on the command line, to lay over other settings."""
+
+    group: Group
+    given: Mapping[str, Any]
+    """Each setting given, by its field's name, as the command line's text."""
+
+    def over(self, start: S) -> S:
+        """``start`` with the options given over it; a rule broken across both names the option."""
+        return typing.cast(S, _made(self.group, self.given, start=start))
 
 
 def settings_options(*groups: Group) -> Callable[[Command], Command]:
@@ -75,7 +94,11 @@ def settings_options(*groups: Group) -> Callable[[Command], Command]:
             texts = {name: given.pop(name) for name in owners}
             typed = _typed_on_command_line(texts)
             with user_errors():
-                made = {group.param: _made(group, typed) for group in groups}
+                made: dict[str, Settings | Over] = {group.param: _made(group, typed) for group in groups}
+            for group in groups:
+                if group.over:
+                    names = {item.name for item in _options(group.cls)}
+                    made[group.param] = Over(group, {k: v for k, v in typed.items() if k in names})
             return command(**given, **made)
 
         with_settings.__name__ = command.__name__
@@ -111,12 +134,12 @@ def _options(cls: type[Settings]) -> list[SettingField]:
     return [item for item in setting_fields(cls) if item.has_text_form]
 
 
-def _made(group: Group, texts: Mapping[str, Any]) -> Settings:
-    """The group's settings from the options typed; a bad value names the option."""
+def _made(group: Group, texts: Mapping[str, Any], *, start: Settings | None = None) -> Settings:
+    """The group's settings from the options typed (over ``start``); a bad value names the option."""
     options = {item.name: item for item in _options(group.cls)}
     values = {name: texts[name] for name in options if name in texts}
     try:
-        return settings_from(group.cls, values, text=True)
+        return settings_from(group.cls, values, start=start, text=True)
     except SettingError as exc:
         item = options.get(exc.setting)
         if item is None:
@@ -159,6 +182,15 @@ def _parameter(item: SettingField, group: Group) -> inspect.Parameter:
     hint = _without_none(item.hint)
     default: Any = shown(item.default) or None
     annotation: Any
+    if group.over:  # no default of its own: an option not given leaves the value it lies over
+        name = item.option.removeprefix("--")
+        flag = (f"--{name}/--no-{name}",) if hint is bool else (item.option,)
+        metavar = None if hint is bool else _metavar(hint)
+        option = typer.Option(*flag, help=help_text, metavar=metavar, show_default=False)
+        annotation = Annotated[(bool if hint is bool else str) | None, option]
+        return inspect.Parameter(
+            item.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=annotation
+        )
     if item.text is not None:
         annotation, default = _read_by_text(item, item.text, help_text, default)
     elif hint is bool:

@@ -41,6 +41,11 @@ traffic = "traffic.txt"          # recent user queries, one a line or JSONL
 alpha = 0.05                     # the alarm's significance level; a drift marks calibrated figures stale
                                  # (any setting of realrecall drift, by its name: DriftSettings)
 
+[engine]                         # optional: where every stage's work runs (default: this process)
+engine = "ray"                   # local or ray (pip install 'realrecall[ray]'); `run --engine` overrides
+address = "auto"                 # an existing Ray cluster (default: one started here for the run)
+retrieval_actors = 2             # any setting of the engine, by its name (EngineSettings)
+
 [output]
 dir = "realrecall-runs"          # results.json, per_query.jsonl and the reports of the last run
 history = "history.jsonl"        # one line appended per run
@@ -56,6 +61,11 @@ starts and named with the file, the section and the key (and the line, where it 
 unknown section or key (with the closest name), a value of the wrong type or out of range, a headline
 metric or gate that ``k`` does not compute, an output that is one of the inputs. The old ``[generate]
 options`` table is refused, naming the keys to move.
+
+``[engine]`` maps its keys to ``EngineSettings``' fields the same way, and is the only place a pipeline
+says where its work runs: it applies to every stage of the run, which shares one cluster. An engine
+key under ``[generate]`` or ``[evaluate]`` (both stages' settings hold the engine's fields, as their
+commands' ``--engine`` does) is refused in one line naming ``[engine]``: two places could disagree.
 """
 
 from __future__ import annotations
@@ -65,7 +75,7 @@ import difflib
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import UnionType
 from typing import Any, NoReturn, TypeVar
@@ -76,7 +86,7 @@ from realrecall.evaluate.retrievers.options import make_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, HEADLINE_METRIC, EvaluateSettings
 from realrecall.files import check_file_name, same_file
 from realrecall.generate.config import GenerateConfig
-from realrecall.settings import Settings, setting_fields, settings_from
+from realrecall.settings import EngineSettings, Settings, setting_fields, settings_from
 
 __all__ = ["PIPELINE_EVALUATE", "PIPELINE_GENERATE", "PipelineConfig", "load_pipeline_config"]
 
@@ -94,7 +104,10 @@ _STAGES: dict[str, type[Settings]] = {
     "evaluate": EvaluateSettings,
     "calibrate": CalibrateSettings,
     "drift": DriftSettings,
+    "engine": EngineSettings,
 }
+# The engine's keys: [engine]'s alone, though the generate and evaluate settings hold them too.
+_ENGINE_KEYS = frozenset(item.name for item in setting_fields(EngineSettings))
 # The sections' own keys, with the type each takes.
 _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "corpus": {"path": str},
@@ -103,7 +116,7 @@ _SECTIONS: dict[str, dict[str, type | UnionType | tuple[type, ...]]] = {
     "drift": {"traffic": str},
     "output": {"dir": str, "history": str},
 }
-_SECTION_NAMES = ("corpus", "real", "generate", "evaluate", "calibrate", "drift", "output")
+_SECTION_NAMES = ("corpus", "real", "generate", "evaluate", "calibrate", "drift", "engine", "output")
 _REQUIRED = {"corpus": ("path",), "generate": ("output",)}
 
 
@@ -111,7 +124,10 @@ def _keys(section: str) -> list[str]:
     """The keys ``[section]`` takes: the section's own, and its stage's settings."""
     own = list(_SECTIONS.get(section, {}))
     if section in _STAGES:
-        return own + [item.name for item in setting_fields(_STAGES[section]) if item.has_text_form]
+        # The engine's keys are [engine]'s only.
+        left_out = _ENGINE_KEYS if section != "engine" else frozenset()
+        fields = setting_fields(_STAGES[section])
+        own += [item.name for item in fields if item.has_text_form and item.name not in left_out]
     return own
 
 
@@ -130,6 +146,26 @@ class PipelineConfig:
     history: Path = Path("history.jsonl")
     traffic: Path | None = None
     drift: DriftSettings = field(default_factory=DriftSettings)
+    engine: EngineSettings = field(default_factory=EngineSettings)
+    """``[engine]``: where every stage's work runs (this process, or one Ray cluster for the run)."""
+
+    def __post_init__(self) -> None:
+        for stage in ("generate", "evaluate"):
+            if getattr(self, stage).engine_settings != EngineSettings():
+                raise SettingError(
+                    "engine_settings",
+                    f"of a pipeline's {stage} settings is the pipeline's engine, which every stage shares",
+                    hint="give PipelineConfig(engine=EngineSettings(...)), or [engine] in pipeline.toml",
+                    label=f"PipelineConfig.{stage}.engine_settings",
+                )
+
+    def stage_generate(self) -> GenerateConfig:
+        """``generate``'s settings as the run uses them: on the pipeline's engine."""
+        return replace(self.generate, engine_settings=self.engine)
+
+    def stage_evaluate(self) -> EvaluateSettings:
+        """``evaluate``'s settings as the run uses them: on the pipeline's engine."""
+        return replace(self.evaluate, engine_settings=self.engine)
 
     @property
     def metric(self) -> str:
@@ -194,6 +230,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         check.fail("output", "history", exc.message, hint=exc.hint)
     drifting = {key: value for key, value in drift.items() if key != "traffic"}
     drift_settings = check.stage("drift", DriftSettings(), drifting, base)
+    engine = check.stage("engine", EngineSettings(), section["engine"], base)
     return PipelineConfig(
         path=p,
         corpus=resolve(section["corpus"]["path"]),
@@ -206,6 +243,7 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
         history=resolve(history),
         traffic=resolve(drift["traffic"]) if "traffic" in drift else None,
         drift=drift_settings,
+        engine=engine,
     )
 
 
@@ -278,6 +316,9 @@ class _Checker:
             for key, item in value.items():
                 if (name, key) == ("generate", "options"):
                     self.old_generate_options(item)
+                if name in ("generate", "evaluate") and key in _ENGINE_KEYS:
+                    message = f"[{name}] {key} is a key of [engine], which sets the engine of every stage"
+                    self.fail(name, key, message, hint=f"move {key} = ... to [engine]")
                 if key not in expected:
                     self.fail(name, key, f"unknown key {key!r} in [{name}]", hint=_suggest(key, expected))
                 types = _SECTIONS.get(name, {}).get(key)

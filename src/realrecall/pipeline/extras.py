@@ -8,7 +8,8 @@ to install with it, so a store or framework retriever named in pipeline.toml fin
 - for a custom retriever (``file.py:function``, ``module:object``), ``langchain`` or ``llamaindex``
   when its source imports LangChain or LlamaIndex (read, not run: the libraries may be missing);
 - ``realism``: with ``[calibrate] realism = true``, the reports show the realism score, which needs
-  scikit-learn.
+  scikit-learn;
+- ``ray``: with ``[engine] engine = "ray"``, the run's work goes to a Ray cluster.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def pipeline_extras(path: str | Path, *, retriever: str | None = None) -> tuple[
     given = evaluation.retriever_options if retriever is None else {}
     options = {"dense_component": evaluation.hybrid_dense, **given}
     realism = {"realism"} if config.calibrate.realism else set()
-    return tuple(sorted({*retriever_extras(name, options, base=config.path.parent), *realism}))
+    ray = {"ray"} if config.engine.on_ray else set()
+    return tuple(sorted({*retriever_extras(name, options, base=config.path.parent), *realism, *ray}))
 
 
 def retriever_extras(

@@ -78,7 +78,15 @@ def run_pipeline(
     ``PipelineResult.warnings``; ``on_warning`` gets each of them before the gates are checked, so a
     caller can show them even when a gate fails. ``on_result`` gets the result at the same point (the
     CLI's ``--mlflow`` logs it there, so a run that fails a gate is tracked too).
+
+    ``config.engine`` (``[engine]``) says where every stage's work runs. On the Ray engine the run
+    starts (or joins, with ``address``) one cluster once its checks pass and its lock is held, every
+    stage sends its work there (generation's requests, evaluate's retrieval and per-query scoring), and
+    the cluster started is shut down when the run ends, however it ends (Ctrl-C included); every
+    statistic, report, history row, gate and file write stays in this process.
     """
+    from realrecall.engine.cluster import open_cluster
+
     say = progress or (lambda _message: None)
     output = config.output_dir
     results_path, per_query_path = output / "results.json", output / "per_query.jsonl"
@@ -86,7 +94,7 @@ def run_pipeline(
         fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
     }
     _check_outputs(config, [results_path, per_query_path, *report_paths.values()])
-    with run_lock(config.path, wait=wait, on_wait=say, on_takeover=on_warning):
+    with run_lock(config.path, wait=wait, on_wait=say, on_takeover=on_warning), open_cluster(config.engine):
         return _run(
             config, client, now or dt.datetime.now(dt.UTC), say, on_warning, on_result,
             (results_path, per_query_path, report_paths),
@@ -138,13 +146,13 @@ def _run(
     # Every input is read and the retriever built before generation, which may take long and cost
     # requests: a bad line in the real set or a broken retriever file must not wait for it.
     real = [(config.real, "real")] if config.real is not None else []
-    inputs = load_inputs(real, corpus=config.corpus, settings=config.evaluate)
+    inputs = load_inputs(real, corpus=config.corpus, settings=config.stage_evaluate())
     corpus = inputs.corpus
     if corpus is None:  # load_inputs loads the corpus whenever it builds a retriever
         raise InputError("the pipeline needs a corpus", path=config.path, hint="set [corpus] path")
     for gold in inputs.gold_sets:  # before generation: a real set today's corpus cannot score
         refuse_uncarried(gold, corpus)
-    generate_config = config.generate
+    generate_config = config.stage_generate()
     # Before generation too: a traffic file or a history that cannot be read must not wait for it.
     drift = _drift(config, say)
     history = load_history(config.history)
