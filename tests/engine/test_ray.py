@@ -22,7 +22,7 @@ from realrecall.gold import load_gold
 from realrecall.llm import LLMConfig, OpenAIChatClient
 from realrecall.pipeline.config import load_pipeline_config
 from realrecall.pipeline.demo import sample_data_dir
-from realrecall.pipeline.run import run_pipeline
+from realrecall.pipeline.run import run_pipeline, run_pipelines
 from realrecall.runs import Run
 from support.dying_client import AlwaysDyingChatClient, DyingChatClient
 from support.fake_openai import FakeOpenAI
@@ -227,3 +227,32 @@ def test_a_pipeline_on_the_ray_engine_writes_the_local_runs_results_but_created_
     assert written["ray"]["engine"] == "ray"
     assert "engine" not in written["local"]
     assert without_created_and_engine(written["ray"]) == without_created_and_engine(written["local"])
+
+
+def test_pipelines_run_together_on_ray_each_write_the_local_runs_results_but_created_and_engine(
+    ray_cluster, tmp_path
+):
+    inputs = {"corpus": SAMPLE / "docs_corpus.jsonl", "real": SAMPLE / "real_questions.jsonl"}
+    configs = []
+    for name, k in (("a", "[1, 3]"), ("b", "[3, 5]")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "pipeline.toml").write_text(PIPELINE.format(**inputs).replace("[1, 3]", k), "utf-8")
+        configs.append(load_pipeline_config(folder / "pipeline.toml"))
+    local = [dataclasses.replace(config, engine=EngineSettings()) for config in configs]
+    written: dict[str, list[dict[str, Any]]] = {}
+    # The same job on each engine in turn: the second run's generation is the first's.
+    for name, jobs in (("local", local), ("ray", configs)):
+        done = run_pipelines(jobs)
+        written[name] = [json.loads(result.results_path.read_text("utf-8")) for result in done]
+
+    assert [results["engine"] for results in written["ray"]] == ["ray", "ray"]
+    # Each pipeline scored by its own settings: its own cut-offs.
+    first, second = (results["metrics"] for results in written["ray"])
+    assert "recall@1" in first
+    assert "recall@5" not in first
+    assert "recall@5" in second
+    assert "recall@1" not in second
+    assert [without_created_and_engine(r) for r in written["ray"]] == [
+        without_created_and_engine(r) for r in written["local"]
+    ]

@@ -27,6 +27,7 @@ from realrecall.settings import EngineSettings, setting_fields
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from realrecall.pipeline.config import PipelineConfig
     from realrecall.pipeline.run import PipelineResult
 
 
@@ -42,7 +43,9 @@ ENGINE_OPTIONS = Group(
 @app.command("run")
 @settings_options(ENGINE_OPTIONS)
 def run_command(
-    config: Annotated[Path, typer.Argument(help="pipeline.toml")],
+    configs: Annotated[
+        list[Path], typer.Argument(help="pipeline.toml (several: run as one job, on one engine)")
+    ],
     engine_options: Over,
     retriever_option: Annotated[
         list[str] | None,
@@ -60,23 +63,42 @@ def run_command(
     """Run the scheduled job: incremental generate, evaluate on both sets, calibrate, record history."""
     with user_errors():
         from realrecall.pipeline.config import load_pipeline_config
-        from realrecall.pipeline.run import run_pipeline
+        from realrecall.pipeline.run import run_pipeline, run_pipelines
 
-        loaded = load_pipeline_config(config)
-        if retriever_option:
-            from realrecall.evaluate.settings import EvaluateSettings
-            from realrecall.settings import settings_from
-
-            try:
-                given = settings_from(EvaluateSettings, {"retriever_options": retriever_option}, text=True)
-            except SettingError as exc:
-                raise exc.labelled("--retriever-option") from None
-            options = {**loaded.evaluate.retriever_options, **given.retriever_options}
-            loaded = replace(loaded, evaluate=replace(loaded.evaluate, retriever_options=options))
-        loaded = replace(loaded, engine=engine_options.over(loaded.engine))
+        loaded = [
+            _with_options(load_pipeline_config(config), retriever_option, engine_options)
+            for config in configs
+        ]
         track = _mlflow_logger(mlflow_uri) if mlflow or mlflow_uri else None
-        done = run_pipeline(loaded, progress=note, on_warning=warn, on_result=track, wait=wait)
-        _show(done, loaded.history)
+        if len(loaded) == 1:
+            done = run_pipeline(loaded[0], progress=note, on_warning=warn, on_result=track, wait=wait)
+            _show(done, loaded[0].history)
+            return
+
+        def shown(result: PipelineResult) -> None:
+            # Each pipeline's table once its history row is written; the gates are checked at the end.
+            if track is not None:
+                track(result)
+            config = next(c for c in loaded if result.results_path.parent == c.output_dir)
+            note(f"pipeline {config.path}:", style="")
+            _show(result, config.history)
+
+        run_pipelines(loaded, progress=note, on_warning=warn, on_result=shown, wait=wait)
+
+
+def _with_options(loaded: PipelineConfig, retriever_option: list[str] | None, engine: Over) -> PipelineConfig:
+    """A pipeline's config with the command line's retriever options and engine options over it."""
+    if retriever_option:
+        from realrecall.evaluate.settings import EvaluateSettings
+        from realrecall.settings import settings_from
+
+        try:
+            given = settings_from(EvaluateSettings, {"retriever_options": retriever_option}, text=True)
+        except SettingError as exc:
+            raise exc.labelled("--retriever-option") from None
+        options = {**loaded.evaluate.retriever_options, **given.retriever_options}
+        loaded = replace(loaded, evaluate=replace(loaded.evaluate, retriever_options=options))
+    return replace(loaded, engine=engine.over(loaded.engine))
 
 
 def _mlflow_logger(uri: str | None) -> Callable[[PipelineResult], None]:

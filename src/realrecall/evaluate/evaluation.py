@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -44,13 +45,14 @@ from realrecall.style_leak import style_leak_warning
 
 if TYPE_CHECKING:
     from realrecall.corpus import Corpus
+    from realrecall.engine.cluster import Cluster
     from realrecall.evaluate.budget import ContextTokens
+    from realrecall.evaluate.on_cluster import Job
     from realrecall.evaluate.retrievers import Retriever
     from realrecall.evaluate.scoring import QueryScores
     from realrecall.runs import Run
-    from realrecall.settings import EngineSettings
 
-__all__ = ["DEFAULT_K", "evaluate"]
+__all__ = ["DEFAULT_K", "EvaluateCall", "evaluate", "evaluate_each"]
 
 DEFAULT_K = EvaluateSettings().k
 
@@ -86,95 +88,223 @@ def evaluate(
     (``retrievers.frameworks``); the retriever fields of the settings are for ``evaluate_files``,
     which builds one by name.
     """
-    from realrecall.evaluate.scoring import score_queries
-
     settings = settings_with(EvaluateSettings, settings, options, what="evaluate")
-    if (retriever is None) == (run is None):
-        raise InputError("give either a retriever or a run, not both and not neither")
-    retriever = _as_retriever(retriever)
-    gold_sets = _checked_gold_sets(gold_sets)
-    k, by, depth = list(settings.k), list(settings.by), settings.depth
-    relevance_threshold, gold_from = settings.relevance_threshold, settings.gold_from
-    _check_components(corpus=corpus, retriever=retriever, run=run)
-    _check_distinct_names(gold_sets)
-    metric_names = list(settings.metric_names())
-    # A set with questions that need several passages (two-chunk questions, multi-evidence qrels):
-    # complete@k beside each recall@k, and a slice by how many passages a query needs, so multi-part
-    # questions that fail show while any-hit recall looks fine (only the default metrics change).
-    several = _needs_several(gold_sets, relevance_threshold)
-    if several and not settings.metrics:
-        metric_names = _with_complete(metric_names)
-    slice_fields = [*by, GOLD_COUNT] if several and GOLD_COUNT not in by else by
-    recorded_depth = depth or _deepest_cutoff(metric_names, default=max(k))
-    tokens = _context_tokens(corpus)
-    depth = depth or _retrieval_depth(metric_names, tokens, recorded_depth)
-    warnings: list[str] = []
-    results = []
-    if by:
-        warnings.extend(_unknown_field_warnings(gold_sets, by))
-    warnings.extend(_style_leak_warnings(gold_sets))
-    resolved: list[tuple[GoldSet, GoldPassages, list[str]]] = []
-    computed: list[tuple[Run, QueryScores]] = []
-    if settings.engine_settings.on_ray:
-        # Every gold set resolved first, then retrieved and scored in one job (``evaluate.on_cluster``).
-        resolved = [_resolved(g, corpus, gold_from, settings.evidence_coverage) for g in gold_sets]
-        computed = _on_cluster(
-            settings.engine_settings, [item[0] for item in resolved], retriever, run, depth, metric_names,
-            relevance_threshold, tokens, progress,
-        )  # fmt: skip
-    for index, given in enumerate(gold_sets):
-        gold, passages, resolution_warnings = (
-            resolved[index] if resolved else _resolved(given, corpus, gold_from, settings.evidence_coverage)
+    plan = _Plan.of(gold_sets, corpus=corpus, retriever=retriever, run=run, settings=settings)
+    if not settings.engine_settings.on_ray:
+        return plan.finish(progress=progress)
+    from realrecall.engine.cluster import open_cluster
+    from realrecall.evaluate.on_cluster import retrieve_and_score
+
+    # Every gold set resolved first, then retrieved and scored in one job (``evaluate.on_cluster``).
+    resolved = plan.resolve_all()
+    with open_cluster(settings.engine_settings) as cluster:
+        if cluster is None:
+            raise RuntimeError("the Ray engine opened no cluster")
+        computed = retrieve_and_score(cluster, plan.job(resolved), progress=progress)
+    return plan.finish(resolved, computed)
+
+
+@dataclass(frozen=True)
+class EvaluateCall:
+    """``evaluate``'s arguments, for ``evaluate_each``."""
+
+    gold_sets: Sequence[GoldSet]
+    corpus: Corpus | None = None
+    retriever: Retriever | object | None = None
+    run: Run | None = None
+    settings: EvaluateSettings = dataclasses.field(default_factory=EvaluateSettings)
+
+
+def evaluate_each(
+    calls: Sequence[EvaluateCall], *, cluster: Cluster, progress: Callable[[int, int], None] | None = None
+) -> list[EvaluationResult]:
+    """``evaluate`` of each call on ``cluster``, each call's retrieval and scoring in a Ray task of its
+    own (``realrecall run`` over many pipelines: one task a pipeline), in the calls' order.
+
+    Everything but the retrieval and the per-query scores (the gold passages resolved, the means,
+    slices, intervals and warnings) is computed here, as ``evaluate`` does: each result equals the one
+    ``evaluate`` gives for the call. ``progress(done, total)`` counts the calls.
+    """
+    from realrecall.evaluate.on_cluster import retrieve_and_score_each
+
+    plans = [
+        _Plan.of(
+            call.gold_sets, corpus=call.corpus, retriever=call.retriever, run=call.run, settings=call.settings
         )
-        _give_back_memory(gold)
-        warnings.extend(resolution_warnings)
-        if computed:
-            gold_run, scores = computed[index]
-        else:
-            gold_run = _run_for(gold, run, retriever, depth, progress)
-            scores = score_queries(
-                gold, gold_run, metric_names, relevance_threshold=relevance_threshold, corpus=tokens
-            )
-        missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
-        warnings.extend(_warnings_for(gold, scores, missing_passages))
-        warnings.extend(_reserved_field_warnings(gold))
-        if corpus is not None:
-            warnings.extend(
-                _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
-            )
-        result = _gold_set_result(
-            gold, gold_run, scores, metric_names, by, recorded_depth, missing_passages, slice_fields
+        for call in calls
+    ]
+    resolved = [plan.resolve_all() for plan in plans]
+    jobs = [plan.job(given) for plan, given in zip(plans, resolved, strict=True)]
+    computed = retrieve_and_score_each(cluster, jobs, progress=progress)
+    return [plan.finish(given, done) for plan, given, done in zip(plans, resolved, computed, strict=True)]
+
+
+_Resolved = tuple[GoldSet, GoldPassages, list[str]]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What ``evaluate`` decides before any retrieval: the checked inputs, the metrics, the depths,
+    the slices, and the warnings found so far. ``finish`` retrieves (or takes what the Ray engine
+    computed), scores and builds the result."""
+
+    gold_sets: list[GoldSet]
+    corpus: Corpus | None
+    retriever: Retriever | None
+    run: Run | None
+    settings: EvaluateSettings
+    metric_names: list[str]
+    slice_fields: list[str]
+    recorded_depth: int
+    depth: int
+    tokens: ContextTokens | None
+    warnings: list[str]
+
+    @classmethod
+    def of(
+        cls,
+        gold_sets: Sequence[GoldSet] | GoldSet,
+        *,
+        corpus: Corpus | None,
+        retriever: Retriever | object | None,
+        run: Run | None,
+        settings: EvaluateSettings,
+    ) -> _Plan:
+        if (retriever is None) == (run is None):
+            raise InputError("give either a retriever or a run, not both and not neither")
+        checked_retriever = _as_retriever(retriever)
+        gold_sets = _checked_gold_sets(gold_sets)
+        k, by, depth = list(settings.k), list(settings.by), settings.depth
+        _check_components(corpus=corpus, retriever=checked_retriever, run=run)
+        _check_distinct_names(gold_sets)
+        metric_names = list(settings.metric_names())
+        # A set with questions that need several passages (two-chunk questions, multi-evidence qrels):
+        # complete@k beside each recall@k, and a slice by how many passages a query needs, so multi-part
+        # questions that fail show while any-hit recall looks fine (only the default metrics change).
+        several = _needs_several(gold_sets, settings.relevance_threshold)
+        if several and not settings.metrics:
+            metric_names = _with_complete(metric_names)
+        slice_fields = [*by, GOLD_COUNT] if several and GOLD_COUNT not in by else by
+        recorded_depth = depth or _deepest_cutoff(metric_names, default=max(k))
+        tokens = _context_tokens(corpus)
+        warnings: list[str] = []
+        if by:
+            warnings.extend(_unknown_field_warnings(gold_sets, by))
+        warnings.extend(_style_leak_warnings(gold_sets))
+        return cls(
+            gold_sets=gold_sets,
+            corpus=corpus,
+            retriever=checked_retriever,
+            run=run,
+            settings=settings,
+            metric_names=metric_names,
+            slice_fields=slice_fields,
+            recorded_depth=recorded_depth,
+            depth=depth or _retrieval_depth(metric_names, tokens, recorded_depth),
+            tokens=tokens,
+            warnings=warnings,
         )
-        del scores
-        _give_back_memory(gold)
-        context = _context_at(gold, gold_run, tokens, metric_names, k)
-        results.append(
-            replace(
-                result, gold_passages=passages, context_tokens=context, judge_labels=_judge_label_use(gold)
+
+    def resolve(self, gold: GoldSet) -> _Resolved:
+        settings = self.settings
+        return _resolved(gold, self.corpus, settings.gold_from, settings.evidence_coverage)
+
+    def resolve_all(self) -> list[_Resolved]:
+        """Every gold set's passages resolved, before the Ray engine retrieves and scores them all."""
+        return [self.resolve(gold) for gold in self.gold_sets]
+
+    def job(self, resolved: Sequence[_Resolved]) -> Job:
+        """What the Ray engine retrieves and scores: the resolved gold sets and how."""
+        from realrecall.evaluate.on_cluster import Job, Scoring
+
+        gold_sets = [item[0] for item in resolved]
+        if self.run is None:
+            for gold in gold_sets:
+                _check_query_texts(gold)
+        scoring = Scoring(tuple(self.metric_names), self.settings.relevance_threshold, self.tokens)
+        return Job(gold_sets, self.retriever, self.run, self.depth, scoring, retriever_name)
+
+    def finish(
+        self,
+        resolved: Sequence[_Resolved] = (),
+        computed: Sequence[tuple[Run, QueryScores]] = (),
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EvaluationResult:
+        """The result: each gold set retrieved and scored here (or as ``computed`` on the Ray engine,
+        its gold sets ``resolved`` first), then its figures, slices and warnings."""
+        from realrecall.evaluate.scoring import score_queries
+
+        corpus, retriever, run, settings = self.corpus, self.retriever, self.run, self.settings
+        metric_names, tokens = self.metric_names, self.tokens
+        k, by = list(settings.k), list(settings.by)
+        warnings = list(self.warnings)
+        results = []
+        for index, given in enumerate(self.gold_sets):
+            gold, passages, resolution_warnings = resolved[index] if resolved else self.resolve(given)
+            _give_back_memory(gold)
+            warnings.extend(resolution_warnings)
+            if computed:
+                gold_run, scores = computed[index]
+            else:
+                gold_run = _run_for(gold, run, retriever, self.depth, progress)
+                scores = score_queries(
+                    gold,
+                    gold_run,
+                    metric_names,
+                    relevance_threshold=settings.relevance_threshold,
+                    corpus=tokens,
+                )
+            missing_passages = len(gold.missing_passages(corpus.ids)) if corpus is not None else 0
+            warnings.extend(_warnings_for(gold, scores, missing_passages))
+            warnings.extend(_reserved_field_warnings(gold))
+            if corpus is not None:
+                warnings.extend(
+                    _unknown_id_warning(gold, gold_run, corpus, "the run" if run else "the retriever")
+                )
+            result = _gold_set_result(
+                gold,
+                gold_run,
+                scores,
+                metric_names,
+                by,
+                self.recorded_depth,
+                missing_passages,
+                self.slice_fields,
             )
+            del scores
+            _give_back_memory(gold)
+            context = _context_at(gold, gold_run, tokens, metric_names, k)
+            results.append(
+                replace(
+                    result,
+                    gold_passages=passages,
+                    context_tokens=context,
+                    judge_labels=_judge_label_use(gold),
+                )
+            )
+        description = (
+            {"name": retriever_name(retriever), "description": retriever.description}
+            if retriever is not None
+            else {"name": "run", "description": f"run file {run.name if run is not None else ''}"}
         )
-    description = (
-        {"name": retriever_name(retriever), "description": retriever.description}
-        if retriever is not None
-        else {"name": "run", "description": f"run file {run.name if run is not None else ''}"}
-    )
-    approximate = getattr(retriever, "approximate", None)
-    if approximate:
-        description["approximate"] = str(approximate)
-        warnings.append(approximate_warning(description["name"], str(approximate)))
-    return EvaluationResult(
-        retriever=description,
-        corpus=_describe_corpus(corpus),
-        metrics=tuple(metric_names),
-        relevance_threshold=relevance_threshold,
-        gold_sets=tuple(results),
-        created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        warnings=tuple(warnings),
-        version=__version__,
-        retriever_fingerprint=_fingerprint_of(retriever, run),
-        token_method=None if tokens is None else tokens.method,
-        engine=settings.engine_settings.engine if settings.engine_settings.on_ray else None,
-    )
+        approximate = getattr(retriever, "approximate", None)
+        if approximate:
+            description["approximate"] = str(approximate)
+            warnings.append(approximate_warning(description["name"], str(approximate)))
+        return EvaluationResult(
+            retriever=description,
+            corpus=_describe_corpus(corpus),
+            metrics=tuple(metric_names),
+            relevance_threshold=settings.relevance_threshold,
+            gold_sets=tuple(results),
+            created=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            warnings=tuple(warnings),
+            version=__version__,
+            retriever_fingerprint=_fingerprint_of(retriever, run),
+            token_method=None if tokens is None else tokens.method,
+            engine=settings.engine_settings.engine if settings.engine_settings.on_ray else None,
+        )
 
 
 def _judge_label_use(gold: GoldSet) -> JudgeLabelUse | None:
@@ -228,34 +358,6 @@ def _with_complete(metrics: Sequence[str]) -> list[str]:
         if kind == "recall" and k.isdigit() and f"complete@{k}" not in metrics:
             out.append(f"complete@{k}")
     return out
-
-
-def _on_cluster(
-    engine: EngineSettings,
-    gold_sets: Sequence[GoldSet],
-    retriever: Retriever | None,
-    run: Run | None,
-    depth: int,
-    metrics: Sequence[str],
-    relevance_threshold: int,
-    tokens: ContextTokens | None,
-    progress: Callable[[int, int], None] | None,
-) -> list[tuple[Run, QueryScores]]:
-    """Each gold set's run and per-query scores from the Ray engine (``evaluate.on_cluster``)."""
-    from realrecall.engine.cluster import open_cluster
-    from realrecall.evaluate.on_cluster import Scoring, retrieve_and_score
-
-    if run is None:
-        for gold in gold_sets:
-            _check_query_texts(gold)
-    scoring = Scoring(tuple(metrics), relevance_threshold, tokens)
-    with open_cluster(engine) as cluster:
-        if cluster is None:
-            raise RuntimeError("the Ray engine opened no cluster")
-        return retrieve_and_score(
-            cluster, gold_sets, retriever=retriever, run=run, depth=depth, scoring=scoring,
-            name=retriever_name, progress=progress,
-        )  # fmt: skip
 
 
 def _give_back_memory(gold: GoldSet) -> None:

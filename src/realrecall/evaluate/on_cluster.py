@@ -1,4 +1,5 @@
-"""evaluate's retrieval and scoring on the Ray engine: one Ray Data job for every gold set.
+"""evaluate's retrieval and scoring on the Ray engine: one Ray Data job for every gold set, or one Ray
+task for each of many evaluations (``retrieve_and_score_each``: ``realrecall run`` over many pipelines).
 
 The queries of all the gold sets go out in parts of whole search batches (64 queries, in each gold
 set's own order, as ``retrieve`` asks them locally), to a pool of retrieval actors that each build the
@@ -8,6 +9,10 @@ stateless tasks. Back on the driver, each gold set's ranked lists become its run
 values its ``QueryScores``, in trec_eval's order: values equal to the local engine's to the last bit
 (a query's values depend on its own judgments and ranking only). Means, slices and every other
 statistic are computed by ``evaluate`` from these, as for the local engine.
+
+Over many evaluations, each one's retriever is built in its own task, which retrieves and scores all
+its gold sets as the local engine does (``score_queries`` on each whole gold set): the tasks run side
+by side on the cluster, one evaluation each.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ if TYPE_CHECKING:
     from realrecall.evaluate.budget import ContextTokens
     from realrecall.evaluate.retrievers import Retriever
 
-__all__ = ["retrieve_and_score"]
+__all__ = ["Job", "Scoring", "retrieve_and_score", "retrieve_and_score_each"]
 
 # Queries a search call gets: retrieve's own batch, so each search sees the batches it sees locally.
 SEARCH_BATCH = 64
@@ -68,34 +73,38 @@ class _Done:
     about: About | None = None
 
 
-def retrieve_and_score(
-    cluster: Cluster,
-    gold_sets: Sequence[GoldSet],
-    *,
-    retriever: Retriever | None,
-    run: Run | None,
-    depth: int,
-    scoring: Scoring,
-    name: Callable[[Any], str],
-    progress: Callable[[int, int], None] | None = None,
-) -> list[tuple[Run, QueryScores]]:
-    """Each gold set's run (the retriever's ranking of its queries, or ``run``) and per-query scores.
+@dataclass(frozen=True)
+class Job:
+    """One evaluation's retrieval and scoring: its gold sets (passages resolved) and how.
 
-    ``name(retriever)`` names the run made of the retriever's rankings (as ``evaluate`` names it).
-    ``progress(done, total)`` counts the queries of every gold set together.
+    ``retriever`` or ``run`` (the other None); ``name(retriever)`` names the run made of the
+    retriever's rankings (as ``evaluate`` names it).
     """
+
+    gold_sets: Sequence[GoldSet]
+    retriever: Retriever | None
+    run: Run | None
+    depth: int
+    scoring: Scoring
+    name: Callable[[Any], str]
+
+
+def retrieve_and_score(
+    cluster: Cluster, job: Job, *, progress: Callable[[int, int], None] | None = None
+) -> list[tuple[Run, QueryScores]]:
+    """Each gold set's run (the retriever's ranking of its queries, or the job's run) and per-query
+    scores, as one Ray Data job. ``progress(done, total)`` counts the queries of every gold set."""
+    gold_sets, retriever, run, scoring = job.gold_sets, job.retriever, job.run, job.scoring
     parts = _parts(gold_sets, run)
     if retriever is not None:
-        setup = functools.partial(_searcher, _source(retriever), depth, scoring)
+        setup = functools.partial(_searcher, _source(retriever), job.depth, scoring)
         stage = Stage("retrieval", setup=setup, actors=cluster.settings.retrieval_actors)
     else:
         stage = Stage("scoring", function=functools.partial(_score_given, scoring=scoring))
     sizes = [len(part.queries) for part in parts]
     # A run scored here retrieves nothing: no "retrieving" count, as locally.
     done: list[_Done] = cluster.map(parts, stage, sizes=sizes, progress=progress if run is None else None)
-    about = next((item.about for item in done if item.about is not None), None)
-    if isinstance(retriever, DeferredRetriever) and about is not None:
-        retriever.built_as(about)
+    _built_as(retriever, next((item.about for item in done if item.about is not None), None))
     results = []
     for index, gold in enumerate(gold_sets):
         mine = [item for part, item in zip(parts, done, strict=True) if part.gold == index]
@@ -103,9 +112,72 @@ def retrieve_and_score(
             gold_run = run
         else:
             ranked = dict(chain.from_iterable((item.ranked or {}).items() for item in mine))
-            gold_run = Run.from_lists(ranked, name=name(retriever))
+            gold_run = Run.from_lists(ranked, name=job.name(retriever))
         results.append((gold_run, _joined(gold, [item.scored for item in mine], scoring)))
     return results
+
+
+def retrieve_and_score_each(
+    cluster: Cluster, jobs: Sequence[Job], *, progress: Callable[[int, int], None] | None = None
+) -> list[list[tuple[Run, QueryScores]]]:
+    """Each job's ``retrieve_and_score``, one Ray task a job (its retriever built once, there), in the
+    jobs' order. ``progress(done, total)`` counts the jobs."""
+    payloads = [
+        _Whole(job.gold_sets, _source(job.retriever) if job.retriever is not None else None, job.run,
+               job.depth, job.scoring, job.name)
+        for job in jobs
+    ]  # fmt: skip
+    done: list[_WholeDone] = cluster.tasks(_whole, payloads, what="evaluation", progress=progress)
+    for job, item in zip(jobs, done, strict=True):
+        _built_as(job.retriever, item.about)
+    return [item.computed for item in done]
+
+
+@dataclass(frozen=True)
+class _Whole:
+    """What a task of ``retrieve_and_score_each`` gets: a job, its retriever as its recipe."""
+
+    gold_sets: Sequence[GoldSet]
+    source: RetrieverRecipe | Retriever | None
+    run: Run | None
+    depth: int
+    scoring: Scoring
+    name: Callable[[Any], str]
+
+
+@dataclass(frozen=True)
+class _WholeDone:
+    computed: list[tuple[Run, QueryScores]]
+    about: About | None
+
+
+def _whole(job: _Whole) -> _WholeDone:
+    """In a Ray task: one evaluation's gold sets retrieved and scored as the local engine does."""
+    retriever = job.source() if isinstance(job.source, RetrieverRecipe) else job.source
+    computed = []
+    for gold in job.gold_sets:
+        if retriever is not None:
+            ranked = retrieve(
+                retriever, {q.query_id: q.query for q in gold}, job.depth, batch_size=SEARCH_BATCH
+            )
+            gold_run = Run.from_lists(ranked, name=job.name(retriever))
+        elif job.run is not None:
+            gold_run = job.run
+        else:
+            raise RuntimeError("an evaluation with neither a retriever nor a run")
+        scoring = job.scoring
+        scores = score_queries(
+            gold, gold_run, list(scoring.metrics), relevance_threshold=scoring.relevance_threshold,
+            corpus=scoring.tokens,
+        )  # fmt: skip
+        computed.append((gold_run, scores))
+    return _WholeDone(computed, About.of(retriever) if retriever is not None else None)
+
+
+def _built_as(retriever: Retriever | None, about: About | None) -> None:
+    """What the retriever built on the cluster reported of itself, for a retriever deferred here."""
+    if isinstance(retriever, DeferredRetriever) and about is not None:
+        retriever.built_as(about)
 
 
 def _parts(gold_sets: Sequence[GoldSet], run: Run | None) -> list[_Part]:

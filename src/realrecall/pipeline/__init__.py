@@ -1,6 +1,7 @@
 """The scheduled job in one package: its config (``pipeline.toml``), the run, its history, the demo.
 
-    run.py      run_pipeline: incremental generate, evaluate on both sets, calibrate, a history row
+    run.py      run_pipeline: incremental generate, evaluate on both sets, calibrate, a history row;
+                run_pipelines: several as one job (on the Ray engine, one task a pipeline)
     config.py   load_pipeline_config: pipeline.toml, checked whole before any work
     history.py  the append-only history of runs (typed rows) and the trend of the quoted figures
     lock.py     one run of a pipeline at a time (pipeline.toml.lock), refused or waited for
@@ -28,5 +29,6 @@ if _typing.TYPE_CHECKING:
     from realrecall.pipeline.history import load_history as load_history
     from realrecall.pipeline.run import PipelineResult as PipelineResult
     from realrecall.pipeline.run import run_pipeline as run_pipeline
+    from realrecall.pipeline.run import run_pipelines as run_pipelines
 
 __all__, __getattr__, __dir__ = _lazy_exports(__name__, __file__)

@@ -7,16 +7,17 @@ is marked ``unchanged``; a changed chunk is the only one sent again.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realrecall.errors import InputError
+from realrecall.errors import GateFailed, InputError
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER
 from realrecall.files import check_distinct
 from realrecall.pipeline.config import PipelineConfig
@@ -33,10 +34,14 @@ from realrecall.pipeline.lock import lock_path, run_lock
 if TYPE_CHECKING:
     from realrecall.calibrate import CalibrationReport, Interval
     from realrecall.calibrate.drift import DriftReport
+    from realrecall.corpus import Corpus
+    from realrecall.evaluate import EvaluationInputs, EvaluationResult
     from realrecall.generate import GenerateConfig, GenerateSummary
+    from realrecall.gold import GoldSet
     from realrecall.llm import BatchStatus, ChatClient
+    from realrecall.settings import EngineSettings
 
-__all__ = ["PipelineResult", "run_pipeline"]
+__all__ = ["PipelineResult", "run_pipeline", "run_pipelines"]
 
 
 @dataclass(frozen=True)
@@ -88,17 +93,103 @@ def run_pipeline(
     from realrecall.engine.cluster import open_cluster
 
     say = progress or (lambda _message: None)
+    paths = _output_paths(config)
+    _check_outputs(config, _listed(paths))
+    with run_lock(config.path, wait=wait, on_wait=say, on_takeover=on_warning), open_cluster(config.engine):
+        staged = _generated(config, client, now or dt.datetime.now(dt.UTC), say, paths)
+        say("evaluating on the synthetic and real sets")
+        done = _finished(
+            staged, staged.inputs.evaluate(more_gold=[staged.synthetic]), say, on_warning, on_result
+        )
+    if done.report.failed_gates:
+        done.report.check_gates()
+    return done
+
+
+def run_pipelines(
+    configs: Sequence[PipelineConfig],
+    *,
+    client: ChatClient | None = None,
+    now: dt.datetime | None = None,
+    progress: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+    on_result: Callable[[PipelineResult], None] | None = None,
+    wait: bool = False,
+) -> list[PipelineResult]:
+    """Run several pipelines as one job (a nightly job over many indexes), each as ``run_pipeline``
+    runs it, the results in the configs' order.
+
+    Every pipeline is checked before any work (each one's outputs against its own inputs and outputs
+    and every other pipeline's), then every pipeline's lock is taken. The pipelines must name the same
+    engine (``[engine]``). On the local engine they run one after the other. On the Ray engine one
+    cluster serves them all: each pipeline's generation sends its requests through the cluster's
+    actors (its cache, plan and store here), then each pipeline's retrieval and per-query scoring is
+    one Ray task, the tasks side by side on the cluster; the statistics, reports, history rows and
+    every file write are done here, pipeline by pipeline, as ``run_pipeline`` does them.
+
+    ``on_result`` gets each pipeline's result once its history row is written. The gates are checked
+    once every pipeline has finished: a GateFailed names each pipeline whose gates failed.
+    """
+    from realrecall.engine.cluster import open_cluster
+
+    if not configs:
+        raise InputError("no pipeline to run", hint="give one pipeline.toml or more")
+    say = progress or (lambda _message: None)
+    paths = [_output_paths(config) for config in configs]
+    for config, outputs in zip(configs, paths, strict=True):
+        _check_outputs(config, _listed(outputs))
+    _check_apart(configs, paths)
+    engine = _one_engine(configs)
+    started = now or dt.datetime.now(dt.UTC)
+    with contextlib.ExitStack() as stack:
+        for config in configs:
+            stack.enter_context(run_lock(config.path, wait=wait, on_wait=say, on_takeover=on_warning))
+        cluster = stack.enter_context(open_cluster(engine))
+        results = []
+        if cluster is None:
+            for config, outputs in zip(configs, paths, strict=True):
+                say(f"{config.path}: generating, evaluating, calibrating")
+                staged = _generated(config, client, started, say, outputs)
+                evaluation = staged.inputs.evaluate(more_gold=[staged.synthetic])
+                results.append(_finished(staged, evaluation, say, on_warning, on_result))
+        else:
+            from realrecall.evaluate.evaluation import EvaluateCall, evaluate_each
+
+            everything = []
+            for config, outputs in zip(configs, paths, strict=True):
+                say(f"{config.path}: generating synthetic questions")
+                everything.append(_generated(config, client, started, say, outputs))
+            say(f"evaluating {len(configs)} pipelines on the Ray cluster, one task each")
+            calls = [
+                EvaluateCall(
+                    [*staged.inputs.gold_sets, staged.synthetic], staged.inputs.corpus,
+                    staged.inputs.retriever, staged.inputs.run, staged.inputs.settings,
+                )
+                for staged in everything
+            ]  # fmt: skip
+            evaluations = evaluate_each(calls, cluster=cluster)
+            for staged, evaluation in zip(everything, evaluations, strict=True):
+                results.append(_finished(staged, evaluation, say, on_warning, on_result))
+    failed = [
+        (done, config) for done, config in zip(results, configs, strict=True) if done.report.failed_gates
+    ]
+    if failed:
+        raise GateFailed(
+            "gate failed: "
+            + "; ".join(
+                f"{config.path}: " + ", ".join(g.message for g in done.report.failed_gates)
+                for done, config in failed
+            )
+        )
+    return results
+
+
+def _output_paths(config: PipelineConfig) -> tuple[Path, Path, Mapping[str, Path]]:
     output = config.output_dir
-    results_path, per_query_path = output / "results.json", output / "per_query.jsonl"
     report_paths = {
         fmt: output / f"report.{ext}" for fmt, ext in (("html", "html"), ("markdown", "md"), ("json", "json"))
     }
-    _check_outputs(config, [results_path, per_query_path, *report_paths.values()])
-    with run_lock(config.path, wait=wait, on_wait=say, on_takeover=on_warning), open_cluster(config.engine):
-        return _run(
-            config, client, now or dt.datetime.now(dt.UTC), say, on_warning, on_result,
-            (results_path, per_query_path, report_paths),
-        )  # fmt: skip
+    return output / "results.json", output / "per_query.jsonl", report_paths
 
 
 def _requests(
@@ -124,25 +215,65 @@ def _requests(
     return {"client": client}
 
 
-def _run(
+def _listed(paths: tuple[Path, Path, Mapping[str, Path]]) -> list[Path]:
+    results_path, per_query_path, report_paths = paths
+    return [results_path, per_query_path, *report_paths.values()]
+
+
+def _check_apart(
+    configs: Sequence[PipelineConfig], paths: Sequence[tuple[Path, Path, Mapping[str, Path]]]
+) -> None:
+    """Pipelines run together: none writes what another reads or writes (each named by its file)."""
+    inputs: dict[str, Path | None] = {}
+    outputs: dict[str, Path | None] = {}
+    for config, given in zip(configs, paths, strict=True):
+        own_inputs, own_outputs = _files(config, _listed(given))
+        inputs.update({f"{config.path}: {label}": path for label, path in own_inputs.items()})
+        outputs.update({f"{config.path}: {label}": path for label, path in own_outputs.items()})
+    check_distinct(inputs, outputs)
+
+
+def _one_engine(configs: Sequence[PipelineConfig]) -> EngineSettings:
+    """The engine every pipeline run together names: one cluster serves them all."""
+    first = configs[0]
+    for config in configs[1:]:
+        if config.engine != first.engine:
+            raise InputError(
+                f"pipelines run together share one engine, but {first.path} and {config.path} name "
+                "different ones ([engine])",
+                hint="give them the same [engine], or run them apart",
+            )
+    return first.engine
+
+
+@dataclass(frozen=True)
+class _Generated:
+    """A pipeline's run up to its evaluation: its inputs read, its synthetic set generated."""
+
+    config: PipelineConfig
+    inputs: EvaluationInputs
+    corpus: Corpus
+    synthetic: GoldSet
+    generation: GenerateSummary
+    drift: DriftReport | None
+    history: list[HistoryRow]
+    now: dt.datetime
+    paths: tuple[Path, Path, Mapping[str, Path]]
+
+
+def _generated(
     config: PipelineConfig,
     client: ChatClient | None,
     now: dt.datetime,
     say: Callable[[str], None],
-    on_warning: Callable[[str], None] | None,
-    on_result: Callable[[PipelineResult], None] | None,
     paths: tuple[Path, Path, Mapping[str, Path]],
-) -> PipelineResult:
-    """``run_pipeline`` once its outputs are checked and its lock is held."""
-    from realrecall.calibrate import calibrate
+) -> _Generated:
+    """A pipeline's run once its outputs are checked and its lock is held, up to its evaluation."""
     from realrecall.calibrate.remeasure import refuse_uncarried
-    from realrecall.calibrate.report import render, write_report
-    from realrecall.calibrate.report.html import render_html
-    from realrecall.evaluate import load_inputs, write_per_query, write_results
+    from realrecall.evaluate import load_inputs
     from realrecall.generate import generate
     from realrecall.gold import load_gold
 
-    results_path, per_query_path, report_paths = paths
     # Every input is read and the retriever built before generation, which may take long and cost
     # requests: a bad line in the real set or a broken retriever file must not wait for it.
     real = [(config.real, "real")] if config.real is not None else []
@@ -161,21 +292,40 @@ def _run(
     generation = generate(
         corpus, config.synthetic, generate_config, **_requests(generate_config, client, say)
     )
-
-    say("evaluating on the synthetic and real sets")
     synthetic = load_gold(config.synthetic, origin="synthetic")
-    result = inputs.evaluate(more_gold=[synthetic])
+    return _Generated(config, inputs, corpus, synthetic, generation, drift, history, now, paths)
+
+
+def _finished(
+    staged: _Generated,
+    result: EvaluationResult,
+    say: Callable[[str], None],
+    on_warning: Callable[[str], None] | None,
+    on_result: Callable[[PipelineResult], None] | None,
+) -> PipelineResult:
+    """A pipeline's run after its evaluation: its files, calibration, reports and history row (the
+    gates are the caller's to check)."""
+    from realrecall.calibrate import calibrate
+    from realrecall.calibrate.report import render, write_report
+    from realrecall.calibrate.report.html import render_html
+    from realrecall.evaluate import write_per_query, write_results
+
+    config, now, drift, history = staged.config, staged.now, staged.drift, staged.history
+    results_path, per_query_path, report_paths = staged.paths
     write_results(result, results_path)
     write_per_query(result, per_query_path)
 
     say("calibrating")
     # The headline metric is the pipeline's (its default checked against k when the config was read).
-    report = calibrate([result], corpus=corpus, settings=config.calibrate, metric=config.metric, now=now)
+    report = calibrate(
+        [result], corpus=staged.corpus, settings=config.calibrate, metric=config.metric, now=now
+    )
     if drift is not None and drift.drifted:
         # Figures calibrated on a real set that traffic has left behind describe yesterday's users.
         report = replace(
             report, warnings=(*report.warnings, f"{drift.verdict} Calibrated figures are stale.")
         )
+    generation = staged.generation
     row = _history_row(config, result.to_dict(), report, generation, now, history[-1] if history else None)
     if drift is not None:
         figures = replace(
@@ -197,8 +347,6 @@ def _run(
     )
     if on_result is not None:
         on_result(done)
-    if report.failed_gates:
-        report.check_gates()
     return done
 
 
@@ -219,6 +367,23 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
     prompts and style examples, the retriever's store folder or code) or lie inside an input folder,
     or be another output.
     """
+    if config.synthetic.suffix.lower() != ".jsonl":
+        # The run reads the set it generates back by its name: another suffix reads as TREC qrels.
+        raise InputError(
+            f"[generate] output {config.synthetic.name} is not a .jsonl file",
+            path=config.path,
+            hint="the synthetic set is JSON Lines: name it e.g. synthetic.jsonl",
+        )
+    inputs, written = _files(config, outputs)
+    check_distinct(inputs, written)
+    kept = {label: path for label, path in written.items() if not label.startswith("[generate]")}
+    check_distinct({"[generate] output": config.synthetic}, kept)
+
+
+def _files(
+    config: PipelineConfig, outputs: list[Path]
+) -> tuple[dict[str, Path | None], dict[str, Path | None]]:
+    """The run's inputs and outputs, each by the key that names it."""
     from realrecall.evaluate.retrievers import retriever_inputs
     from realrecall.generate.store import sidecar_paths
 
@@ -243,13 +408,6 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
             for key, path in retriever.items()
         },
     }
-    if config.synthetic.suffix.lower() != ".jsonl":
-        # The run reads the set it generates back by its name: another suffix reads as TREC qrels.
-        raise InputError(
-            f"[generate] output {config.synthetic.name} is not a .jsonl file",
-            path=config.path,
-            hint="the synthetic set is JSON Lines: name it e.g. synthetic.jsonl",
-        )
     sidecars = sidecar_paths(config.synthetic, generate.cache_path)
     generated = {
         "[generate] output": config.synthetic,
@@ -257,8 +415,7 @@ def _check_outputs(config: PipelineConfig, outputs: list[Path]) -> None:
     }
     named = {f"[output] dir's {path.name}": path for path in outputs}
     named["the run's lock file"] = lock_path(config.path)
-    check_distinct(inputs, {**generated, "[output] history": config.history, **named})
-    check_distinct({"[generate] output": config.synthetic}, {"[output] history": config.history, **named})
+    return inputs, {**generated, "[output] history": config.history, **named}
 
 
 def _fingerprint(config: PipelineConfig, results: Mapping[str, Any], generator: Mapping[str, Any]) -> str:
