@@ -6,8 +6,11 @@ conftest.py): pytest-xdist gives a file to one worker, so no other worker starts
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -256,3 +259,44 @@ def test_pipelines_run_together_on_ray_each_write_the_local_runs_results_but_cre
     assert [without_created_and_engine(r) for r in written["ray"]] == [
         without_created_and_engine(r) for r in written["local"]
     ]
+
+
+def cached_vectors(folder: Path) -> dict[tuple[str, str], bytes]:
+    with contextlib.closing(sqlite3.connect(folder / "embeddings.sqlite3")) as connection:
+        rows = connection.execute("SELECT model, text_sha256, vector FROM embeddings").fetchall()
+    return {(model, key): vector for model, key, vector in rows}
+
+
+def test_local_dense_on_ray_embeds_in_actors_the_local_engines_vectors_bit_for_bit(ray_cluster, tmp_path):
+    pytest.importorskip("sentence_transformers", reason="local-dense needs realrecall[local]")
+    # A small corpus (MiniLM embeds tens of chunks a second on 2 CPUs) and the real questions on it.
+    chunks = lines(SAMPLE / "docs_corpus.jsonl")[:24]
+    kept = {chunk["id"] for chunk in chunks}
+    questions = [q for q in lines(SAMPLE / "real_questions.jsonl") if set(q["gold"]) <= kept]
+    corpus, gold = tmp_path / "corpus.jsonl", tmp_path / "real.jsonl"
+    corpus.write_text("".join(json.dumps(chunk) + "\n" for chunk in chunks), "utf-8")
+    gold.write_text("".join(json.dumps(q) + "\n" for q in questions), "utf-8")
+    options: dict[str, Any] = {"corpus": corpus, "retriever": "local-dense", "k": (1, 5)}
+    loaded_before = "sentence_transformers" in sys.modules
+    bars: dict[str, list[tuple[int, int]]] = {"embedding": [], "retrieving": []}
+
+    on_ray = evaluate_files(
+        [gold], **options, **ON_RAY, cache_dir=tmp_path / "ray",
+        index_progress=lambda *done: bars["embedding"].append(done),
+        progress=lambda *done: bars["retrieving"].append(done),
+    )  # fmt: skip
+    if not loaded_before:  # the model was loaded in the actors only, never in this process
+        assert "sentence_transformers" not in sys.modules
+    local = evaluate_files([gold], **options, cache_dir=tmp_path / "local")
+
+    assert len(questions) == 11
+    # Each engine's cache holds the vector of every chunk and query it embedded: the same bytes.
+    assert len(cached_vectors(tmp_path / "local")) == len(chunks) + len(questions)
+    assert cached_vectors(tmp_path / "ray") == cached_vectors(tmp_path / "local")
+    assert per_query(on_ray) == per_query(local)
+    assert [q.top for q in on_ray.queries] == [q.top for q in local.queries]
+    assert without_created_and_engine(on_ray.to_dict()) == without_created_and_engine(local.to_dict())
+    # The bars, fed from the driver: the corpus's chunks, then the queries.
+    assert bars["embedding"][0] == (0, len(chunks))
+    assert bars["embedding"][-1] == (len(chunks), len(chunks))
+    assert bars["retrieving"] == [(0, len(questions)), (len(questions), len(questions))]

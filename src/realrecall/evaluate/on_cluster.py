@@ -17,11 +17,13 @@ by side on the cluster, one evaluation each.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -97,7 +99,8 @@ def retrieve_and_score(
     gold_sets, retriever, run, scoring = job.gold_sets, job.retriever, job.run, job.scoring
     parts = _parts(gold_sets, run)
     if retriever is not None:
-        setup = functools.partial(_searcher, _source(retriever), job.depth, scoring)
+        source = _corpus_embedded(cluster, retriever)
+        setup = functools.partial(_searcher, source, job.depth, scoring)
         stage = Stage("retrieval", setup=setup, actors=cluster.settings.retrieval_actors)
     else:
         stage = Stage("scoring", function=functools.partial(_score_given, scoring=scoring))
@@ -211,13 +214,85 @@ def _parts(gold_sets: Sequence[GoldSet], run: Run | None) -> list[_Part]:
 
 def _source(retriever: Retriever) -> RetrieverRecipe | Retriever:
     """What the actors build the retriever from: its recipe (``build_retriever`` attaches one), else
-    the object itself, sent as it is."""
+    the object itself, sent as it is. A recipe's ``index_progress`` is the driver's bar: not sent."""
     recipe = getattr(retriever, "recipe", None)
-    if isinstance(recipe, RetrieverRecipe):
+    if not isinstance(recipe, RetrieverRecipe) and isinstance(retriever, DeferredRetriever):
+        recipe = retriever.recipe
+    if not isinstance(recipe, RetrieverRecipe):
+        return retriever
+    if recipe.settings.index_progress is None:
         return recipe
-    if isinstance(retriever, DeferredRetriever):
-        return retriever.recipe
-    return retriever
+    return dataclasses.replace(recipe, settings=dataclasses.replace(recipe.settings, index_progress=None))
+
+
+def _corpus_embedded(cluster: Cluster, retriever: Retriever) -> RetrieverRecipe | Retriever:
+    """What the retrieval actors build from (``_source``), for ``local-dense`` (alone, or as hybrid's
+    dense half) with its corpus's rows in it: embedded by a pool of embedding actors (each loading the
+    model once), so that each retrieval actor embeds only its queries.
+
+    The pool gets the very calls the local engine makes, side by side (``embed_corpus_at_once``):
+    the same batches, so the same rows to the last bit; the cache is read and written here, on the
+    driver, and the recipe's ``index_progress`` (the driver's bar) counts the corpus's texts.
+    """
+    source = _source(retriever)
+    if not isinstance(source, RetrieverRecipe) or not isinstance(source.name, str) or not len(source.corpus):
+        return source
+    from realrecall.evaluate.retrievers.dense import embed_corpus_at_once
+    from realrecall.evaluate.retrievers.hybrid import HybridOptions
+    from realrecall.evaluate.retrievers.local_dense import (
+        LOCAL_SLICE,
+        LocalDenseOptions,
+        embedder_name,
+        model_path,
+    )
+    from realrecall.evaluate.retrievers.options import CorpusEmbeddings, make_options
+    from realrecall.evaluate.retrievers.registry import find_spec
+
+    options = make_options(find_spec(source.name), source.options, defaults=source.defaults)
+    if not isinstance(options, LocalDenseOptions) or (
+        isinstance(options, HybridOptions) and options.dense_component != "local-dense"
+    ):
+        return source
+    path = model_path(options)
+    stage = Stage(
+        "embedding",
+        setup=functools.partial(_embedding, path, options.batch_size),
+        actors=cluster.settings.retrieval_actors,
+    )
+
+    def embed_calls(calls: list[list[str]], progress: Callable[[int, int], None] | None) -> list[np.ndarray]:
+        sizes = [len(call) for call in calls]
+        done: list[np.ndarray] = cluster.map(calls, stage, sizes=sizes, progress=progress)
+        return done
+
+    rows = embed_corpus_at_once(
+        source.corpus,
+        embedder_name(path),
+        embed_calls,
+        source.settings,
+        slice_size=LOCAL_SLICE,
+        progress=_index_progress(retriever),
+        length_sorted=True,
+    )
+    embedded = CorpusEmbeddings(embedder_name(path), tuple(source.corpus.ids), rows)
+    return dataclasses.replace(
+        source, settings=dataclasses.replace(source.settings, corpus_embeddings=embedded)
+    )
+
+
+def _index_progress(retriever: Retriever) -> Callable[[int, int], None] | None:
+    """The driver's embedding bar, as the retriever's recipe names it (None for a built retriever's)."""
+    recipe = (
+        retriever.recipe if isinstance(retriever, DeferredRetriever) else getattr(retriever, "recipe", None)
+    )
+    return recipe.settings.index_progress if isinstance(recipe, RetrieverRecipe) else None
+
+
+def _embedding(path: Path, batch_size: int) -> Callable[[list[str]], np.ndarray]:
+    """In each embedding actor, once: the model loaded; then per call, its texts embedded."""
+    from realrecall.evaluate.retrievers.local_dense import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(path, batch_size=batch_size).embed
 
 
 def _searcher(source: RetrieverRecipe | Retriever, depth: int, scoring: Scoring) -> Callable[[_Part], _Done]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -92,3 +93,105 @@ def test_an_embedder_changing_dimension_between_chunks_and_queries_is_an_input_e
 def test_empty_query_text_is_an_input_error(pets_corpus: Corpus) -> None:
     with pytest.raises(InputError, match="query 1 of the batch has no text"):
         DenseRetriever(pets_corpus, HashingEmbedder()).search([""], 1)
+
+
+def test_embeddings_made_elsewhere_for_the_same_chunks_are_searched_without_embedding_the_corpus(
+    pets_corpus: Corpus,
+) -> None:
+    # The Ray engine's retrieval actors: the corpus embedded by its pool, each actor embeds its queries.
+    from realrecall.evaluate.retrievers.dense import embed_corpus
+    from realrecall.evaluate.retrievers.options import CorpusEmbeddings
+
+    rows = embed_corpus(pets_corpus, HashingEmbedder())
+    embedder = HashingEmbedder()
+    given = CorpusEmbeddings(embedder.name, tuple(pets_corpus.ids), rows)
+    retriever = DenseRetriever(pets_corpus, embedder, embedded=given)
+    assert embedder.texts_seen == []
+    queries = ["my cat", "a dog barking"]
+    assert retriever.search(queries, 3) == DenseRetriever(pets_corpus, HashingEmbedder()).search(queries, 3)
+    assert embedder.texts_seen == queries
+
+
+def test_embeddings_made_by_another_embedder_or_of_other_chunks_are_not_used(pets_corpus: Corpus) -> None:
+    from realrecall.evaluate.retrievers.options import CorpusEmbeddings
+
+    zeros = np.zeros((len(pets_corpus), 4), dtype=np.float32)
+    for given in (
+        CorpusEmbeddings("another-model", tuple(pets_corpus.ids), zeros),
+        CorpusEmbeddings("fake-hashing-64", tuple(reversed(pets_corpus.ids)), zeros),
+    ):
+        embedder = HashingEmbedder()
+        DenseRetriever(pets_corpus, embedder, embedded=given)
+        assert len(embedder.texts_seen) == len(pets_corpus)
+
+
+class CallRecorder(HashingEmbedder):
+    """Keeps each call's texts: the calls, not only the texts, decide a local model's rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.each: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.each.append(list(texts))
+        return super().embed(texts)
+
+
+# Duplicate texts within a slice and across slices, lengths that reorder them when sorted by length.
+REPEATS = Corpus(
+    tuple(
+        Chunk(f"c{i}", text)
+        for i, text in enumerate(
+            ["a b", "c d e f", "a b", "g", "h i j", "c d e f", "k l m n o p", "g", "q r", "s t u v w"]
+        )
+    )
+)
+
+
+@pytest.mark.parametrize("length_sorted", [True, False])
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_embedding_at_once_makes_the_calls_and_rows_of_embedding_slice_after_slice(
+    tmp_path: Path, length_sorted: bool, use_cache: bool
+) -> None:
+    # The Ray engine's embedding actors get every call at once: the very calls, through a cache that
+    # already holds some texts, so the very rows (a local model's depend on a call's other texts).
+    from realrecall.evaluate.retrievers.dense import embed_corpus, embed_corpus_at_once
+    from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
+
+    folders = {"here": tmp_path / "here", "at_once": tmp_path / "at_once"}
+    for folder in folders.values():
+        CachedEmbedder(HashingEmbedder(), folder).embed(["g", "q r", "unrelated"])
+    settings = RunSettings(cache_dir=folders["at_once"], use_cache=use_cache)
+    here = CallRecorder()
+    inner: Any = CachedEmbedder(here, folders["here"]) if use_cache else here
+    expected = embed_corpus(REPEATS, inner, slice_size=3, length_sorted=length_sorted)
+
+    elsewhere = CallRecorder()
+    batches: list[list[list[str]]] = []
+    seen: list[tuple[int, int]] = []
+
+    def embed_calls(calls: list[list[str]], progress: Any) -> list[np.ndarray]:
+        batches.append(calls)
+        return [elsewhere.embed(call) for call in calls]
+
+    rows = embed_corpus_at_once(
+        REPEATS,
+        elsewhere.name,
+        embed_calls,
+        settings,
+        slice_size=3,
+        length_sorted=length_sorted,
+        progress=lambda done, total: seen.append((done, total)),
+    )
+    assert len(batches) == 1  # every call at once
+    assert elsewhere.each == here.each
+    assert np.array_equal(rows, expected)
+    assert seen[-1] == (len(REPEATS), len(REPEATS))
+    if use_cache:
+        assert sum(map(len, here.each)) == 5  # the cache and the repeats spared 5 of the 10 texts
+        again = CallRecorder()
+        assert np.array_equal(
+            embed_corpus(REPEATS, CachedEmbedder(again, folders["at_once"]), length_sorted=length_sorted),
+            expected,
+        )
+        assert again.each == []  # the rows made at once were cached

@@ -24,13 +24,25 @@ from realrecall.evaluate.retrievers.base import (
     checked_vectors,
     top_k_indices,
 )
-from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
-from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
+from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder, text_key
+from realrecall.evaluate.retrievers.options import CorpusEmbeddings, RetrieverSpec, RunSettings
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["RETRIEVER", "DenseOptions", "DenseRetriever", "normalise_rows"]
+__all__ = [
+    "RETRIEVER",
+    "DenseOptions",
+    "DenseRetriever",
+    "EmbedCalls",
+    "embed_corpus",
+    "embed_corpus_at_once",
+    "normalise_rows",
+]
+
+# Every call ``embed_corpus`` would make to the embedder, made at once (in parallel, elsewhere): the
+# texts of each call, and ``progress(done, total)`` counting their texts; one array of rows a call.
+EmbedCalls = Callable[[list[list[str]], "Callable[[int, int], None] | None"], "list[np.ndarray]"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +64,9 @@ class DenseRetriever:
     """Exact cosine-similarity search over the embeddings of every chunk's ``searchable_text()``.
 
     The corpus is embedded once, here, ``slice_size`` texts per call, with ``progress(done, total)``
-    after each slice; each batch of queries given to ``search`` is embedded in one call.
+    after each slice (``embed_corpus``), unless ``embedded`` holds its rows, made by the same embedder
+    (by name) from the same chunks elsewhere; each batch of queries given to ``search`` is embedded in
+    one call.
     ``length_sorted``: the corpus goes out longest text first (the rows come back in corpus order).
     A local model pads each batch to its longest text, and sentence-transformers sorts only within
     the one call it is given, so the order of the whole corpus is what keeps its slices from padding.
@@ -67,17 +81,20 @@ class DenseRetriever:
         name: str = "dense",
         progress: Callable[[int, int], None] | None = None,
         length_sorted: bool = False,
+        embedded: CorpusEmbeddings | None = None,
     ) -> None:
         if len(corpus) == 0:
             raise InputError("the corpus has no chunks to search", path=corpus.path)
         self.name = name
         self._ids = corpus.ids
         self._embedder = embedder
-        texts = [chunk.searchable_text() for chunk in corpus]
-        if length_sorted:
-            self._matrix = normalise_rows(self._embed_longest_first(texts, slice_size, progress))
+        if embedded is not None and embedded.embedder == embedder.name and embedded.ids == tuple(corpus.ids):
+            rows = embedded.rows  # made elsewhere from the same texts (the Ray engine's actor pool)
         else:
-            self._matrix = normalise_rows(self._embed(texts, slice_size=slice_size, progress=progress))
+            rows = embed_corpus(
+                corpus, embedder, slice_size=slice_size, progress=progress, length_sorted=length_sorted
+            )
+        self._matrix = normalise_rows(rows)
         self.description = (
             f"{name}: cosine similarity, exact search, {describe_embedder(embedder)} "
             f"(dim {self._matrix.shape[1]}) over title+text of {len(self._ids)} chunks"
@@ -96,32 +113,146 @@ class DenseRetriever:
         similarities = query_vectors @ self._matrix.T
         return [[self._ids[i] for i in top_k_indices(row, k)] for row in similarities]
 
-    def _embed_longest_first(
-        self, texts: list[str], slice_size: int, progress: Callable[[int, int], None] | None
-    ) -> np.ndarray:
-        import numpy as np
+    def _embed(self, texts: list[str], *, slice_size: int) -> np.ndarray:
+        return _embed(self._embedder, texts, slice_size=slice_size)
 
-        order = np.argsort([-len(text) for text in texts], kind="stable")
-        sorted_rows = self._embed([texts[i] for i in order], slice_size=slice_size, progress=progress)
-        rows = np.empty_like(sorted_rows)
-        rows[order] = sorted_rows
-        return rows
 
-    def _embed(
-        self, texts: list[str], *, slice_size: int, progress: Callable[[int, int], None] | None = None
-    ) -> np.ndarray:
-        import numpy as np
+def embed_corpus(
+    corpus: Corpus,
+    embedder: Embedder,
+    *,
+    slice_size: int = CORPUS_SLICE,
+    progress: Callable[[int, int], None] | None = None,
+    length_sorted: bool = False,
+) -> np.ndarray:
+    """Every chunk's ``searchable_text()`` embedded, ``slice_size`` texts a call (longest first when
+    ``length_sorted``), the raw rows in corpus order: what ``DenseRetriever`` searches, normalised."""
+    texts = [chunk.searchable_text() for chunk in corpus]
+    if not length_sorted:
+        return _embed(embedder, texts, slice_size=slice_size, progress=progress)
+    import numpy as np
 
-        parts = []
+    order = np.argsort([-len(text) for text in texts], kind="stable")
+    sorted_rows = _embed(embedder, [texts[i] for i in order], slice_size=slice_size, progress=progress)
+    rows = np.empty_like(sorted_rows)
+    rows[order] = sorted_rows
+    return rows
+
+
+def embed_corpus_at_once(
+    corpus: Corpus,
+    embedder_name: str,
+    embed_calls: EmbedCalls,
+    settings: RunSettings,
+    *,
+    slice_size: int = CORPUS_SLICE,
+    progress: Callable[[int, int], None] | None = None,
+    length_sorted: bool = False,
+) -> np.ndarray:
+    """The rows ``embed_corpus`` gives with ``with_cache(embedder, settings)``, where ``embedder`` (named
+    ``embedder_name``) is asked for its texts through ``embed_calls``, every call at once.
+
+    The calls are the very ones the embedder would get slice after slice, in that order: a slice's
+    texts, or through the cache each slice's distinct texts that neither the cache nor an earlier
+    slice holds. A model pads each batch to its longest text, so the rows of a text depend (in the last
+    bits) on the texts embedded with it; the same calls give the same rows, bit for bit. The new rows
+    are written to the cache here. ``progress`` counts the corpus's texts, as ``embed_corpus``'s does.
+    """
+    import numpy as np
+
+    texts = [chunk.searchable_text() for chunk in corpus]
+    order = np.argsort([-len(text) for text in texts], kind="stable") if length_sorted else None
+    asked = [texts[i] for i in order] if order is not None else texts
+    slices = [asked[start : start + slice_size] for start in range(0, len(asked), slice_size)]
+    cache = with_cache(_Remote(embedder_name, embed_calls), settings)
+    if not isinstance(cache, CachedEmbedder):
+        calls = slices
+        known: dict[str, np.ndarray] = {}
+    else:
+        keys = [text_key(text) for text in asked]
+        known = cache.lookup(list(dict.fromkeys(keys)))
+        planned: set[str] = set()
+        calls = []
+        for start in range(0, len(asked), slice_size):
+            unique = dict(zip(keys[start : start + slice_size], slices[start // slice_size], strict=True))
+            missing = [key for key in unique if key not in known and key not in planned]
+            planned.update(missing)
+            calls.append([unique[key] for key in missing])
+    total = len(asked)
+    wanted = [call for call in calls if call]
+    already = total - (sum(len(call) for call in wanted) if isinstance(cache, CachedEmbedder) else total)
+
+    def counted(done: int, _total: int) -> None:
         if progress is not None:
-            progress(0, len(texts))
-        for start in range(0, len(texts), slice_size):
-            expected = min(slice_size, len(texts) - start)
-            part = self._embedder.embed(texts[start : start + slice_size])
-            parts.append(checked_vectors(part, expected, self._embedder.name))
-            if progress is not None:
-                progress(start + expected, len(texts))
-        return np.concatenate(parts)
+            progress(min(total, already + done), total)
+
+    if progress is not None:
+        progress(already, total)
+    made = embed_calls(wanted, counted if progress is not None else None) if wanted else []
+    vectors = [
+        checked_vectors(rows, len(call), embedder_name) for call, rows in zip(wanted, made, strict=True)
+    ]
+    if not isinstance(cache, CachedEmbedder):
+        sorted_rows = np.concatenate(vectors)
+    else:
+        new = {
+            text_key(text): row
+            for call, rows in zip(wanted, vectors, strict=True)
+            for text, row in zip(call, rows, strict=True)
+        }
+        if new:
+            cache.store(new)
+        found = {**known, **new}
+        if len({vector.shape[0] for vector in found.values()}) > 1:
+            # Rows of an older model under the same name in the cache: the cache recomputes a slice
+            # holding both, so the slices go through it one after the other, as embed_corpus sends them.
+            return embed_corpus(
+                corpus,
+                cache,
+                slice_size=slice_size,
+                progress=progress,
+                length_sorted=length_sorted,
+            )
+        sorted_rows = np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
+    if progress is not None:
+        progress(total, total)
+    if order is None:
+        return sorted_rows
+    rows = np.empty_like(sorted_rows)
+    rows[order] = sorted_rows
+    return rows
+
+
+class _Remote:
+    """An ``Embedder`` whose one call goes through ``embed_calls`` (the cache's inner embedder)."""
+
+    def __init__(self, name: str, embed_calls: EmbedCalls) -> None:
+        self.name = name
+        self._embed_calls = embed_calls
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed_calls([list(texts)], None)[0]
+
+
+def _embed(
+    embedder: Embedder,
+    texts: list[str],
+    *,
+    slice_size: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    import numpy as np
+
+    parts = []
+    if progress is not None:
+        progress(0, len(texts))
+    for start in range(0, len(texts), slice_size):
+        expected = min(slice_size, len(texts) - start)
+        part = embedder.embed(texts[start : start + slice_size])
+        parts.append(checked_vectors(part, expected, embedder.name))
+        if progress is not None:
+            progress(start + expected, len(texts))
+    return np.concatenate(parts)
 
 
 def describe_embedder(embedder: Embedder) -> str:

@@ -84,6 +84,14 @@ class CachedEmbedder:
             self._write(found)
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
 
+    def lookup(self, keys: list[str]) -> dict[str, np.ndarray]:
+        """The vectors the cache holds for these keys (``text_key``), by key; the others are absent."""
+        return self._read(keys)
+
+    def store(self, vectors: dict[str, np.ndarray]) -> None:
+        """Vectors made elsewhere by this embedder, by key, written in one transaction."""
+        self._write(vectors)
+
     def _read(self, keys: list[str]) -> dict[str, np.ndarray]:
         found: dict[str, np.ndarray] = {}
         with self._connect() as connection, contextlib.suppress(sqlite3.Error):

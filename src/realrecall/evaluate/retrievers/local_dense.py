@@ -66,9 +66,8 @@ class SentenceTransformerEmbedder:
             str(path), device=device, local_files_only=True
         )
         self._batch_size = batch_size
-        # The folder name is the model's name (all-MiniLM-L6-v2's folder is "model", so say so).
-        label = "all-MiniLM-L6-v2" if path.name == "model" and "minilm" in str(path).lower() else path.name
-        self.name = f"sentence-transformers:{label}"
+        label = _label(path)
+        self.name = embedder_name(path)
         self.description = (
             f"sentence-transformers {library_version('sentence-transformers')} {label} "
             f"(torch {library_version('torch')}, {device})"
@@ -90,6 +89,21 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def embedder_name(model_path: str | Path) -> str:
+    """The name the embedder of a model folder goes by (its embeddings' cache key), without loading it."""
+    return f"sentence-transformers:{_label(Path(model_path))}"
+
+
+def _label(path: Path) -> str:
+    # The folder name is the model's name (all-MiniLM-L6-v2's folder is "model", so say so).
+    return "all-MiniLM-L6-v2" if path.name == "model" and "minilm" in str(path).lower() else path.name
+
+
+def model_path(options: LocalDenseOptions) -> Path:
+    """The model folder the options name, else the default model's."""
+    return Path(options.local_model) if options.local_model else default_model_path()
 
 
 def default_model_path() -> Path:
@@ -118,8 +132,7 @@ def use_every_cpu() -> None:
 
 def build_local_dense(corpus: Corpus, options: LocalDenseOptions, settings: RunSettings) -> DenseRetriever:
     """``local-dense``: the local model (default all-MiniLM-L6-v2) behind the embedding cache."""
-    path = Path(options.local_model) if options.local_model else default_model_path()
-    embedder = SentenceTransformerEmbedder(path, batch_size=options.batch_size)
+    embedder = SentenceTransformerEmbedder(model_path(options), batch_size=options.batch_size)
     return DenseRetriever(
         corpus,
         with_cache(embedder, settings),
@@ -127,6 +140,7 @@ def build_local_dense(corpus: Corpus, options: LocalDenseOptions, settings: RunS
         slice_size=LOCAL_SLICE,
         progress=settings.index_progress,
         length_sorted=True,
+        embedded=settings.corpus_embeddings,
     )
 
 

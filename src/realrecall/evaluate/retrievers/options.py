@@ -34,6 +34,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "QUERY_TIMEOUT",
     "REQUEST_TIMEOUT",
+    "CorpusEmbeddings",
     "RetrieverSpec",
     "RunSettings",
     "StoreExport",
@@ -73,11 +74,27 @@ def default_cache_dir() -> Path:
 # options type, and a timeout changed never changes a retriever's fingerprint.
 # They are settings of the evaluate stage too (``EvaluateSettings.run_settings``, flattened), so the
 # command line and pipeline.toml take them by these fields' names.
+@dataclass(frozen=True, eq=False)
+class CorpusEmbeddings:
+    """A corpus's embeddings made elsewhere: the Ray engine embeds the corpus of ``local-dense`` in its
+    actor pool and hands the rows to each retrieval actor, which then embeds only its queries.
+
+    ``rows``: one raw (not yet normalised) float32 vector a chunk, in the order of ``ids``;
+    ``embedder``: the name of the embedder that made them. Compared by identity (an array has no
+    one truth value)."""
+
+    embedder: str
+    ids: tuple[str, ...]
+    rows: Any
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunSettings(Settings):
     """How this run calls the retriever; never changes a ranking.
 
     ``index_progress(done, total)``: called as a dense retriever embeds the corpus (Python only).
+    ``corpus_embeddings``: the corpus's embeddings made elsewhere (Python only, the Ray engine's): a
+    dense retriever whose embedder and corpus they match uses them instead of embedding the corpus.
     """
 
     cache_dir: Annotated[
@@ -95,6 +112,7 @@ class RunSettings(Settings):
         "silent server ends the run in one line naming it.",
     ] = REQUEST_TIMEOUT
     index_progress: Callable[[int, int], None] | None = None
+    corpus_embeddings: CorpusEmbeddings | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
