@@ -11,6 +11,7 @@ import dataclasses
 import json
 import sqlite3
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -300,3 +301,106 @@ def test_local_dense_on_ray_embeds_in_actors_the_local_engines_vectors_bit_for_b
     assert bars["embedding"][0] == (0, len(chunks))
     assert bars["embedding"][-1] == (len(chunks), len(chunks))
     assert bars["retrieving"] == [(0, len(questions)), (len(questions), len(questions))]
+
+
+# A custom retriever whose process exits on its first search while the marker file is missing (it
+# creates it first): one retrieval actor dies once, holding a part that Ray must search again.
+DYING_RETRIEVER = """
+import json, os
+MARKER = {marker!r}
+CHUNKS = [json.loads(line) for line in open({corpus!r}, encoding="utf-8")]
+def search(query, k):
+    if {always!r} or not os.path.exists(MARKER):
+        open(MARKER, "w").write(str(os.getpid()))
+        os._exit(1)
+    words = set(query.lower().split())
+    shared = lambda chunk: len(words & set(chunk["text"].lower().split()))
+    return [chunk["id"] for chunk in sorted(CHUNKS, key=lambda chunk: (-shared(chunk), chunk["id"]))[:k]]
+"""
+
+
+def dying_retriever(tmp_path: Path, *, always: bool) -> tuple[Path, str]:
+    marker, code = tmp_path / "died", tmp_path / "dying.py"
+    corpus = str(SAMPLE / "docs_corpus.jsonl")
+    code.write_text(DYING_RETRIEVER.format(marker=str(marker), corpus=corpus, always=always), "utf-8")
+    return marker, f"{code}:search"
+
+
+def test_a_retrieval_actor_that_dies_is_restarted_and_its_part_searched_again(ray_cluster, tmp_path):
+    marker, retriever = dying_retriever(tmp_path, always=False)
+    gold = [(SAMPLE / "real_questions.jsonl", "real")]
+    options: dict[str, Any] = {"corpus": SAMPLE / "docs_corpus.jsonl", "retriever": retriever, "k": (1, 5)}
+    on_ray = evaluate_files(gold, **options, **ON_RAY)
+    assert marker.exists()  # an actor died with a part in hand
+    local = evaluate_files(gold, **options)  # the marker exists: here, nothing dies
+    assert per_query(on_ray) == per_query(local)
+    assert without_created_and_engine(on_ray.to_dict()) == without_created_and_engine(local.to_dict())
+
+
+def test_a_retrieval_actor_that_keeps_dying_stops_evaluate_in_one_line(ray_cluster, tmp_path):
+    _, retriever = dying_retriever(tmp_path, always=True)
+    with pytest.raises(EngineError, match="a Ray worker of the retrieval died 2 times") as failure:
+        evaluate_files(
+            [SAMPLE / "real_questions.jsonl"],
+            corpus=SAMPLE / "docs_corpus.jsonl",
+            retriever=retriever,
+            engine="ray",
+            actor_retries=1,
+            retrieval_actors=1,
+        )
+    assert "\n" not in str(failure.value)
+
+
+def free_cpus_again() -> bool:
+    """Whether every CPU of the session's cluster is free within a minute (an interrupted job's actors
+    stopped): polled, since Ray releases an actor's CPU once its process has gone."""
+    import ray
+
+    for _ in range(600):
+        if ray.available_resources().get("CPU", 0) == ray.cluster_resources().get("CPU"):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_ctrl_c_during_retrieval_on_ray_stops_the_job_and_frees_the_cluster(ray_cluster, tmp_path):
+    pressed: list[int] = []
+
+    def interrupt(done: int, total: int) -> None:
+        if done > 0 and not pressed:  # the first part is back, the others being searched: Ctrl-C
+            pressed.append(done)
+            raise KeyboardInterrupt
+
+    gold = [(SAMPLE / "real_questions.jsonl", "real")]
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_files(
+            gold, corpus=SAMPLE / "docs_corpus.jsonl", progress=interrupt, retrieval_actors=2, **ON_RAY
+        )
+    assert free_cpus_again()
+
+
+def test_ctrl_c_during_generation_on_ray_leaves_whole_records_and_a_rerun_sends_only_the_rest(
+    ray_cluster, server, tmp_path
+):
+    pressed: list[int] = []
+
+    def interrupt(progress: Any) -> None:
+        if progress.done >= 4 and not pressed:  # Ctrl-C, once
+            pressed.append(progress.done)
+            raise KeyboardInterrupt
+
+    config = GenerateConfig(per_chunk=2, strategy="direct", concurrency=2, engine_settings=RAY)
+    client = OpenAIChatClient(llm_config(server))
+    output = tmp_path / "synthetic.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        generate(make_corpus(6), output, config, client=client, progress=interrupt)
+    assert free_cpus_again()
+    kept = lines(output)  # as a local run stopped there: whole records only, each slot once
+    assert 4 <= len(kept) < 12
+    assert len({record["query_id"] for record in kept}) == len(kept)
+
+    summary = generate(make_corpus(6), output, config, client=client)
+    bodies = server.bodies("chat")
+    unique = {json.dumps([body["messages"], body.get("seed")], sort_keys=True) for body in bodies}
+    assert summary.total == len(lines(output)) == 12
+    assert len(unique) == 12  # no slot's request sent twice with the same seed
