@@ -66,14 +66,6 @@ def default_cache_dir() -> Path:
     return Path(base) / "realrecall" / "embeddings"
 
 
-# Why a shared type beside each retriever's options: these settings say how this run calls a
-# retriever (where embeddings are cached, how many threads call a custom function, how long a call may
-# take, who hears about indexing progress). No ranking depends on them, every retriever that embeds or
-# calls user code reads the same ones (hybrid passes them to both halves), and they keep their own
-# flags (--cache-dir, --workers, --query-timeout, --request-timeout), so they are not repeated in every
-# options type, and a timeout changed never changes a retriever's fingerprint.
-# They are settings of the evaluate stage too (``EvaluateSettings.run_settings``, flattened), so the
-# command line and pipeline.toml take them by these fields' names.
 @dataclass(frozen=True, eq=False)
 class CorpusEmbeddings:
     """A corpus's embeddings made elsewhere: the Ray engine embeds the corpus of ``local-dense`` in its
@@ -88,6 +80,14 @@ class CorpusEmbeddings:
     rows: Any
 
 
+# Why a shared type beside each retriever's options: these settings say how this run calls a
+# retriever (where embeddings are cached, how many threads call a custom function, how long a call may
+# take, who hears about indexing progress). No ranking depends on them, every retriever that embeds or
+# calls user code reads the same ones (hybrid passes them to both halves), and they keep their own
+# flags (--cache-dir, --workers, --query-timeout, --request-timeout), so they are not repeated in every
+# options type, and a timeout changed never changes a retriever's fingerprint.
+# They are settings of the evaluate stage too (``EvaluateSettings.run_settings``, flattened), so the
+# command line and pipeline.toml take them by these fields' names.
 @dataclass(frozen=True, kw_only=True)
 class RunSettings(Settings):
     """How this run calls the retriever; never changes a ranking.
