@@ -22,7 +22,7 @@ from realrecall.cli.application import (
 from realrecall.cli.console import plain
 from realrecall.cli.settings_options import Group, Over, settings_options
 from realrecall.errors import InputError, SettingError
-from realrecall.settings import EngineSettings, setting_fields
+from realrecall.settings import EngineSettings, setting_fields, settings_from
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -90,7 +90,6 @@ def _with_options(loaded: PipelineConfig, retriever_option: list[str] | None, en
     """A pipeline's config with the command line's retriever options and engine options over it."""
     if retriever_option:
         from realrecall.evaluate.settings import EvaluateSettings
-        from realrecall.settings import settings_from
 
         try:
             given = settings_from(EvaluateSettings, {"retriever_options": retriever_option}, text=True)

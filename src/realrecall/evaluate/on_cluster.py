@@ -31,7 +31,17 @@ import numpy as np
 from realrecall.engine.cluster import Cluster, Stage
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import retrieve
-from realrecall.evaluate.retrievers.registry import About, DeferredRetriever, RetrieverRecipe
+from realrecall.evaluate.retrievers.dense import embed_corpus_at_once
+from realrecall.evaluate.retrievers.hybrid import HybridOptions
+from realrecall.evaluate.retrievers.local_dense import (
+    LOCAL_SLICE,
+    LocalDenseOptions,
+    SentenceTransformerEmbedder,
+    embedder_name,
+    model_path,
+)
+from realrecall.evaluate.retrievers.options import CorpusEmbeddings, make_options
+from realrecall.evaluate.retrievers.registry import About, DeferredRetriever, RetrieverRecipe, find_spec
 from realrecall.evaluate.scoring import QueryScores, score_queries
 from realrecall.gold import GoldSet
 from realrecall.runs import Run
@@ -237,16 +247,6 @@ def _corpus_embedded(cluster: Cluster, retriever: Retriever) -> RetrieverRecipe 
     source = _source(retriever)
     if not isinstance(source, RetrieverRecipe) or not isinstance(source.name, str) or not len(source.corpus):
         return source
-    from realrecall.evaluate.retrievers.dense import embed_corpus_at_once
-    from realrecall.evaluate.retrievers.hybrid import HybridOptions
-    from realrecall.evaluate.retrievers.local_dense import (
-        LOCAL_SLICE,
-        LocalDenseOptions,
-        embedder_name,
-        model_path,
-    )
-    from realrecall.evaluate.retrievers.options import CorpusEmbeddings, make_options
-    from realrecall.evaluate.retrievers.registry import find_spec
 
     options = make_options(find_spec(source.name), source.options, defaults=source.defaults)
     if not isinstance(options, LocalDenseOptions) or (
@@ -290,8 +290,6 @@ def _index_progress(retriever: Retriever) -> Callable[[int, int], None] | None:
 
 def _embedding(path: Path, batch_size: int) -> Callable[[list[str]], np.ndarray]:
     """In each embedding actor, once: the model loaded; then per call, its texts embedded."""
-    from realrecall.evaluate.retrievers.local_dense import SentenceTransformerEmbedder
-
     return SentenceTransformerEmbedder(path, batch_size=batch_size).embed
 
 
