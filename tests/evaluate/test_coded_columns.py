@@ -118,6 +118,16 @@ def test_a_column_of_too_many_distinct_values_is_written_a_block_at_a_time(
 int_columns = hnp.arrays(np.int64, st.integers(0, 60), elements=st.integers(0, 1 << 40))
 
 
+@given(hnp.arrays(np.float64, st.integers(0, 60), elements=st.sampled_from([0.0, 1.0, -0.0, 0.5])))
+def test_a_column_of_zeros_and_ones_gets_the_codes_np_unique_gives(values: np.ndarray) -> None:
+    # recall@k and complete@k columns are coded from two comparisons, not a sort: the same answer.
+    distinct, codes = np.unique(values + 0.0, return_inverse=True)
+    coded_distinct, coded_codes = results._distinct_values(values)
+    assert coded_distinct.dtype == distinct.dtype
+    assert coded_distinct.tobytes() == distinct.tobytes()
+    assert coded_codes.tolist() == codes.reshape(-1).tolist()
+
+
 @settings(deadline=None)  # the first example imports pandas
 @given(st.one_of(some_floats, any_floats, int_columns))
 @example(np.array([0.0, -0.0, -1.0, -1.0]))  # the sign of a zero once depended on the way taken

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from realrecall.bulk import bulk_step
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings
 from realrecall.settings import settings_with
@@ -46,10 +47,16 @@ class EvaluationInputs:
     def evaluate(
         self, *, more_gold: Sequence[GoldSet] = (), progress: Callable[[int, int], None] | None = None
     ) -> EvaluationResult:
-        """Score the gold sets (then ``more_gold``, e.g. a set generated after loading) with ``evaluate``."""
+        """Score the gold sets (then ``more_gold``, e.g. a set generated after loading) with ``evaluate``.
+
+        Scoring a finished run here is one bulk step (``realrecall.bulk``): no code of the user's runs
+        in it, and no collection walks the gold sets again between its parts. A retriever's searches
+        (and the Ray engine's client) run with the collector as the caller left it.
+        """
         from realrecall.evaluate.evaluation import evaluate
 
-        return evaluate(
+        scored = self.run is not None and not self.settings.engine_settings.on_ray
+        return (bulk_step(evaluate) if scored else evaluate)(
             [*self.gold_sets, *more_gold],
             corpus=self.corpus,
             retriever=self.retriever,
@@ -75,27 +82,20 @@ def load_inputs(
     or the retriever to build (``settings.retriever`` and its options; default ``bm25``), which needs
     ``corpus``. ``settings`` (or its fields as keywords) as in ``evaluate``.
 
-    Not a bulk step (``realrecall.bulk``): a retriever's code runs here (a ``module:function``
-    imported and built, a corpus embedded), with the collector as the caller left it. On the Ray
-    engine (``settings.engine_settings``) the retriever is only checked here, and built in each of the
-    engine's retrieval actors.
+    Not a bulk step (``realrecall.bulk``) when it builds a retriever: a retriever's code runs here (a
+    ``module:function`` imported and built, a corpus embedded), with the collector as the caller left
+    it. Reading a run is one (files only). On the Ray engine (``settings.engine_settings``) the
+    retriever is only checked here, and built in each of the engine's retrieval actors.
     """
     from realrecall.corpus import load_corpus
-    from realrecall.gold import load_gold
 
     settings = settings_with(EvaluateSettings, settings, options, what="load_inputs")
     if run is not None and (settings.retriever is not None or settings.retriever_options):
         named = "--retriever" if settings.retriever is not None else "--retriever-option"
         raise InputError(f"give --run or {named}, not both")
-    gold_sets = tuple(
-        load_gold(item[0], origin=item[1]) if isinstance(item, tuple) else load_gold(item, origin=origin)
-        for item in gold
-    )
     if run is not None:
-        from realrecall.runs import load_run
-
-        loaded = load_corpus(corpus) if corpus is not None else None
-        return EvaluationInputs(gold_sets, loaded, None, load_run(run), settings)
+        return _with_run(gold, corpus, run, origin, settings)
+    gold_sets = _gold_sets(gold, origin)
     if corpus is None:
         raise InputError(
             "--corpus is needed to retrieve", hint="give --corpus FILE, or score a finished --run FILE"
@@ -114,6 +114,33 @@ def load_inputs(
         # Built where it searches, once in each retrieval actor: not here too.
         return EvaluationInputs(gold_sets, loaded_corpus, DeferredRetriever(recipe), None, settings)
     return EvaluationInputs(gold_sets, loaded_corpus, recipe(), None, settings)
+
+
+@bulk_step  # files only, no code of the user's: the gold sets are not walked again as the run is read
+def _with_run(
+    gold: Sequence[GoldSource | tuple[GoldSource, str | None]],
+    corpus: str | Path | None,
+    run: str | Path,
+    origin: str | None,
+    settings: EvaluateSettings,
+) -> EvaluationInputs:
+    from realrecall.corpus import load_corpus
+    from realrecall.runs import load_run
+
+    gold_sets = _gold_sets(gold, origin)
+    loaded = load_corpus(corpus) if corpus is not None else None
+    return EvaluationInputs(gold_sets, loaded, None, load_run(run), settings)
+
+
+def _gold_sets(
+    gold: Sequence[GoldSource | tuple[GoldSource, str | None]], origin: str | None
+) -> tuple[GoldSet, ...]:
+    from realrecall.gold import load_gold
+
+    return tuple(
+        load_gold(item[0], origin=item[1]) if isinstance(item, tuple) else load_gold(item, origin=origin)
+        for item in gold
+    )
 
 
 def evaluate_files(

@@ -84,6 +84,36 @@ class QueryScores:
         # Added one by one in order, as trec_eval adds (``sum`` of floats is compensated from 3.12).
         return reduce(add, chosen.tolist(), 0.0) / len(chosen)
 
+    def group_means(self, metrics: Sequence[str], groups: np.ndarray, count: int) -> list[dict[str, float]]:
+        """Per group, ``{metric: mean}`` over its queries, equal to ``mean(metric, its query ids)``.
+
+        ``groups``: each query's group, 0 to ``count - 1``, in the gold set's own order (int). A
+        stable sort by group keeps trec_eval's order within each group, so each group's values are one
+        run of the sorted ones, added one by one in that order as ``mean`` adds them: by
+        ``np.cumsum``, which adds in order, unlike ``np.sum`` (each query id looked up for each slice
+        and metric took 0.3 s of 100,000 queries' five slices).
+        """
+        if self.gold_order is None:
+            raise RuntimeError("the gold set's order is not known (QueryScores made without gold_order)")
+        in_order = groups[self.gold_order]  # each query's group, in trec_eval's order
+        sizes = np.bincount(in_order, minlength=count)
+        if not sizes.all():
+            raise InputError("no query to average over in a group", hint="give each group a query")
+        order = np.argsort(in_order, kind="stable")
+        ends = np.cumsum(sizes)
+        spans = list(zip((ends - sizes).tolist(), ends.tolist(), sizes.tolist(), strict=True))
+        means: list[dict[str, float]] = [{} for _ in range(count)]
+        for metric in metrics:
+            ordered = self._values_of(metric)[order]
+            # A small group's values are added by reduce (a numpy call costs a few us per group).
+            listed = ordered.tolist() if sizes.min() < _CUMSUM_FROM else []
+            for of_group, (start, end, size) in zip(means, spans, strict=True):
+                if size < _CUMSUM_FROM:
+                    of_group[metric] = reduce(add, listed[start:end], 0.0) / size
+                else:
+                    of_group[metric] = _sum_in_order(ordered[start:end]) / size
+        return means
+
     @cached_property
     def _position(self) -> dict[str, int]:
         """Query id -> index into ``query_ids``, built once (each slice's mean built it again: 1.6 s of
@@ -102,6 +132,15 @@ class QueryScores:
             if parse_metric(name).name == wanted:
                 return values
         raise InputError(f"metric {metric!r} was not computed", hint=f"computed: {', '.join(self.values)}")
+
+
+_CUMSUM_FROM = 64
+
+
+def _sum_in_order(values: np.ndarray) -> float:
+    """``reduce(add, values.tolist(), 0.0)`` in C: float64 additions one by one from 0.0, in order."""
+    total: float = np.cumsum(np.concatenate(([0.0], values)))[-1].item()
+    return total
 
 
 def score(

@@ -89,6 +89,9 @@ def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     if values.dtype.kind == "f":
         values = values + 0.0  # -0.0 + 0.0 is 0.0 in IEEE arithmetic; NaN stays NaN
+        binary = _zeros_and_ones(values)
+        if binary is not None:
+            return binary
     if len(values) < _HASHED_FROM:
         return np.unique(values, return_inverse=True)
     import pandas as pd
@@ -98,6 +101,21 @@ def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 _HASHED_FROM = 1 << 18
+
+
+def _zeros_and_ones(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``np.unique(values, return_inverse=True)`` of a float column holding only 0.0 and 1.0 (recall@k
+    and complete@k, most columns of results.json), from two comparisons: sorting a mostly-zero
+    column of 100,000 took 14 ms. None for any other column."""
+    import numpy as np
+
+    ones = values == 1.0
+    n_ones = int(np.count_nonzero(ones))
+    if n_ones + int(np.count_nonzero(values == 0.0)) != len(values):
+        return None
+    present = [value for value, count in ((0.0, len(values) - n_ones), (1.0, n_ones)) if count]
+    codes = ones.astype(np.intp) if len(present) == 2 else np.zeros(len(values), dtype=np.intp)
+    return np.array(present, dtype=values.dtype), codes
 
 
 def listed_blocks(values: np.ndarray) -> Iterator[list[Any]]:
