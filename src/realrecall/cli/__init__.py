@@ -110,17 +110,26 @@ def __getattr__(name: str) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The ``realrecall`` command: runs ``argv`` (default ``sys.argv[1:]``) and exits with its code."""
-    from realrecall.cli.application import run_cli
-
     if argv is None:
         # The process's own command line: only its command's module is imported (a 500-query evaluate
         # is mostly start-up). The modules loaded so far (typer, rich, the command) live as long as the
         # process, so frozen out of the collector no full collection walks them (~50 ms of a short
-        # command's CPU). Not when called with arguments (tests, embedding code), which get every
+        # command's CPU); nor is any collection run while they load, which would find nothing to free
+        # (30 ms of CPU). Not when called with arguments (tests, embedding code), which get every
         # command and live on.
-        _register(sys.argv[1:])
-        gc.freeze()
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            from realrecall.cli.application import run_cli
+
+            _register(sys.argv[1:])
+        finally:
+            gc.freeze()
+            if collecting:
+                gc.enable()
     else:
+        from realrecall.cli.application import run_cli
+
         _register(None)
     # The command's bulk steps (reading, scoring, writing) pause the collector and give memory back;
     # code of the user's (a retriever's module, its searches) runs outside them (realrecall.bulk).

@@ -38,7 +38,6 @@ from realrecall.evaluate.slicing import group_codes, slice_sort_key
 from realrecall.files import file_sha256
 from realrecall.formats.record_fields import NO_FIELDS
 from realrecall.gold import GOLD_COUNT, GoldQuery, GoldSet
-from realrecall.labels import default_labeller
 from realrecall.resolution import Resolution, resolve_gold
 from realrecall.settings import settings_with
 from realrecall.style_leak import style_leak_warning
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from realrecall.evaluate.on_cluster import Job
     from realrecall.evaluate.retrievers import Retriever
     from realrecall.evaluate.scoring import QueryScores
+    from realrecall.labels import Labeller
     from realrecall.runs import Run
 
 __all__ = ["DEFAULT_K", "EvaluateCall", "evaluate", "evaluate_each"]
@@ -381,12 +381,13 @@ def _context_tokens(corpus: Corpus | None) -> ContextTokens | None:
 
 def _retrieval_depth(metrics: Sequence[str], tokens: ContextTokens | None, deepest: int) -> int:
     """How many ids to ask the retriever for: the deepest cut-off, or deeper for a token budget."""
-    from realrecall.evaluate.budget import budget_depth
     from realrecall.evaluate.metrics import parse_metric
 
     budgets = [budget for budget in (parse_metric(name).budget for name in metrics) if budget is not None]
     if not budgets or tokens is None:
         return deepest  # without a corpus a budgeted metric is refused when scored
+    from realrecall.evaluate.budget import budget_depth  # token counting, only for a token budget
+
     return budget_depth(tokens, budgets, at_least=deepest)
 
 
@@ -696,11 +697,11 @@ class _Labels:
 
     @cached_property
     def types(self) -> list[str | None]:
-        return _own_or_rules(list(map(_TYPE, self.gold)), self.gold, default_labeller().types)
+        return _own_or_rules(list(map(_TYPE, self.gold)), self.gold, _labeller().types)
 
     @cached_property
     def forms(self) -> list[str | None]:
-        return _own_or_rules(list(map(_own_form, self.gold)), self.gold, default_labeller().forms)
+        return _own_or_rules(list(map(_own_form, self.gold)), self.gold, _labeller().forms)
 
     @cached_property
     def gold_counts(self) -> list[Any]:
@@ -736,6 +737,14 @@ def _relevant_counts(gold: GoldSet) -> list[int]:
     query = np.repeat(np.arange(len(judged)), counts)
     relevant: list[int] = np.bincount(query[grades >= 1], minlength=len(judged)).tolist()
     return relevant
+
+
+def _labeller() -> Labeller:
+    """The rules' labeller, its module imported only when a query is labelled (the rules' module and
+    tomllib took 12 ms of CPU at start-up, for every evaluate that never labels)."""
+    from realrecall.labels import default_labeller
+
+    return default_labeller()
 
 
 def _own_or_rules(

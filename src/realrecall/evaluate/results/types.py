@@ -17,7 +17,6 @@ from typing import Any, Literal, overload
 from realrecall.errors import InputError
 from realrecall.evaluate.slicing import MAX_SLICE_VALUES, not_a_default_slice
 from realrecall.gold import GOLD_COUNT
-from realrecall.labels import default_labeller
 
 __all__ = [
     "MAX_SLICE_VALUES",
@@ -140,10 +139,14 @@ class QueryResult:
 
     @cached_property
     def _rules_type(self) -> str:
+        from realrecall.labels import default_labeller  # the rules only when a query is labelled
+
         return default_labeller().type_of(self.query)
 
     @cached_property
     def _rules_form(self) -> str:
+        from realrecall.labels import default_labeller
+
         return default_labeller().form_of(self.query)
 
     @property
