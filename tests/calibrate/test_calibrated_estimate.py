@@ -263,10 +263,11 @@ def test_pooled_real_weighs_a_stratum_at_the_ceiling_like_any_other() -> None:
     assert estimate.predicted.value == pytest.approx(sum(hits) / (30 * len(hits)), rel=1e-12)
 
 
-def test_the_model_with_the_smaller_leave_one_stratum_out_error_is_chosen_whatever_the_margin() -> None:
+def test_a_model_that_beats_pooled_real_beyond_its_standard_error_is_chosen_on_three_strata() -> None:
     # Issue 30: 31 real and 239 synthetic questions in three strata whose synthetic figures track the
     # real ones. A paired t-test on three folds kept pooled real (error 0.338 here) against synthetic +
-    # gap (0.041): the report showed the errors and contradicted them.
+    # gap (0.041): the report showed the errors and contradicted them. The one-standard-error rule does
+    # not: the margin is far beyond synthetic + gap's standard error.
     real: list[QueryResult] = []
     synthetic: list[QueryResult] = []
     for i, (n, hits, n_synthetic, synthetic_hits) in enumerate(
@@ -279,16 +280,46 @@ def test_the_model_with_the_smaller_leave_one_stratum_out_error_is_chosen_whatev
     estimate = _estimate(real, synthetic)
     assert estimate.model is not None
     errors = estimate.model.errors
-    assert errors["synthetic + gap"] < errors["pooled real"]
+    assert (
+        errors["synthetic + gap"] + estimate.model.standard_errors["synthetic + gap"] < errors["pooled real"]
+    )
     assert estimate.model.model == "synthetic + gap"
 
 
+def test_a_smaller_error_within_its_standard_error_does_not_replace_pooled_real() -> None:
+    # Issue 30: on SciFact topics (bm25) the smallest leave-one-topic-out error picked synthetic + gap by
+    # margins within the noise of six or seven folds, and it then missed the held-out topics by three
+    # times as much as the pooled real figure. Here synthetic + gap's error is the smallest, by less than
+    # its standard error: the model that assumes less predicts, and the line says why.
+    estimate = _estimate(
+        *_strata_sets([0.87, 0.82, 0.59, 0.63, 0.69, 0.86], [0.85, 0.99, 0.65, 0.69, 0.89, 0.94], [0.95])
+    )
+    assert estimate.model is not None
+    errors, standard_errors = estimate.model.errors, estimate.model.standard_errors
+    assert min(errors.values()) == errors["synthetic + gap"] < errors["pooled real"]
+    assert errors["pooled real"] <= errors["synthetic + gap"] + standard_errors["synthetic + gap"]
+    assert estimate.model.model == "pooled real"
+    assert "the model that assumes least within one standard error of the smallest" in estimate.text
+
+
+def test_the_standard_error_of_a_weighted_mean_equals_scipy_and_numpy() -> None:
+    values = np.array([0.12, 0.03, 0.31, 0.08, 0.15, 0.22])
+    assert prediction.standard_error(values, np.ones(6)) == pytest.approx(stats.sem(values), rel=1e-12)
+    weights = np.array([10.0, 31.0, 8.0, 22.0, 15.0, 40.0])
+    # numpy's variance with reliability weights (aweights), times the weighted mean's Σw²/W² factor
+    expected = math.sqrt(np.cov(values, aweights=weights) * np.sum(weights**2) / np.sum(weights) ** 2)
+    assert prediction.standard_error(values, weights) == pytest.approx(expected, rel=1e-12)
+    assert math.isnan(prediction.standard_error(values[:1], weights[:1]))
+
+
 @pytest.mark.slow
-def test_the_chosen_model_has_the_smallest_reported_error_in_random_draws() -> None:
+def test_the_chosen_model_is_the_simplest_within_one_standard_error_of_the_smallest_in_random_draws() -> None:
     # Seven measured strata, real and synthetic figures drawn at random: whichever model the draws
-    # favour, the one chosen is the one whose leave-one-stratum-out error the report shows smallest.
+    # favour, the one chosen is the first (in the order of how much it assumes) whose leave-one-stratum-out
+    # error is within one standard error of the smallest, both as the report shows them.
     rng = np.random.default_rng(20261204)
     chosen: set[str] = set()
+    kept_simpler = 0
     for trial in range(60):
         real_p = _expit(rng.normal(1.8, 0.5, 7))
         counts = rng.integers(8, 45, 7)
@@ -304,9 +335,17 @@ def test_the_chosen_model_has_the_smallest_reported_error_in_random_draws() -> N
         estimate = _estimate(real, synthetic, rng=np.random.default_rng(trial), n_resamples=200)
         assert estimate.model is not None
         errors = {name: error for name, error in estimate.model.errors.items() if not math.isnan(error)}
-        assert errors[estimate.model.model] == min(errors.values())
+        smallest = min(errors, key=lambda name: errors[name])
+        limit = errors[smallest] + estimate.model.standard_errors[smallest]
+        expected = next(name for name in prediction.MODELS if name in errors and errors[name] <= limit)
+        assert estimate.model.model == expected
+        assert f"{expected} {errors[expected]:.3f} ± {estimate.model.standard_errors[expected]:.3f}" in (
+            estimate.text
+        )
         chosen.add(estimate.model.model)
+        kept_simpler += expected != smallest
     assert len(chosen) >= 2  # the draws exercise the choice, not one model every time
+    assert kept_simpler > 0  # and the rule: a smaller error within the noise does not win
 
 
 def test_where_to_label_is_the_labelling_plan_with_min_real_in_every_unmeasured_stratum() -> None:

@@ -206,11 +206,14 @@ def model_text(model: ModelChoice) -> str:
     """Which model predicts, on what, and how it fared when each measured stratum was left out."""
     if model.validated_on:
         errors = ", ".join(
-            f"{name} {error:.3f}" for name, error in model.errors.items() if not math.isnan(error)
+            f"{name} {error:.3f} ± {model.standard_errors[name]:.3f}"
+            for name, error in model.errors.items()
+            if not math.isnan(error)
         )
         why = (
-            f"chosen by leave-one-stratum-out error on {_strata(model.validated_on)} "
-            f"(mean absolute error: {errors})"
+            f"chosen by leave-one-stratum-out error on {_strata(model.validated_on)}, the model that "
+            f"assumes least within one standard error of the smallest (mean absolute error ± its "
+            f"standard error: {errors})"
         )
     else:
         why = "no model could be validated (fewer than 2 measured strata with synthetic questions)"

@@ -80,6 +80,9 @@ def report_to_dict(report: CalibrationReport) -> dict[str, Any]:
             else {
                 "name": c.model.model,
                 "validation_error": {name: _num(error) for name, error in c.model.errors.items()},
+                "validation_standard_error": {
+                    name: _num(error) for name, error in c.model.standard_errors.items()
+                },
                 "validated_on": c.model.validated_on,
                 "strata": c.model.strata,
                 "spread": c.model.spread,
