@@ -175,7 +175,7 @@ def test_calibrated_estimate_after_regeneration_keeps_measured_strata_and_estima
     assert news.corrected == pytest.approx(9 / 12)
     assert [s.weight for s in calibrated.strata] == pytest.approx([0.5, 0.5])  # news: its synthetic share
     assert 0.0 <= calibrated.interval.low < calibrated.value < calibrated.interval.high <= 1.0
-    assert report.headline.text.startswith("Not measured on real questions")
+    assert report.headline.text.startswith("Not measured in these results")
     assert "the real set of 2026-11-30" in report.headline.text
     assert "spread assumed 1.00 logit" in calibrated.text  # one stratum cannot measure it
 
@@ -268,3 +268,24 @@ def test_every_answer_verdict_that_names_a_cause_states_its_k(right: tuple[bool,
     ).queries
     grid = answer_grid(records, {f"q{i}": label for i, label in enumerate(right)}, k=5)
     assert "top 5" in grid.verdict
+
+
+def test_a_stratum_field_no_real_question_has_is_dropped_with_a_warning_not_called_unmeasured() -> None:
+    # Issue 30: --calibrate-by language on a BEIR real set (no language) against synthetic questions in
+    # en: every real question sat in a stratum of its own with no traffic share, and the calibrated
+    # figure said 0% of traffic was measured although the real set is all of it.
+    document = results_document(
+        [("real", ranks_set("real", 24, 6, prefix="r", language=None)),
+         ("synthetic", ranks_set("synthetic", 28, 2, prefix="s", language="en"))]
+    )  # fmt: skip
+    report = calibrate(document, calibrate_by="language", now=NOW)
+    assert report.calibrated is not None
+    assert report.calibrated.by is None
+    assert report.calibrated.value == report.overall().real.value == 0.8
+    assert "measured on real questions in every stratum" in report.calibrated.text
+    assert any("--calibrate-by 'language': no real question has this field" in w for w in report.warnings)
+    # A field the real set has stratifies as before.
+    by_type = calibrate(document, calibrate_by="type", now=NOW)
+    assert by_type.calibrated is not None
+    assert by_type.calibrated.by == "type"
+    assert not any("no real question has this field" in w for w in by_type.warnings)

@@ -197,7 +197,9 @@ def test_calibrate_on_earlier_results_quotes_a_calibrated_figure_and_warns_when_
     assert result.returncode == 0, result.stderr
     # The real set covers the only stratum (lookup) with 30 queries: its measured figure is the estimate.
     assert result.stdout.startswith(
-        "Not measured on real questions: an estimate from synthetic questions corrected by the gap the "
-        "same retriever showed on the real set of 2020-01-01. Calibrated recall@10 = 0.67 (95% CI"
+        "Not measured in these results, which hold no real questions: the figure rests on the real set "
+        "of 2020-01-01, evaluated with the same retriever on the same corpus. Calibrated recall@10 = 0.67 "
+        "(95% CI"
     )
+    assert "measured on real questions in every stratum" in result.stdout.splitlines()[0]
     assert "calibration is stale" in result.stderr

@@ -146,3 +146,32 @@ def test_one_call_calibrate_scores_a_real_set_its_evidence_carries_to_today_s_co
     report = evaluate_and_calibrate(synthetic, real, corpus=new)
     assert report.overall().n_real == N
     assert report.overall().real.value == 0.5  # the grown corpus pushes half the evidence out of the top 10
+
+
+def test_the_terminal_report_says_the_real_set_was_re_scored_today(tmp_path: Path) -> None:
+    # The note was in JSON, Markdown and HTML only; the terminal, calibrate's default, did not say it.
+    earlier, now, _, _ = _setting(tmp_path, evidence=True)
+    done = run("calibrate", str(now), "--calibrate-on", str(earlier))
+    assert done.returncode == 0, done.stderr
+    assert "its real set was re-scored on today's corpus" in " ".join(done.stdout.split())
+
+
+def test_results_of_one_retriever_on_another_corpus_are_not_pooled_as_one(tmp_path: Path) -> None:
+    # Given side by side (not --calibrate-on), the old corpus's real results merged with today's
+    # synthetic ones as one retriever's, and the old real figure (1.0) was the headline.
+    old, new = _corpora(tmp_path)
+    real = _results(tmp_path, "real_old", old, (_real(tmp_path, evidence=True), "real"))
+    now = _results(tmp_path, "now", new, (_synthetic(tmp_path, "syn_new", "new"), "synthetic"))
+    report = calibrate([now, real])
+    assert report.overall().n_real == 0
+    assert not report.headline.text.startswith("Quote real")
+    warning = next(w for w in report.warnings if "another system" in w)
+    assert "real_old.json holds real questions of bm25" in warning
+    assert "the corpus differs" in warning
+    assert "--calibrate-on" in warning
+    # The same retriever on the same corpus still pools: real and synthetic from two files.
+    today = _results(tmp_path, "real_new", new, (_real(tmp_path, evidence=True), "real"))
+    pooled = calibrate([now, today])
+    assert pooled.overall().n_real == N
+    assert pooled.overall().real.value == 0.5
+    assert not [w for w in pooled.warnings if "another system" in w]

@@ -148,7 +148,7 @@ def test_the_run_scores_and_calibrates_with_the_sections_settings(tmp_path):
     from pipeline.test_pipeline import write_job
     from realrecall.pipeline import run_pipeline
 
-    path = write_job(tmp_path, backend="extractive", extra="n_resamples = 500\ncalibrate_by = 'language'\n")
+    path = write_job(tmp_path, backend="extractive", extra="n_resamples = 500\ncalibrate_by = 'form'\n")
     text = path.read_text().replace('by = ["type"]', 'by = ["type"]\nrelevance_threshold = 2\ndepth = 1')
     path.write_text(text)
 
@@ -156,7 +156,8 @@ def test_the_run_scores_and_calibrates_with_the_sections_settings(tmp_path):
 
     assert result.report.n_resamples == 500
     assert result.report.calibrated is not None
-    assert result.report.calibrated.by == "language"
+    # form, not the default type (language, which these real questions lack, would be one stratum)
+    assert result.report.calibrated.by == "form"
     assert '"relevance_threshold": 2' in result.results_path.read_text()
     tops = [json.loads(line)["top"] for line in result.per_query_path.read_text().splitlines()]
     assert max(map(len, tops)) == 1  # without the depth, a query gets up to 3 ids (k = [1, 3])

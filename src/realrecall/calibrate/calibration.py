@@ -191,6 +191,9 @@ def calibrate(
     field_warnings = _unknown_fields(
         fields if by is not None else (), primary, calibrate_by, by_field, calibration
     )
+    unsorted = _real_lacks_stratum_field(by_field, calibration)
+    if unsorted:
+        by_field, field_warnings = None, (*field_warnings, unsorted)
     dates = calibration.real_set_dates()
     # The oldest real set dates the calibration: staleness errs on the side of a warning.
     real_set_date = real_date or (min(dates) if dates else None)
@@ -257,6 +260,7 @@ def calibrate(
         answers=grid,
         gates=report_gates,
         warnings=primary.warnings
+        + _not_pooled(primary, retrievers[1:])
         + field_warnings
         + unsliced
         + _warnings(gaps, chosen, calibrated, skipped, calibration_real),
@@ -267,6 +271,29 @@ def calibrate(
         judge=judge,
         judge_labels=note,
     )
+
+
+def _not_pooled(primary: EvaluationResult, others: Sequence[EvaluationResult]) -> tuple[str, ...]:
+    """Why results of a retriever of the primary's name were not pooled with it: other code or another
+    corpus (``EvaluationResult.identity``). Said when they hold the real questions the primary lacks,
+    which the user most likely meant to quote."""
+    return tuple(
+        f"{other.source or 'other results'} holds real questions of {other.name} with other code or on "
+        f"another corpus ({_difference_of(other, primary)}): they are another system, not pooled with "
+        f"{primary.source or 'these results'}; give them with --calibrate-on to re-measure or refuse as "
+        "a calibration does"
+        for other in others
+        if other.name == primary.name and other.of_origin("real") and not primary.of_origin("real")
+    )
+
+
+def _difference_of(other: EvaluationResult, primary: EvaluationResult) -> str:
+    if other.corpus_sha256 != primary.corpus_sha256:
+        return "the corpus differs"
+    mine, theirs = primary.retriever_fingerprint, other.retriever_fingerprint
+    if mine is None or theirs is None:
+        return "one records no retriever fingerprint"
+    return _difference(theirs, mine)
 
 
 def _check_judge_labels(settings: CalibrateSettings) -> None:
@@ -379,9 +406,11 @@ def _calibrated_headline(head: Headline, calibrated: CalibratedEstimate) -> Head
         if calibrated.calibrated_on
         else "an undated real set"
     )
+    # Not "synthetic corrected by the gap": a stratum the real set covers is its measured real figure,
+    # and the rest is predicted by whichever model the estimate's own line names.
     text = (
-        f"Not measured on real questions: an estimate from synthetic questions corrected by the gap "
-        f"the same retriever showed on {real_set}. {calibrated.text}"
+        f"Not measured in these results, which hold no real questions: the figure rests on {real_set}, "
+        f"evaluated with the same retriever on the same corpus. {calibrated.text}"
     )
     if head.synthetic.n:
         gap = head.synthetic.value - calibrated.value
@@ -646,6 +675,19 @@ def _unknown_fields(
             f"estimate uses one stratum (fields: {', '.join(known) or 'none'})"
         )
     return tuple(warnings)
+
+
+def _real_lacks_stratum_field(by_field: str | None, calibration: EvaluationResult) -> str:
+    """Why stratifying by ``by_field`` is dropped: no real question has it (a BEIR set's language),
+    so every stratum with synthetic questions would be unmeasured, the real set all in a stratum of
+    its own, and a set that measures all of the traffic said to measure none of it; "" when it has."""
+    real = calibration.of_origin("real")
+    if by_field is None or not real or any(q.field(by_field) is not None for q in real):
+        return ""
+    return (
+        f"--calibrate-by {by_field!r}: no real question has this field (only synthetic ones), so the "
+        "calibrated estimate uses one stratum; give the real questions the field to stratify by it"
+    )
 
 
 def _warnings(

@@ -77,6 +77,9 @@ def report_table(report: CalibrationReport, *, warnings: bool = True) -> Rendera
         for row in calibrated_rows(c):
             strata.add_row(*_plain(*row))
         parts.append(strata)
+        # Every format gives the estimate's notes (the real set re-scored on today's corpus...); those
+        # already printed as warnings are not repeated.
+        parts += [_text(note) for note in c.notes if note not in report.warnings]
     parts.append(_diagnostics_table(report))
     parts.append(_text(realism_line(report)))
     if report.rank_agreement is not None:

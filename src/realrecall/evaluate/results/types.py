@@ -460,9 +460,15 @@ class EvaluationResult:
         return self.retriever.get("approximate") or None
 
     @property
-    def identity(self) -> tuple[str, str]:
-        """Results of one identity are of one retriever (they merge)."""
-        return (self.name, self.description)
+    def identity(self) -> tuple[str, str, str]:
+        """Results of one identity are of one retriever (they merge): its name and description, and
+        what they do not show, its fingerprint (a custom function's source hash, a store's index) and
+        the corpus it searched. Rewritten code behind the same ``file.py:function``, or the same
+        retriever over another corpus, is another system: merged, its real figure would be quoted
+        beside the other's synthetic one as if they were one retriever's."""
+        code = None if self.retriever_fingerprint is None else dict(self.retriever_fingerprint)
+        what = {"retriever": code, "corpus": self.corpus_sha256}
+        return (self.name, self.description, json.dumps(what, sort_keys=True, default=str))
 
     @property
     def corpus_path(self) -> str | None:
@@ -611,7 +617,7 @@ def records_for(records: Sequence[QueryResult], gold_set: str | None) -> tuple[Q
 
 def merge_by_retriever(results: Iterable[EvaluationResult]) -> tuple[EvaluationResult, ...]:
     """Merge results of the same retriever (name and description), keeping first-seen order."""
-    merged: dict[tuple[str, str], EvaluationResult] = {}
+    merged: dict[tuple[str, str, str], EvaluationResult] = {}
     for item in results:
         previous = merged.get(item.identity)
         if previous is None:
