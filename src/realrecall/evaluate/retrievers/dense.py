@@ -103,7 +103,7 @@ class DenseRetriever:
     def search(self, queries: Sequence[str], k: int) -> list[list[str]]:
         check_k(k)
         check_queries(queries)
-        query_vectors = normalise_rows(self._embed(list(queries), slice_size=len(queries)))
+        query_vectors = normalise_rows(_embed(self._embedder, list(queries), slice_size=len(queries)))
         if query_vectors.shape[1] != self._matrix.shape[1]:
             raise InputError(
                 f"embedder {self._embedder.name!r} gave queries dimension {query_vectors.shape[1]} "
@@ -112,9 +112,6 @@ class DenseRetriever:
             )
         similarities = query_vectors @ self._matrix.T
         return [[self._ids[i] for i in top_k_indices(row, k)] for row in similarities]
-
-    def _embed(self, texts: list[str], *, slice_size: int) -> np.ndarray:
-        return _embed(self._embedder, texts, slice_size=slice_size)
 
 
 def embed_corpus(
