@@ -78,6 +78,7 @@ class Case:
     server: bool = False  # start the fake OpenAI endpoint first (generate --backend llm)
     unreadable: tuple[str, ...] = ()  # chmod 000 these (skipped as root, who reads anything)
     hide_modules: tuple[str, ...] = ()  # import as if not installed (in-process only)
+    needs: tuple[str, ...] = ()  # modules of an extra the case exercises (skipped, with the reason, without)
 
 
 @dataclass(frozen=True)
@@ -716,17 +717,19 @@ EXPORT_QDRANT = (
 # The second catalogue of issue 28: stores left as they were, input too deep to read.
 SWEEP: list[Case] = [
     # A store's client writes into the folder it opens: a folder that is not a store is refused first.
-    Case("evaluate-chroma-empty-folder-stays-empty", EVAL_CHROMA, ("store", "no Chroma database"), {"store": FOLDER}),
+    Case("evaluate-chroma-empty-folder-stays-empty", EVAL_CHROMA, ("store", "no Chroma database"), {"store": FOLDER},
+         needs=("chromadb",)),
     Case("export-chroma-empty-folder-stays-empty", (*EXPORT_CHROMA, "-o", "c.jsonl"), ("store", "no Chroma database"),
-         {"store": FOLDER}),
+         {"store": FOLDER}, needs=("chromadb",)),
     Case("export-chroma-another-programs-sqlite-is-not-migrated", (*EXPORT_CHROMA, "-o", "c.jsonl"),
          ("store", "cannot read the Chroma store", "no Chroma tables"),
-         {"store": FOLDER, "store/chroma.sqlite3": _sqlite_of_another_program()}),
+         {"store": FOLDER, "store/chroma.sqlite3": _sqlite_of_another_program()}, needs=("chromadb",)),
     Case("export-qdrant-empty-folder-stays-empty", (*EXPORT_QDRANT, "-o", "c.jsonl"), ("store", "no Qdrant local store"),
-         {"store": FOLDER}),
+         {"store": FOLDER}, needs=("qdrant_client",)),
     Case("evaluate-qdrant-empty-folder-stays-empty",
          with_(EVAL, "--retriever", "qdrant", "--retriever-option", "path=store", "--retriever-option", "collection=docs",
-               "--retriever-option", "embed_model=m"), ("store", "no Qdrant local store"), {"store": FOLDER}),
+               "--retriever-option", "embed_model=m"), ("store", "no Qdrant local store"), {"store": FOLDER},
+         needs=("qdrant_client",)),
     # run reads every input before any work: the history it appends to, the set it generates by its name.
     Case("run-history-with-a-broken-line-is-read-before-any-work", RUN, ("history.jsonl:1", "malformed JSON"),
          {"history.jsonl": lambda old: old[:-30]}),

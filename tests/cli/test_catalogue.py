@@ -117,6 +117,8 @@ def umask_022() -> Iterator[None]:
 def _prepare(case: Case, workspace: Path, request: pytest.FixtureRequest) -> None:
     if case.unreadable and os.geteuid() == 0:
         pytest.skip("running as root, who reads any file: chmod 000 cannot make one unreadable")
+    for module in case.needs:  # the README's test command installs no extra; .ci/run installs them all
+        pytest.importorskip(module, reason=f"needs {module}, an extra the README test command lacks")
     monkeypatch = request.getfixturevalue("monkeypatch")
     for module in case.hide_modules:  # `import module` now raises ImportError, as when not installed
         monkeypatch.setitem(sys.modules, module, None)
