@@ -160,6 +160,19 @@ def test_drift_cli_json_has_auc_test_and_drifted(tmp_path: Path) -> None:
     assert report["terms"]
 
 
+def test_drift_reads_traffic_of_four_words_ending_in_a_number_as_questions(tmp_path: Path) -> None:
+    # Every traffic line is four words ending in a number, the shape of a qrels line: it was refused as
+    # TREC qrels. Without qrels' iteration column (0, Q0, judge:<model>) it is read as questions.
+    (tmp_path / "real.txt").write_text("".join(f"how do I reset my password {i}\n" for i in range(25)))
+    (tmp_path / "traffic.txt").write_text("".join(f"wine with fish {1990 + i}\n" for i in range(25)))
+    done = run("drift", str(tmp_path / "real.txt"), str(tmp_path / "traffic.txt"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["n_traffic"] == 25
+    assert report["drifted"] is True
+    assert any(query.startswith("wine with fish") for query in (q["query"] for q in report["queries"]))
+
+
 @pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
 def test_drift_of_a_file_against_itself_is_refused(tmp_path: Path, alias: str) -> None:
     # One file as the real set and the traffic read as "No drift detected (AUC 0.032...)", exit 0: a

@@ -155,6 +155,21 @@ def test_plan_in_python_takes_its_settings_or_their_fields_as_keywords(tmp_path:
         plan(path, 0.1, confidence=1.5)
 
 
+def test_a_stratum_field_no_question_has_is_named_as_the_caller_named_it(write_results) -> None:
+    records = [per_query(f"q{i}", "real", rank=1 if i % 4 else None, type="lookup") for i in range(30)]
+    path = write_results(results_document([("set", records)]))
+    # From Python the setting is the keyword (or PlanSettings field) calibrate_by, not the CLI's --by.
+    with pytest.raises(SettingError, match=r"calibrate_by 'colour': no real question has a value") as raised:
+        plan(path, 0.1, calibrate_by="colour")
+    assert "--by" not in str(raised.value)
+    assert "choose from type" in str(raised.value)
+    done = run("plan", str(path), "--target-width", "0.1", "--by", "colour")
+    assert done.returncode == 2
+    assert "--by 'colour': no real question has a value" in done.stderr
+    assert "calibrate_by" not in done.stderr
+    assert str(path) in done.stderr.replace("\n", "")
+
+
 def test_plan_html_draws_width_against_questions(tmp_path: Path, write_results) -> None:
     records = [per_query(f"q{i}", "real", rank=1 if i % 3 else None) for i in range(30)]
     path = write_results(results_document([("set", records)]))

@@ -109,6 +109,24 @@ def test_question_files_in_every_format(tmp_path):
     assert load_questions(topics) == ["dog age by teeth", "cat food"]
 
 
+def test_short_questions_of_four_words_ending_in_a_number_are_read_as_questions(tmp_path):
+    # Every line four words ending in a number, as a qrels line is: without qrels' iteration column
+    # (0, Q0 or judge:<model>) on every line, it is a file of questions.
+    traffic = tmp_path / "traffic.txt"
+    lines = ["covid cases in 2020", "best films of 1999", "iphone 12 price 2021", "windows error code 43"]
+    traffic.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert load_questions(traffic) == lines
+    # One line of another shape among qrels lines: not qrels either.
+    mixed = tmp_path / "mixed.txt"
+    mixed.write_text("q1 0 d1 1\nwhat is q1 about\n", encoding="utf-8")
+    assert load_questions(mixed) == ["q1 0 d1 1", "what is q1 about"]
+    for qrels_text in ("q1 Q0 d1 1\nq2 Q0 d2 0\n", "q1 judge:gpt-4o d1 2\nq2 judge:gpt-4o d2 0\n"):
+        qrels = tmp_path / "qrels.txt"
+        qrels.write_text(qrels_text, encoding="utf-8")
+        with pytest.raises(InputError, match="TREC qrels"):
+            load_questions(qrels)
+
+
 def test_files_without_question_text_are_refused_with_the_line(tmp_path):
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 d1 1\nq2 0 d2 0\n", encoding="utf-8")

@@ -218,10 +218,13 @@ def plan(
     unset = [q for q in pilot if by is not None and q.field(by) is None]
     if by is not None and len(unset) == len(pilot):
         fields = [name for name in result.present_fields() if name != "origin"]
-        raise InputError(
-            f"no real question has a value for --by {by!r}",
+        # Named as the settings field: the CLI relabels it with its flag (--by), as it does every
+        # setting's error, so a Python caller is not told about an option it never typed.
+        raise SettingError(
+            "calibrate_by",
+            f"{by!r}: no real question has a value for this field",
             path=result.source,
-            hint=f"choose from {', '.join(fields)}" if fields else "plan without --by",
+            hint=f"choose from {', '.join(fields)}" if fields else "plan with one stratum (no stratum field)",
         )
     groups: dict[str, list[float]] = {}
     for query in pilot:

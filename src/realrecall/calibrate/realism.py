@@ -460,4 +460,8 @@ def _line_questions(path: Path, *, tabbed: bool) -> list[str]:
     return [text.strip() for line in lines if (text := line.rsplit("\t", 1)[-1] if tabbed else line).strip()]
 
 
-_QRELS_LINE = re.compile(r"^\s*\S+\s+\S+\s+\S+\s+-?\d+\s*$")
+# A qrels line: query id, the iteration column trec_eval ignores (0 or Q0 in TREC's files, judge:<model>
+# in a judge's), document id, integer grade. Four words ending in a number alone is not enough: a file
+# of short questions ("covid cases in 2020", "top films of 1999") has lines of that shape too, and must
+# be read as questions; the iteration column is what no question line carries on every line.
+_QRELS_LINE = re.compile(r"^\s*\S+\s+(?:0|[Qq]0|judge:\S+)\s+\S+\s+-?\d+\s*$")

@@ -9,7 +9,7 @@ import typer
 
 from realrecall.calibrate.settings import PlanSettings
 from realrecall.cli.application import app, check_format, emit_report, output_option, user_errors, warn
-from realrecall.cli.settings_options import Group, settings_options
+from realrecall.cli.settings_options import Group, named_as_options, settings_options
 
 _FORMATS = ("table", "json", "html")
 
@@ -37,7 +37,8 @@ def plan(
         from realrecall.calibrate.plan import plan as make_plan
         from realrecall.calibrate.report.plan import render_plan
 
-        made = make_plan(results, target_width, settings=settings)
+        with named_as_options(PlanSettings):
+            made = make_plan(results, target_width, settings=settings)
         if chosen != "table":
             for message in made.warnings:
                 warn(message)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -26,7 +27,7 @@ from realrecall.cli.application import user_errors
 from realrecall.errors import SettingError
 from realrecall.settings import SettingField, Settings, Text, setting_fields, settings_from, shown
 
-__all__ = ["Group", "Over", "options_given", "settings_options"]
+__all__ = ["Group", "Over", "named_as_options", "options_given", "settings_options"]
 
 Command = Callable[..., Any]
 S = TypeVar("S", bound=Settings)
@@ -121,6 +122,19 @@ def options_given(settings: Settings, *, besides: Iterable[str] = ()) -> list[st
         for item in _options(type(settings))
         if item.name not in besides and _value(settings, item) != _value(defaults, item)
     ]
+
+
+@contextmanager
+def named_as_options(cls: type[Settings]) -> Iterator[None]:
+    """A library call's setting error names the setting as this command's option (``calibrate_by`` ->
+    ``--by``), as a bad value typed on the command line does; the file and hint stay."""
+    try:
+        yield
+    except SettingError as exc:
+        item = {item.name: item for item in _options(cls)}.get(exc.setting)
+        if item is None:
+            raise
+        raise exc.labelled(item.option, path=exc.path, line=exc.line) from None
 
 
 def _value(settings: Settings, item: SettingField) -> Any:
