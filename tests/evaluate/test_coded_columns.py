@@ -167,3 +167,33 @@ def test_a_coded_columns_numbers_are_written_as_the_encoder_writes_each(values: 
     assert _value_texts(values, encode) == [encode(value) for value in values]
     mixed = [*values, {"form": "a,b"}, "x,y", True]  # not all numbers: one call each
     assert _value_texts(mixed, encode) == [encode(value) for value in mixed]
+
+
+# Ids as files hold them: plain ones mostly, with the characters JSON escapes among them.
+ids = st.one_of(
+    st.sampled_from(
+        ["d1", "q 2", "", "é", "\u2028", 'a"b', "a\\b", "tab\there", "nul\x00", "\x1f", "\ud800"]
+    ),
+    st.text(max_size=6),
+)
+blocks = st.one_of(
+    st.lists(ids, min_size=1, max_size=12),
+    st.lists(st.lists(ids, max_size=4), min_size=1, max_size=12),
+    st.lists(st.tuples(ids, ids), min_size=1, max_size=12),
+    st.lists(st.none(), min_size=1, max_size=12),
+    st.lists(st.one_of(st.none(), ids, st.integers(), st.lists(ids, max_size=3)), min_size=1, max_size=12),
+    st.lists(st.lists(st.one_of(ids, st.integers(), st.none()), max_size=3), min_size=1, max_size=12),
+)
+
+
+@given(blocks)
+@example(["q1", "q2"])
+@example([["d1", "d2"], ["d3"]])
+@example([["d1"], []])  # an empty list among others is written [], not [""]
+@example([{"a": 1}])  # a dict is not joined as its keys
+@example([None, None])
+def test_a_block_of_text_lists_or_nulls_is_written_as_the_encoder_writes_it(block: list[Any]) -> None:
+    # Query ids, gold ids and null columns are joined as text when nothing needs escaping: the same
+    # text as the C encoder's, byte for byte, and the encoder's own when something does.
+    encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    assert results._block_text(block, encode=encode) == encode(block)[1:-1]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from realrecall.bulk import bulk_step
 from realrecall.cli.application import (
     MLFLOW_HELP,
     MLFLOW_URI_HELP,
@@ -73,23 +74,57 @@ def evaluate(
              **({} if run is not None else retriever_input_paths(settings))},
             {"--output": output, "--per-query": per_query},
         )  # fmt: skip
-        result = _evaluate(gold, corpus, run, origin, settings)
-        from realrecall.evaluate import write_per_query, write_results
-
-        for message in result.warnings:
-            warn(message)
-        for table in render_tables(result):
-            out.print(table)
-        if output is not None:
-            write_results(result, output)
-            note(f"results written to {output}", style="")
-        if per_query is not None:
-            write_per_query(result, per_query)
-            note(f"per-query outcomes written to {per_query}", style="")
+        if run is not None and not settings.engine_settings.on_ray and not (mlflow or mlflow_uri):
+            # A finished run's files, read, scored, shown and written in one bulk step (realrecall.bulk):
+            # no code of the user's runs in it, and its objects are freed before the collector is
+            # back, so no collection walks the gold set (one did, 0.03 s of 100,000 queries). A
+            # retriever's code, the Ray engine's client and MLflow run with the collector as it was.
+            bulk_step(_files_only)(gold, corpus, run, origin, settings, output, per_query)
+            return
+        result = _evaluate_and_report(gold, corpus, run, origin, settings, output, per_query)
         if mlflow or mlflow_uri:
             from realrecall.cli.log import log_mlflow
 
             log_mlflow(output if output is not None else result, uri=mlflow_uri)
+
+
+def _evaluate_and_report(
+    gold: list[Path],
+    corpus: Path | None,
+    run: Path | None,
+    origin: str | None,
+    settings: EvaluateSettings,
+    output: Path | None,
+    per_query: Path | None,
+) -> EvaluationResult:
+    """Evaluate, print the warnings and tables, and write the results and per-query files asked for."""
+    result = _evaluate(gold, corpus, run, origin, settings)
+    from realrecall.evaluate import write_per_query, write_results
+
+    for message in result.warnings:
+        warn(message)
+    for table in render_tables(result):
+        out.print(table)
+    if output is not None:
+        write_results(result, output)
+        note(f"results written to {output}", style="")
+    if per_query is not None:
+        write_per_query(result, per_query)
+        note(f"per-query outcomes written to {per_query}", style="")
+    return result
+
+
+def _files_only(
+    gold: list[Path],
+    corpus: Path | None,
+    run: Path | None,
+    origin: str | None,
+    settings: EvaluateSettings,
+    output: Path | None,
+    per_query: Path | None,
+) -> None:
+    """``_evaluate_and_report``, its result dropped inside the step (see ``evaluate``)."""
+    _evaluate_and_report(gold, corpus, run, origin, settings, output, per_query)
 
 
 def _evaluate(
