@@ -21,10 +21,12 @@ nDCG and the reports need every judgment.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import repeat
-from operator import attrgetter
+from functools import cached_property
+from itertools import chain, repeat
+from operator import attrgetter, methodcaller
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +160,14 @@ class GoldSet(IdIndexed[GoldQuery]):
             self.queries, _QUERY_ID, what="query_id", path=self.path, hint="make query ids unique"
         )
 
+    @cached_property
+    def lowest_grade(self) -> int | None:
+        """The lowest grade any query gives a judged passage (None: no passage is judged), found once
+        per gold set: whether every judged passage is relevant decides how evaluate counts and lists
+        them, twice an evaluation (a pass over every grade, 0.02 s of 100,000 qrels queries)."""
+        lowest: int | None = min(chain.from_iterable(map(_VALUES, map(_JUDGED, self.queries))), default=None)
+        return lowest
+
     def qrels(self) -> dict[str, dict[str, int]]:
         """The judgments as trec_eval-style tools take them: ``{query_id: {passage_id: grade}}``."""
         return {query.query_id: dict(query.gold) for query in self.queries}
@@ -194,6 +204,9 @@ class GoldSet(IdIndexed[GoldQuery]):
 
 _QUERY_ID: Callable[[GoldQuery], str] = attrgetter("query_id")
 
+_JUDGED: Callable[[GoldQuery], Mapping[str, int]] = attrgetter("gold")
+_VALUES = methodcaller("values")
+
 
 @bulk_step  # a query is a handful of objects that all stay: 3M qrels lines read in 4.6 s, not 7-8.5
 def load_gold(
@@ -214,7 +227,7 @@ def load_gold(
     if records is None:
         # A TREC qrels query is its id and judgments: made with no record dict between.
         judged = trec_qrels.read_judgments(p, exact=exact)
-        queries = tuple(map(_judged_query, judged, judged.values(), repeat(origin)))
+        queries = _judged_queries(judged, origin)
         del judged
         marks = read_qrels_marks(p)
     else:
@@ -223,24 +236,28 @@ def load_gold(
     return GoldSet(queries, name=name or default_name, path=str(p), judge_marks=marks)
 
 
-def _judged_query(query_id: str, gold: dict[str, int], origin: str | None) -> GoldQuery:
-    """``GoldQuery(query_id, "", gold, origin)`` for a query whose grades its reader has checked.
+def _judged_queries(judged: dict[str, dict[str, int]], origin: str | None) -> tuple[GoldQuery, ...]:
+    """``GoldQuery(query_id, "", gold, origin)`` of each judged query, whose grades its reader checked.
 
     The constructor's ``__post_init__`` would check them again: 0.55 s of the 1.4 s a million TREC
     qrels queries took to make. Every field is set as the constructor sets it (a test compares the
-    two field by field, so a field added to GoldQuery and not here fails it).
+    two field by field, so a field added to GoldQuery and not here fails it), a field at a time over
+    every query, each pass in C: no Python call per query (100,000 queries: 0.06 s, not 0.08).
     """
-    query = _new(GoldQuery)
-    _set_query_id(query, query_id)
-    _set_query(query, "")
-    _set_gold(query, gold)
-    _set_origin(query, origin)
-    _set_type(query, None)
-    _set_language(query, None)
-    _set_metadata(query, NO_FIELDS)
-    _set_provenance(query, None)
-    _set_evidence(query, ())
-    return query
+    queries = list(map(_new, repeat(GoldQuery, len(judged))))
+    for setter, values in (
+        (_set_query_id, judged),
+        (_set_query, repeat("")),
+        (_set_gold, judged.values()),
+        (_set_origin, repeat(origin)),
+        (_set_type, repeat(None)),
+        (_set_language, repeat(None)),
+        (_set_metadata, repeat(NO_FIELDS)),
+        (_set_provenance, repeat(None)),
+        (_set_evidence, repeat(())),
+    ):
+        deque(map(setter, queries, values), maxlen=0)
+    return tuple(queries)
 
 
 _new = object.__new__

@@ -727,10 +727,15 @@ class _Labels:
         return list(map(methodcaller("field", name), self.gold))
 
 
+def _every_judged_relevant(gold: GoldSet) -> bool:
+    """Whether no judged passage of the set has a grade below 1 (none judged: vacuously)."""
+    return gold.lowest_grade is None or gold.lowest_grade >= 1
+
+
 def _relevant_counts(gold: GoldSet) -> list[int]:
     """Each query's number of judged passages of grade 1 or more, in C-level passes."""
     judged = list(map(_GOLD, gold))
-    if min(chain.from_iterable(map(_VALUES, judged)), default=1) >= 1:
+    if _every_judged_relevant(gold):
         return list(map(len, judged))  # every judged passage relevant, as in most qrels
     counts = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
     grades = np.fromiter(chain.from_iterable(map(_VALUES, judged)), dtype=np.int64, count=int(counts.sum()))
@@ -966,9 +971,8 @@ _AT_LEAST_ONE = (1).__le__  # relevant() with its default threshold, as results.
 def _relevant_id_lists(gold: GoldSet) -> Iterable[list[str]]:
     """``_relevant_ids`` of each query; when no grade is below 1 (most qrels), each query's judged ids
     sorted, with no Python code per query (a million queries: 0.35 s, not 0.7)."""
-    judged = list(map(_GOLD, gold))
-    if min(chain.from_iterable(map(_VALUES, judged)), default=1) >= 1:
-        return map(sorted, judged)
+    if _every_judged_relevant(gold):
+        return map(sorted, map(_GOLD, gold))
     return map(_relevant_ids, gold)
 
 

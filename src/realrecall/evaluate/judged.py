@@ -19,7 +19,7 @@ from operator import methodcaller
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from realrecall.runs import Run
+from realrecall.runs import Run, present_buckets
 
 __all__ = ["RankedJudgments", "discounts", "rank_judgments", "sequential_segment_sum"]
 
@@ -121,16 +121,24 @@ def rank_judgments(
             score[hits],
             lambda i: (query_ids[int(query[hits[i]])], pids[int(entry[hits[i]])]),
         )
-    unretrieved_last = np.where(rank > 0, rank, np.iinfo(np.int64).max)
-    order = np.lexsort((unretrieved_last, query))
+    # Sorted by (query, rank), unretrieved last, as one key: a query index (fewer than 2^31 a block)
+    # above 32 bits of rank, the unretrieved at the top of those. Entries come in query order, so a
+    # stable sort of the nearly sorted keys is quick (2.4 ms for 290,000, np.lexsort 10.5 ms).
+    key = query << 32
+    key += np.where(rank > 0, np.minimum(rank, _UNRETRIEVED), _UNRETRIEVED)
+    order = np.argsort(key, kind="stable")
+    del key
     query, grade, rank = query[order], grade[order], rank[order]
     relevant = (grade >= threshold) & (grade >= 0)
     num_relevant = np.bincount(query[relevant], minlength=n)
     first = np.zeros(n, dtype=np.int64)
     relevant_found = relevant & (rank > 0)
-    # Entries are sorted by rank within a query, so the first hit of each query is its best rank.
-    hit_queries, first_index = np.unique(query[relevant_found], return_index=True)
-    first[hit_queries] = rank[relevant_found][first_index]
+    # Entries are sorted by rank within a query, so the first hit of each query is its best rank: where
+    # the (ascending) query index changes.
+    hit_query, hit_rank = query[relevant_found], rank[relevant_found]
+    heads = np.flatnonzero(np.r_[True, hit_query[1:] != hit_query[:-1]]) if len(hit_query) else hit_query
+    first[hit_query[heads]] = hit_rank[heads]
+    missing = rows < 0
     return RankedJudgments(
         query_ids=tuple(query_ids),
         query=query,
@@ -139,8 +147,12 @@ def rank_judgments(
         relevant=relevant,
         num_relevant=num_relevant,
         first_relevant_rank=first,
-        missing_run=tuple(compress(query_ids, (rows < 0).tolist())),
+        missing_run=tuple(compress(query_ids, missing.tolist())) if missing.any() else (),
     )
+
+
+# The sort key's rank part of an unretrieved passage: after every rank a run can hold.
+_UNRETRIEVED = (1 << 32) - 1
 
 
 def _ranks_in_run(
@@ -154,8 +166,7 @@ def _ranks_in_run(
     equal = np.empty(len(segment), dtype=np.int64)
     # Queries of similar length (same power of two) share a block as wide as their longest.
     buckets = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
-    # A set, not np.unique: np.unique without return_index imports numpy.ma (~50 ms of a CLI run).
-    for bucket in sorted(set(buckets.tolist())):
+    for bucket in present_buckets(buckets):
         members = np.flatnonzero(buckets == bucket)
         width = max(1, int(lengths[members].max()))
         # Row i of the window view is the ``width`` scores starting at position i (the tail is NaN).
