@@ -8,7 +8,8 @@
      │         └── RetrieverQueryError   ... on one query: raised, timed out or returned no ids
      ├── LLMError                   an OpenAI-compatible endpoint kept failing after retries: exit code 1
      │    ├── LLMCallError          one call gave up: carries the reason, the HTTP status and the attempts
-     │    └── BatchUnanswered       a request the Batch API rounds never answered
+     │    ├── BatchUnanswered       a request the Batch API rounds never answered
+     │    └── EndpointSilent        generate: question after question got no answer; names the timeout
      ├── EngineError                the Ray cluster cannot be reached, or its workers kept dying: exit 1
      └── GateFailed                 a quality gate (--fail-under, --max-gap) was crossed: exit code 1
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BatchUnanswered",
+    "EndpointSilent",
     "EngineError",
     "GateFailed",
     "InputError",
@@ -204,6 +206,27 @@ class BatchUnanswered(LLMError):
     """A request the batches did not answer (each item failed in every round)."""
 
     reason = "batch_unanswered"
+
+
+class EndpointSilent(LLMError):
+    """The model endpoint answered none of the last questions, each after its whole retry budget.
+
+    The advice names the setting that allows more time (``setting``) the way the caller gives it
+    (``labelled``): ``--request-timeout`` on the command line, ``[generate] request_timeout`` in a
+    pipeline; from Python, the setting's own name.
+    """
+
+    def __init__(self, problem: str, *, setting: str = "request_timeout", label: str | None = None) -> None:
+        self.problem = problem
+        self.setting = setting
+        super().__init__(
+            f"{problem}: check that the endpoint is running, or allow more time with "
+            f"{setting if label is None else label} (a rerun resumes)"
+        )
+
+    def labelled(self, label: str) -> EndpointSilent:
+        """The same error with the setting named ``label``."""
+        return EndpointSilent(self.problem, setting=self.setting, label=label)
 
 
 class EngineError(RealrecallError):

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from generate.fakes import FakeChatClient, make_corpus, passage_of
 from realrecall.corpus import Corpus
-from realrecall.generate import BatchOptions, GenerateConfig, generate
+from realrecall.generate import GenerateConfig, generate
 from realrecall.generate.batch import retryable
 from realrecall.generate.config import Shard
 from realrecall.generate.store import sidecar_paths
-from realrecall.llm import BatchItemError, LLMConfig
+from realrecall.llm import BatchItemError
 from realrecall.settings import settings_from
 from support.fake_openai import FakeOpenAI
 from support.questions import http_question_handler
@@ -165,18 +166,19 @@ def test_usage_sums_every_attempt_also_those_replayed_after_a_resume(tmp_path: P
 
 
 @pytest.fixture
-def batch_options(fake_openai: FakeOpenAI) -> BatchOptions:
+def batch_options(fake_openai: FakeOpenAI) -> dict[str, Any]:
+    """generate's keywords for a Batch API run at the fake server, polled often."""
     fake_openai.chat_handler = http_question_handler
-    return BatchOptions(llm=LLMConfig(base_url=fake_openai.base_url, max_attempts=2), poll_interval=0.01)
+    return {"batch": True, "poll_interval": 0.01, "base_url": fake_openai.base_url}
 
 
 def test_an_item_the_batch_refuses_for_good_is_not_submitted_again(
-    fake_openai: FakeOpenAI, batch_options: BatchOptions, tmp_path: Path
+    fake_openai: FakeOpenAI, batch_options: dict[str, Any], tmp_path: Path
 ) -> None:
     # c0's request is refused (400: the request itself is wrong); c1's is answered.
     fake_openai.inject_fault("400", times=1, endpoint="chat")
     output = tmp_path / "synthetic.jsonl"
-    summary = generate(make_corpus(2), output, GenerateConfig(max_attempts=3), batch=batch_options)
+    summary = generate(make_corpus(2), output, GenerateConfig(max_attempts=3), **batch_options)
     assert fake_openai.count("batches") == 1  # without the fix: submitted again in a second batch
     assert summary.total == 1
     [failure] = [json.loads(line) for line in summary.failures_path.read_text("utf-8").splitlines()]
@@ -186,10 +188,10 @@ def test_an_item_the_batch_refuses_for_good_is_not_submitted_again(
 
 
 def test_an_item_that_may_succeed_later_is_asked_again(
-    fake_openai: FakeOpenAI, batch_options: BatchOptions, tmp_path: Path
+    fake_openai: FakeOpenAI, batch_options: dict[str, Any], tmp_path: Path
 ) -> None:
     fake_openai.inject_fault("429", times=1, endpoint="chat")
-    summary = generate(make_corpus(2), tmp_path / "s.jsonl", GenerateConfig(), batch=batch_options)
+    summary = generate(make_corpus(2), tmp_path / "s.jsonl", GenerateConfig(), **batch_options)
     assert fake_openai.count("batches") == 2
     assert summary.total == 2
 

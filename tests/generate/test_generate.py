@@ -605,7 +605,7 @@ def test_a_run_smaller_than_its_concurrency_names_the_endpoint_that_never_answer
     assert f"at {server.url}/v1" in message
     assert message.endswith(
         "; none of the 3 questions got an answer: check that the endpoint is running, or allow more "
-        "time with --request-timeout (a rerun resumes)"
+        "time with the client's LLMConfig(timeout=...) (a rerun resumes)"
     )
 
 

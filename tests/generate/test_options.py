@@ -1,6 +1,7 @@
 """generate's options are GenerateConfig's fields (``realrecall.settings``): each one set on the command
-line or as a key of a pipeline's ``[generate]`` reaches the library as the field's value, and a bad one
-breaks the config's rule with one message, named the way its front end names it.
+line, as a key of a pipeline's ``[generate]`` or as a keyword of ``generate()`` reaches the library as
+the field's value, and a bad one breaks the config's rule with one message, named the way its front end
+names it.
 
 The fields are walked from the declaration, so a field added to GenerateConfig is an option here with
 no test edited; ``SAMPLES`` only holds the values whose rules want a shape their type cannot suggest.
@@ -15,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from realrecall.errors import InputError
+from generate.fakes import make_corpus
+from realrecall.errors import InputError, SettingError
+from realrecall.generate import generate
 from realrecall.generate.config import GenerateConfig, Shard
 from realrecall.llm import DeferredChatClient
 from realrecall.pipeline.config import PIPELINE_GENERATE, load_pipeline_config
@@ -112,6 +115,40 @@ def test_each_setting_is_an_option_whose_value_reaches_the_library(item, monkeyp
     assert {other.name: value_of(config, other) for other in others} == {
         other.name: value_of(defaults, other) for other in others
     }
+
+
+@pytest.mark.parametrize("item", walked(), ids=lambda item: item.name)
+def test_each_setting_is_a_keyword_of_generate_over_its_settings_object(item, monkeypatch, tmp_path):
+    """As evaluate, calibrate and the other stages' functions: the settings' fields as keywords, laid
+    over a settings object given (or the defaults), checked by the same rules."""
+    value = value_for(item, tmp_path)
+    received: list[GenerateConfig] = []
+
+    async def run(corpus: Any, output: Any, config: GenerateConfig, **arguments: Any) -> None:
+        received.append(config)
+        raise InputError("stopped before generating anything")
+
+    monkeypatch.setattr("realrecall.generate.run._generate", run)
+    keywords = {item.name: value, **COMPANIONS.get(item.name, {})}
+    start = GenerateConfig(concurrency=5)
+    for given in (None, start):
+        with pytest.raises(InputError, match=r"^stopped before generating anything$"):
+            generate(make_corpus(1), tmp_path / "out.jsonl", given, **keywords)
+    by_keywords, over_start = received
+    assert by_keywords == settings_from(GenerateConfig, keywords)
+    assert value_of(by_keywords, item) == value
+    assert over_start == settings_from(GenerateConfig, keywords, start=start)
+    if item.name != "concurrency":
+        assert over_start.concurrency == 5
+
+
+def test_an_unknown_keyword_of_generate_is_refused_with_the_closest_setting(tmp_path):
+    with pytest.raises(
+        SettingError, match=r"^'per_chunks' is not a setting of generate; did you mean 'per_chunk'"
+    ):
+        generate(make_corpus(1), tmp_path / "out.jsonl", per_chunks=2)
+    with pytest.raises(InputError, match=r"^per_chunk must be an integer within \[1, 1000\], got 0"):
+        generate(make_corpus(1), tmp_path / "out.jsonl", GenerateConfig(), per_chunk=0)
 
 
 # The engine's keys are pipeline.toml's [engine] alone (tests/engine/test_settings.py).

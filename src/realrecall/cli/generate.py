@@ -19,10 +19,12 @@ from typer.core import TyperCommand
 from realrecall.cli.application import app, err, is_interactive, note, out, output_option, user_errors, warn
 from realrecall.cli.console import plain
 from realrecall.cli.settings_options import Group, settings_options
+from realrecall.errors import EndpointSilent
 from realrecall.files import check_distinct, output_error
 
 # Only the settings at start-up: the generator (asyncio, curate, numpy) loads when it runs.
 from realrecall.generate.config import GenerateConfig
+from realrecall.settings import setting_fields
 
 if TYPE_CHECKING:
     from realrecall.generate import CostEstimate, GenerateProgress, GenerateSummary
@@ -68,7 +70,7 @@ def generate_command(
     """Write synthetic questions for the chunks of a corpus (a gold set with origin "synthetic")."""
     with user_errors():
         from realrecall.corpus import load_corpus
-        from realrecall.generate import BatchOptions, estimate, generate
+        from realrecall.generate import estimate, generate
 
         check_paths(
             corpus,
@@ -83,20 +85,22 @@ def generate_command(
         if dry_run:
             render_estimate(estimate(chunks, output, config))
             return
-        needs_model = config.backend == "llm" or config.judge
-        batch_options = None
-        client = None
-        if needs_model and config.batch_settings.batch:
-            batch_options = BatchOptions.from_settings(
-                config.batch_settings, config.llm_config(), on_status=report_batch
-            )
-        elif needs_model:
-            client = make_client(config)
+        # The Batch API is asked by generate itself, at the settings' endpoint (--base-url).
+        needs_client = (config.backend == "llm" or config.judge) and not config.batch_settings.batch
+        client = make_client(config) if needs_client else None
         with progress_bar() as on_progress:
-            summary = generate(
-                chunks, output, config, client=client, progress=on_progress, batch=batch_options
-            )
+            try:
+                summary = generate(
+                    chunks, output, config, client=client, progress=on_progress, batch_status=report_batch
+                )
+            except EndpointSilent as exc:
+                raise exc.labelled(option_of(exc.setting)) from exc
         render_summary(summary)
+
+
+def option_of(setting: str) -> str:
+    """The command line's option of a setting of generate: ``request_timeout`` -> ``--request-timeout``."""
+    return next(item.option for item in setting_fields(GenerateConfig) if item.name == setting)
 
 
 def check_paths(

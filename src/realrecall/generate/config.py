@@ -284,9 +284,8 @@ class GenerateConfig(StageSettings):
     part of any question's cache key: both engines ask and keep the same questions."""
     batch_settings: BatchSettings = field(default_factory=BatchSettings)
     """Whether the answers are asked through the provider's Batch API, and how it is polled; set by its
-    fields' names (``batch``, ``poll_interval``, ``batch_timeout``). The CLI and the pipeline make the
-    run's ``BatchOptions`` from them (a caller of ``generate`` passes its own, as it passes a client).
-    Not part of any question's cache key either."""
+    fields' names (``batch``, ``poll_interval``, ``batch_timeout``); ``generate`` makes the run's
+    ``BatchOptions`` from them. Not part of any question's cache key either."""
 
     def __post_init__(self) -> None:
         # NaN and infinity before the fields are converted (which refuses them as not numbers at all):

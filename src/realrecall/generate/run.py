@@ -22,7 +22,7 @@ from typing import Any
 
 from realrecall._version import __version__
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, LLMError, RealrecallError
+from realrecall.errors import InputError, RealrecallError, SettingError
 from realrecall.files import atomic_write_text
 from realrecall.generate.analysis_cache import AnalysisCache
 from realrecall.generate.asking import RequestCollector
@@ -30,7 +30,7 @@ from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient,
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.pairs import pair_counts, pair_warning
 from realrecall.generate.planner import Slot
-from realrecall.generate.settle import CLIENT_HINT, Settler, still_valid
+from realrecall.generate.settle import CLIENT_HINT, Settler, endpoint_silent, still_valid
 from realrecall.generate.setup import Setup, check_paths, prepare, remembered_sample_rate, screen_with_model
 from realrecall.generate.situation import copied_situations_warning
 from realrecall.generate.store import GenerationStore
@@ -43,37 +43,48 @@ from realrecall.generate.summary import (
     run_spend,
     total_spend,
 )
-from realrecall.llm.types import UNANSWERED, ChatClient
+from realrecall.llm.types import UNANSWERED, BatchStatus, ChatClient, LLMConfig
+from realrecall.settings import settings_with
 
 __all__ = ["agenerate", "generate"]
 
 ProgressCallback = Callable[[GenerateProgress], None]
+BatchStatusCallback = Callable[[BatchStatus], None]
 
 
 def generate(
     corpus: Corpus,
     output_path: str | Path,
-    config: GenerateConfig,
+    settings: GenerateConfig | None = None,
     *,
     client: ChatClient | None = None,
     progress: ProgressCallback | None = None,
-    batch: BatchOptions | None = None,
+    batch_status: BatchStatusCallback | None = None,
+    **options: Any,
 ) -> GenerateSummary:
     """Write synthetic questions for ``corpus`` to ``output_path`` (a gold set, origin ``synthetic``).
 
-    Resumes and updates an earlier output at the same path: questions already written for unchanged
-    chunks are kept without a request, those of deleted or changed chunks are removed, and only the
-    missing ones are asked for. ``client`` is required by the ``llm`` backend and by ``judge``, unless
-    ``batch`` is given: then the answers are asked through the Batch API (see ``generate.batch``).
-    On the Ray engine (``config.engine_settings``) the requests are sent by a pool of Ray actors, each
-    holding a client like ``client``; everything else (the cache, the plan, the checks, the
-    deduplication, the store and its file) stays here, in this process.
+    ``settings`` says how (``GenerateConfig``; or its fields as keywords over it: ``model="gpt-4o"``,
+    ``per_chunk=2``, ``batch=True``). Resumes and updates an earlier output at the same path:
+    questions already written for unchanged chunks are kept without a request, those of deleted or
+    changed chunks are removed, and only the missing ones are asked for.
+
+    ``client`` sends the requests; it is required by the ``llm`` backend and by ``judge``, unless the
+    settings' ``batch`` asks the Batch API: then the answers are asked in batches (``generate.batch``)
+    at the endpoint of ``client`` when it is realrecall's own (its address, key and retries), else at
+    the settings' ``base_url`` (default: ``OPENAI_BASE_URL``); ``batch_status`` is told each poll.
+    On the Ray engine (``engine="ray"``) the requests are sent by a pool of Ray actors, each holding a
+    client like ``client``; everything else (the cache, the plan, the checks, the deduplication, the
+    store and its file) stays here, in this process.
     Raises RealrecallError when no question at all could be kept (after writing the summary file).
     """
+    config = _settings(settings, options)
 
     async def run_and_close() -> GenerateSummary:
         try:
-            return await agenerate(corpus, output_path, config, client=client, progress=progress, batch=batch)
+            return await agenerate(
+                corpus, output_path, config, client=client, progress=progress, batch_status=batch_status
+            )
         finally:
             # The event loop made here ends with this call: close the connections opened in it.
             close = getattr(client, "aclose", None)
@@ -86,18 +97,17 @@ def generate(
 async def agenerate(
     corpus: Corpus,
     output_path: str | Path,
-    config: GenerateConfig,
+    settings: GenerateConfig | None = None,
     *,
     client: ChatClient | None = None,
     progress: ProgressCallback | None = None,
-    batch: BatchOptions | None = None,
+    batch_status: BatchStatusCallback | None = None,
+    **options: Any,
 ) -> GenerateSummary:
     """``generate`` for callers already inside an event loop."""
+    config = _settings(settings, options)
+    batch = _batch_options(config, client, batch_status)  # never on Ray: the settings refuse both
     engine = config.engine_settings
-    if engine.on_ray and batch is not None:
-        raise InputError(
-            "the Batch API and the Ray engine are two ways to send the requests", hint="choose one"
-        )
     if not engine.on_ray or client is None:  # no request to send (extractive): nothing to spread
         return await _generate(corpus, output_path, config, client=client, progress=progress, batch=batch)
     from realrecall.engine.cluster import open_cluster
@@ -108,6 +118,47 @@ async def agenerate(
         # Each actor makes its own client; the answers come back here, to the cache and the store.
         actors = cluster.chat_client(_client_recipe(client), actors=engine.generation_actors)
         return await _generate(corpus, output_path, config, client=actors, progress=progress)
+
+
+def _settings(settings: GenerateConfig | None, options: dict[str, Any]) -> GenerateConfig:
+    """The settings a call runs with (``settings_with``); ``batch=BatchOptions(...)``, how a Batch API
+    run was asked for before ``batch`` became a setting, gets a line saying what replaced it."""
+    if isinstance(options.get("batch"), BatchOptions):
+        raise SettingError(
+            "batch",
+            "is a setting now, true or false: BatchOptions are no longer passed to generate",
+            hint="give batch=True, with poll_interval, batch_timeout and base_url as settings (or "
+            "client= realrecall's client for its endpoint), and batch_status= to see each poll",
+        )
+    return settings_with(GenerateConfig, settings, options, what="generate")
+
+
+def _batch_options(
+    config: GenerateConfig, client: ChatClient | None, on_status: BatchStatusCallback | None
+) -> BatchOptions | None:
+    """How the Batch API is asked when the settings' ``batch`` says so and a model is needed at all."""
+    if not config.batch_settings.batch or not (config.backend == "llm" or config.judge):
+        return None
+    endpoint = _batch_endpoint(config, client)
+    return BatchOptions.from_settings(config.batch_settings, endpoint, on_status=on_status)
+
+
+def _batch_endpoint(config: GenerateConfig, client: ChatClient | None) -> LLMConfig:
+    """Where the batches go: where realrecall's own client sends (its address, key variable and
+    retries), else the endpoint of the settings (``base_url``, ``request_timeout``). The batches are
+    sent by realrecall itself, so any other client names no endpoint it could use."""
+    from realrecall.llm import DeferredChatClient, OpenAIChatClient
+
+    if client is None:
+        return config.llm_config()
+    if isinstance(client, OpenAIChatClient):
+        return client.resolved_config()
+    if isinstance(client, DeferredChatClient):
+        return client.config
+    raise InputError(
+        f"the Batch API is asked at an endpoint, and a {type(client).__name__} names none",
+        hint="leave client out (the batches go to base_url), or give realrecall's OpenAIChatClient",
+    )
 
 
 def _client_recipe(client: ChatClient) -> Callable[[], ChatClient]:
@@ -200,10 +251,7 @@ async def _generate(
         if silence is not None and rejections and set(rejections) <= UNANSWERED:
             # Fewer questions than run at once, none answered: the endpoint, not the questions, failed
             # (stop_if_silent's line, which a run this small never reaches).
-            raise LLMError(
-                f"{silence}; none of the {summary.planned} questions got an answer: check that the "
-                "endpoint is running, or allow more time with --request-timeout (a rerun resumes)"
-            )
+            raise endpoint_silent(f"{silence}; none of the {summary.planned} questions got an answer")
         more = min(config.max_attempts + 3, 100)
         raise RealrecallError(
             f"no question was kept ({summary.planned} planned; rejections {reasons}); "

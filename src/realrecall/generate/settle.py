@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from realrecall.errors import Deferred, InputError, LLMError
+from realrecall.errors import Deferred, EndpointSilent, InputError, LLMError
 from realrecall.generate.asking import RequestCollector
 from realrecall.generate.dedup import NearDuplicateIndex
 from realrecall.generate.extractive import ExtractiveQuestions
@@ -36,9 +36,19 @@ from realrecall.generate.summary import StageCounter
 from realrecall.llm.types import UNANSWERED, ChatClient, Usage
 from realrecall.text_features import lexical_overlap
 
-__all__ = ["CLIENT_HINT", "Settler", "still_valid"]
+__all__ = ["CLIENT_HINT", "Settler", "endpoint_silent", "still_valid"]
 
-CLIENT_HINT = "pass client=OpenAIChatClient(LLMConfig()), or use backend='extractive' without judge"
+CLIENT_HINT = (
+    "pass client=OpenAIChatClient(LLMConfig()) (or batch=True for the Batch API), "
+    "or use backend='extractive' without judge"
+)
+
+
+def endpoint_silent(problem: str) -> EndpointSilent:
+    """The run's end when its endpoint answers nothing. In Python the time allowed is the client's own
+    (``generate`` makes none); the CLI and the pipeline, which make the client from ``request_timeout``,
+    name that setting their way (``EndpointSilent.labelled``)."""
+    return EndpointSilent(problem, setting="request_timeout", label="the client's LLMConfig(timeout=...)")
 
 
 class Settler:
@@ -133,10 +143,7 @@ class Settler:
         self.unanswered += 1
         self.silence = exc
         if self.unanswered >= max(3, self.config.concurrency):
-            raise LLMError(
-                f"{exc}; stopped after {self.unanswered} questions in a row got no answer: check that "
-                "the endpoint is running, or allow more time with --request-timeout (a rerun resumes)"
-            )
+            raise endpoint_silent(f"{exc}; stopped after {self.unanswered} questions in a row got no answer")
 
     async def examine(self, slot: Slot, candidate: Candidate, spent: list[int]) -> str | None:
         """Keep the candidate (returns None) or return the reason it was rejected."""

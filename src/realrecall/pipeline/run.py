@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realrecall.errors import GateFailed, InputError
+from realrecall.errors import EndpointSilent, GateFailed, InputError
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER
 from realrecall.files import check_distinct
 from realrecall.pipeline.config import PipelineConfig
@@ -195,19 +195,16 @@ def _output_paths(config: PipelineConfig) -> tuple[Path, Path, Mapping[str, Path
 def _requests(
     config: GenerateConfig, client: ChatClient | None, say: Callable[[str], None]
 ) -> dict[str, Any]:
-    """How generate asks its model: through the Batch API when ``[generate] batch`` says so, else
-    ``client`` (default: realrecall's client at the endpoint; none for the extractive backend)."""
-    needs_model = config.backend == "llm" or config.judge
-    if needs_model and config.batch_settings.batch:
-        from realrecall.generate import BatchOptions
+    """How generate asks its model: through the Batch API when ``[generate] batch`` says so (generate
+    asks it at the settings' endpoint; each poll said), else ``client`` (default: realrecall's client
+    at the endpoint; none for the extractive backend)."""
+    if config.batch_settings.batch:
 
         def polled(status: BatchStatus) -> None:
             counts = status.counts
             say(f"batch {status.id}: {status.status} ({counts.completed}/{counts.total} done)")
 
-        return {
-            "batch": BatchOptions.from_settings(config.batch_settings, config.llm_config(), on_status=polled)
-        }
+        return {"batch_status": polled}
     if client is None and config.backend == "llm":
         from realrecall.llm import DeferredChatClient  # openai loads only if a request is sent
 
@@ -289,9 +286,15 @@ def _generated(
     history = load_history(config.history)
 
     say("generating synthetic questions (only new or changed chunks are sent)")
-    generation = generate(
-        corpus, config.synthetic, generate_config, **_requests(generate_config, client, say)
-    )
+    try:
+        generation = generate(
+            corpus, config.synthetic, generate_config, **_requests(generate_config, client, say)
+        )
+    except EndpointSilent as exc:
+        if client is not None:  # a caller's own client keeps its own timeout: the advice says so
+            raise
+        # The client was made from [generate] request_timeout: the advice names that key.
+        raise exc.labelled(f"[generate] {exc.setting} in {config.path}") from exc
     synthetic = load_gold(config.synthetic, origin="synthetic")
     return _Generated(config, inputs, corpus, synthetic, generation, drift, history, now, paths)
 
