@@ -21,27 +21,12 @@ import pytest
 
 from support import cli
 from support.fake_openai import FakeOpenAI
-from support.process import command, environment
+from support.process import start
 from support.questions import http_question_handler
 
 pytestmark = pytest.mark.slow
 
 SAMPLE = Path(__file__).resolve().parents[2] / "src" / "realrecall" / "data"
-
-
-def _start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    # SIGINT back to its default in the child: a test runner started in the background ignores it,
-    # and the child would inherit that (Python then never raises KeyboardInterrupt).
-    return subprocess.Popen(
-        command(args),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=environment(env),
-        cwd=cwd,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
 
 
 def _wait_for(path: Path, process: subprocess.Popen[str], what: str) -> None:
@@ -66,11 +51,10 @@ def test_ctrl_c_during_evaluate_says_it_was_interrupted_and_writes_no_output(tmp
         "    time.sleep(0.2)\n"
         "    return []\n"
     )
-    process = _start(
-        ["evaluate", "--gold", str(SAMPLE / "real_questions.jsonl"), "--corpus",
-         str(SAMPLE / "docs_corpus.jsonl"), "--retriever", "slow.py:search", "-o", "results.json",
-         "--query-timeout", "60"],
-        tmp_path,
+    process = start(
+        "evaluate", "--gold", str(SAMPLE / "real_questions.jsonl"), "--corpus",
+        str(SAMPLE / "docs_corpus.jsonl"), "--retriever", "slow.py:search", "-o", "results.json",
+        "--query-timeout", "60", cwd=tmp_path, ctrl_c=True,
     )  # fmt: skip
     _wait_for(tmp_path / "started", process, "the first query")
 
@@ -107,7 +91,7 @@ def test_ctrl_c_during_generate_keeps_whole_records_and_says_a_rerun_resumes(tmp
     with FakeOpenAI() as server:
         server.chat_handler = answer_5_then_hold
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-placeholder-key"}
-        process = _start(args, tmp_path, env)
+        process = start(*args, cwd=tmp_path, env=env, ctrl_c=True)
         output = tmp_path / "synthetic.jsonl"
         deadline = time.monotonic() + 120
         while not (output.exists() and len(output.read_bytes().splitlines()) >= 3):

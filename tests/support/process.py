@@ -7,6 +7,7 @@ same result shape (``returncode``, ``stdout``, ``stderr``) as :func:`cli` here.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -48,8 +49,14 @@ def cli(
     )
 
 
-def start(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
-    """Start the CLI (stdin empty, stdout and stderr piped as text); the caller waits, kills or reads."""
+def start(
+    *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None, ctrl_c: bool = False
+) -> subprocess.Popen[str]:
+    """Start the CLI (stdin empty, stdout and stderr piped as text); the caller waits, kills or reads.
+
+    ``ctrl_c``: SIGINT back to its default in the child, for a test that sends it (a test runner
+    started in the background ignores SIGINT, and the child would inherit that: Python then never
+    raises KeyboardInterrupt)."""
     return subprocess.Popen(
         command(args),
         stdin=subprocess.DEVNULL,
@@ -58,4 +65,9 @@ def start(*args: str, cwd: Path | None = None, env: Mapping[str, str] | None = N
         text=True,
         env=environment(env),
         cwd=cwd,
+        preexec_fn=_default_sigint if ctrl_c else None,
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
