@@ -24,7 +24,15 @@ from realrecall.bulk import bulk_step, small_pages
 from realrecall.errors import InputError
 from realrecall.formats import jsonl, sniff_run, trec_fast, trec_runs
 from realrecall.formats.trec_fast import columns as run_columns
-from realrecall.formats.trec_fast.arrow import flags, indices, numbers, python_strings, strings, take_rows
+from realrecall.formats.trec_fast.arrow import (
+    compute,
+    flags,
+    indices,
+    numbers,
+    python_strings,
+    strings,
+    take_rows,
+)
 from realrecall.formats.trec_fast.columns import RunColumns
 
 __all__ = ["Run", "load_run"]
@@ -210,10 +218,10 @@ class Run:
         then never makes a Python string and a dict entry per query (about 90 MB of a million).
         """
         if self._row_index is None and self._columns is not None:
-            import pyarrow.compute as pc
+            from pyarrow._compute import SetLookupOptions
 
             known = self._columns.query_ids
-            rows = pc.index_in(strings(query_ids, known.type), value_set=known)
+            rows = compute("index_in", strings(query_ids, known.type), options=SetLookupOptions(known))
             return numbers(rows, null=-1).astype(np.int64)
         return np.fromiter(map(self._row.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids))
 
@@ -238,8 +246,6 @@ class Run:
         counts ranks), then the ids of the hits are compared as text, which rules out a collision
         (fingerprints are distinct within a query, so a colliding id is simply not retrieved).
         """
-        import pyarrow.compute as pc
-
         columns = self._required_columns()
         out = np.full(len(ids), np.nan)
         asked = np.flatnonzero(segments >= 0)
@@ -255,7 +261,7 @@ class Run:
         hit = np.flatnonzero(where >= 0)
         # Compared as Arrow strings: no Python string is made per hit.
         found = take_rows(columns.passage_ids, where[hit])
-        same = flags(pc.equal(found, wanted.take(indices(hit))))
+        same = flags(compute("equal", found, compute("take", wanted, indices(hit))))
         hit = hit[same]
         out[asked[hit]] = where[hit] - self._offsets[segments[asked[hit]]]
         return out

@@ -145,3 +145,32 @@ def test_cli_start_up_loads_no_heavy_library(files):
     assert seen.pop("numpy.ma") is False
     assert seen == {name: [] for name in seen}
     assert len(seen) == 2 + len(_COMMANDS)
+
+
+_BIG_RUN_PROBE = """
+import contextlib, io, json, sys
+import realrecall.formats.trec_fast as fast
+fast.RUN_COLUMNS_MIN_BYTES = 0  # this small run read as a big one is: into Arrow columns
+from realrecall.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+    main(["evaluate", "--gold", sys.argv[1], "--run", sys.argv[2], "-o", sys.argv[3]])
+print(json.dumps({name: name in sys.modules for name in ("pyarrow", "pyarrow.compute", "pandas")}))
+"""
+
+
+def test_scoring_a_run_read_into_columns_loads_pyarrow_but_not_its_compute_module(files, tmp_path):
+    # pyarrow.compute wraps every compute function with its docs as it is imported (30-40 ms of CPU,
+    # a third of pyarrow's import): the column readers and the run call the functions by name.
+    gold = tmp_path / "qrels.txt"
+    gold.write_text("q1 0 c1 1\nq2 0 c3 2\nq2 0 c9 1\nq3 0 c4 1\n")
+    results = tmp_path / "results.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _BIG_RUN_PROBE, str(gold), str(files["run"]), str(results)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(ROOT / "src"), "COLUMNS": "100"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"pyarrow": True, "pyarrow.compute": False, "pandas": False}
+    per_query = json.loads(results.read_text())["gold_sets"][0]["per_query"]
+    assert per_query["metrics"]["recall@10"] == [1.0, 1.0, 0.0]

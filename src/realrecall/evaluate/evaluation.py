@@ -516,10 +516,9 @@ def _checked_gold_sets(gold_sets: Sequence[GoldSet] | GoldSet) -> list[GoldSet]:
 
 
 def _check_components(corpus: Any, retriever: Any, run: Any) -> None:
-    from realrecall.corpus import Corpus
     from realrecall.runs import Run
 
-    if corpus is not None and not isinstance(corpus, Corpus):
+    if corpus is not None and not isinstance(corpus, _corpus_type()):
         raise InputError(
             f"corpus must be a Corpus, got {type(corpus).__name__}", hint="read it with load_corpus(path)"
         )
@@ -530,6 +529,13 @@ def _check_components(corpus: Any, retriever: Any, run: Any) -> None:
             f"retriever must have a search(queries, k) method, got {type(retriever).__name__}",
             hint="build one with build_retriever(name, corpus)",
         )
+
+
+def _corpus_type() -> type:
+    """``Corpus``, its module imported only when a corpus is given (a run's files alone need none)."""
+    from realrecall.corpus import Corpus
+
+    return Corpus
 
 
 def _check_distinct_names(gold_sets: Sequence[GoldSet]) -> None:

@@ -87,8 +87,6 @@ def load_inputs(
     it. Reading a run is one (files only). On the Ray engine (``settings.engine_settings``) the
     retriever is only checked here, and built in each of the engine's retrieval actors.
     """
-    from realrecall.corpus import load_corpus
-
     settings = settings_with(EvaluateSettings, settings, options, what="load_inputs")
     if run is not None and (settings.retriever is not None or settings.retriever_options):
         named = "--retriever" if settings.retriever is not None else "--retriever-option"
@@ -100,6 +98,7 @@ def load_inputs(
         raise InputError(
             "--corpus is needed to retrieve", hint="give --corpus FILE, or score a finished --run FILE"
         )
+    from realrecall.corpus import load_corpus
     from realrecall.evaluate.retrievers.registry import DeferredRetriever, RetrieverRecipe
 
     loaded_corpus = load_corpus(corpus)
@@ -124,11 +123,14 @@ def _with_run(
     origin: str | None,
     settings: EvaluateSettings,
 ) -> EvaluationInputs:
-    from realrecall.corpus import load_corpus
     from realrecall.runs import load_run
 
     gold_sets = _gold_sets(gold, origin)
-    loaded = load_corpus(corpus) if corpus is not None else None
+    loaded = None
+    if corpus is not None:  # the corpus module only when there is one (a run's files alone need none)
+        from realrecall.corpus import load_corpus
+
+        loaded = load_corpus(corpus)
     return EvaluationInputs(gold_sets, loaded, None, load_run(run), settings)
 
 

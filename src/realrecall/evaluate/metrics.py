@@ -127,7 +127,13 @@ def ndcg_at(judged: RankedJudgments, k: Cutoff) -> np.ndarray:
 
     # Ideal ordering: positive grades descending within each query (entries are sorted by query).
     query, grade = judged.query[gains], judged.grade[gains]
-    order = np.lexsort((-grade, query))
+    # Sorted by (query, grade descending) as one key: the query index (fewer than 2^31 a block) above
+    # 32 bits holding 2^31 - grade (grades are 1 to 2^31 - 1 here). Entries come in query order, so a
+    # stable sort of the nearly sorted keys is quick (np.lexsort took 4x as long).
+    key = query << 32
+    key += (1 << 31) - grade
+    order = np.argsort(key, kind="stable")
+    del key
     query, grade = query[order], grade[order]
     position = _position_in_segment(query)
     if k is not None:

@@ -25,6 +25,7 @@ from realrecall.formats.token_chunks import C_SPACE_BUT_LF
 from realrecall.formats.trec_fast.arrow import (
     BOM,
     Layout,
+    compute,
     indices,
     numbers,
     python_strings,
@@ -268,13 +269,13 @@ def _group_by_query(
     if distinct:
         return heads, np.r_[starts, n].astype(np.int64), pids, scores
     # A query came back after others: trec_eval reads them as one, so sort rows by first appearance.
-    encoded = qids.combine_chunks().dictionary_encode()
+    encoded = compute("dictionary_encode", qids.combine_chunks())
     codes = numbers(encoded.indices)
     order = np.argsort(codes, kind="stable")
     counts = np.bincount(codes, minlength=len(encoded.dictionary))
     offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    return encoded.dictionary, offsets, pids.take(indices(order)), scores[order]
+    return encoded.dictionary, offsets, compute("take", pids, indices(order)), scores[order]
 
 
 def fingerprints(ids: pa.ChunkedArray | pa.Array) -> np.ndarray:
