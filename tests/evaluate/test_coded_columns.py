@@ -197,3 +197,18 @@ def test_a_block_of_text_lists_or_nulls_is_written_as_the_encoder_writes_it(bloc
     # text as the C encoder's, byte for byte, and the encoder's own when something does.
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     assert results._block_text(block, encode=encode) == encode(block)[1:-1]
+
+
+@given(st.one_of(some_floats, any_floats, int_columns))
+@example(np.array([np.nan, 1.0, np.nan, -np.nan, 0.5]))
+@example(np.array([], dtype=np.float64))
+def test_short_columns_get_the_distinct_values_and_codes_np_unique_gives(values: np.ndarray) -> None:
+    # Below _HASHED_FROM values a sort and a binary search code a column: np.unique's answer.
+    values = values + 0 if values.dtype.kind == "f" else values
+    distinct, codes = np.unique(values, return_inverse=True)
+    found, found_codes = results._sorted_distinct(values)
+    assert found.dtype == distinct.dtype
+    assert np.array_equal(np.isnan(found), np.isnan(distinct)) if found.dtype.kind == "f" else True
+    kept = ~np.isnan(distinct) if distinct.dtype.kind == "f" else slice(None)
+    assert found[kept].tobytes() == distinct[kept].tobytes()
+    assert found_codes.tolist() == codes.reshape(-1).tolist()

@@ -139,6 +139,36 @@ def test_bytes_the_c_parser_reads_differently_send_the_file_elsewhere(tmp_path: 
     same_run(load_run(path), exact(path))
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\xa0 Q0 a 1 1 t\nq2 Q0 b 1 1 t\n",
+        "q1 Q0 a 1 1 t\n\u3000 Q0 b 1 1 t\n",
+        "q1 Q0 a 1 1 t\n\x1f Q0 b 1 1 t\n",
+    ],
+    ids=["no-break-space", "ideographic-space", "unit-separator"],
+)
+def test_a_query_id_python_reads_as_blank_sends_the_file_elsewhere(tmp_path: Path, text: str) -> None:
+    # trec_eval reads these bytes as an id, Python's strip as blank: the exact reader decides.
+    path = write(tmp_path, text)
+
+    assert columns.read_run_columns(path) is None
+    same_run(load_run(path), exact(path))
+
+
+def test_query_ids_whose_fingerprints_are_equal_are_compared_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Distinct fingerprints tell distinct ids; equal ones (a collision, forced here) are compared as text.
+    from realrecall.formats.trec_fast.arrow import strings
+
+    assert columns._distinct(strings(["q1", "q2", "q10"]))
+    assert not columns._distinct(strings(["q1", "q2", "q1"]))
+    monkeypatch.setattr(columns, "fingerprints", lambda ids: np.zeros(len(ids), dtype=np.uint64))
+    assert columns._distinct(strings(["q1", "q2", "q10"]))
+    assert not columns._distinct(strings(["q1", "q2", "q1"]))
+    assert not columns._any_blank(strings(["q1", "Ä", "a b"]))
+    assert columns._any_blank(strings(["q1", "\u2003"]))
+
+
 COMMENTED = (
     "\ufeff# header\n"
     + PLAIN.replace("\nq2", "\n  # q2 Q0 z 1 9 tag\n\n\t#\nq2").replace(" c ", " c#1 ").replace(" d ", " #d ")
@@ -370,6 +400,7 @@ def test_the_parsers_memory_goes_back_before_each_next_step(
     assert calls == [
         "give_back_memory",
         "_group_by_query",
+        "fingerprints",  # of the query ids, within the grouping: are they distinct
         "give_back_memory",
         "fingerprints",
         "give_back_memory",

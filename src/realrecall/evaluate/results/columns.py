@@ -85,17 +85,15 @@ def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     A long column goes through pandas' ``factorize``, which hashes where ``np.unique`` sorts: a
     million metric values in 0.01-0.04 s against 0.1-0.13 s, for every column of results.json.
-    Shorter ones keep numpy: a small evaluation need not import pandas for it.
+    Shorter ones keep numpy (``_sorted_distinct``): a small evaluation need not import pandas for it.
     """
-    import numpy as np
-
     if values.dtype.kind == "f":
         values = values + 0.0  # -0.0 + 0.0 is 0.0 in IEEE arithmetic; NaN stays NaN
         binary = _zeros_and_ones(values)
         if binary is not None:
             return binary
     if len(values) < _HASHED_FROM:
-        return np.unique(values, return_inverse=True)
+        return _sorted_distinct(values)
     import pandas as pd
 
     codes, distinct = pd.factorize(values, sort=True, use_na_sentinel=False)
@@ -103,6 +101,22 @@ def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 _HASHED_FROM = 1 << 18
+
+
+def _sorted_distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(values, return_inverse=True)`` from a sort of the values and a binary search of each
+    among the distinct ones, where np.unique sorts their positions (100,000 nDCG values: 12 ms, not 14-19;
+    a plain np.unique imports numpy.ma). NaNs, which sort last, are one value, as in np.unique."""
+    import numpy as np
+
+    ordered = np.sort(values)
+    first = np.ones(len(ordered), dtype=bool)
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    if ordered.dtype.kind == "f" and len(ordered) and np.isnan(ordered[-1]):
+        nan = np.isnan(ordered)
+        first[1:] &= ~(nan[1:] & nan[:-1])  # a NaN after a NaN is the same value
+    distinct = ordered[first]
+    return distinct, np.searchsorted(distinct, values)
 
 
 def _zeros_and_ones(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -206,8 +220,7 @@ def _array_chunks(values: Iterable[Any]) -> Iterator[str]:
     encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     blocks: Iterator[str]
     if isinstance(values, CodedColumn):
-        texts = _value_texts(values.distinct, encode)
-        blocks = (",".join(map(texts.__getitem__, codes)) for codes in listed_blocks(values.codes))
+        blocks = _coded_blocks(_value_texts(values.distinct, encode), values.codes)
     else:
         rows = iter(values)
         blocks = map(
@@ -218,6 +231,26 @@ def _array_chunks(values: Iterable[Any]) -> Iterator[str]:
         yield ("[" if first else ",") + block
         first = False
     yield "[]" if first else "]"
+
+
+def _coded_blocks(texts: list[str], codes: np.ndarray) -> Iterator[str]:
+    """Each block of a coded column's rows as their texts joined by commas.
+
+    ASCII texts of one length (``0.0`` and ``1.0``: recall@k and complete@k, most columns of a file;
+    a shared empty record) are gathered by numpy as bytes, a row of the value table per row of the
+    column: no Python step per row (a column of 100,000 queries in 1.2 ms, not 3.3). Texts of several
+    lengths are joined from Python strings, quicker than cutting a padded table's rows.
+    """
+    import numpy as np
+
+    width = len(texts[0]) if texts else 0
+    listed = ",".join(texts) + ","
+    if not texts or len(listed) != len(texts) * (width + 1) or not listed.isascii():
+        yield from (",".join(map(texts.__getitem__, block)) for block in listed_blocks(codes))
+        return
+    table = np.frombuffer(listed.encode("ascii"), dtype=np.uint8).reshape(len(texts), width + 1)
+    for at in range(0, len(codes), _VALUES_PER_CHUNK):
+        yield table[codes[at : at + _VALUES_PER_CHUNK]].tobytes()[:-1].decode("ascii")  # no last comma
 
 
 def _block_text(block: list[Any], *, encode: Callable[[Any], str]) -> str:
