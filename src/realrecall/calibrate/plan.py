@@ -30,8 +30,12 @@ From the real questions in hand (the pilot):
   questions still to label (and their expected gap from the pilot's mean); a short plan is then
   mostly the pilot's known spread. There the posterior's choice held less often (``docs/real-data.md``
   has both). Either way ``prediction_probability`` is the
-  posterior probability that the width reached is within 20% of the prediction; below 0.8 the plan
-  warns that it is rough and advises to label half and plan again.
+  posterior probability that the width reached is within 20% of the prediction.
+- **Two rounds when the prediction is rough.** Below a probability of 0.8 the plan says so and asks
+  for half of each stratum's questions first (``n_first``), then a plan from the larger pilot: the
+  spreads a pilot of 30 pins poorly (a stratum of 5 pilot questions, a rate near 1) are then known from
+  the labelled half, and the second plan's prediction holds about as often as it says. The first
+  plan's ``n_more`` is its best count, not a promise; the second one's is the count to finish with.
 
 Checked by simulation (``tests/calibrate/test_plan.py``, ``benchmarks/study_plan.py``, figures in
 ``docs/real-data.md``): from a 30-question pilot, label what the plan asks and compare the width
@@ -90,10 +94,18 @@ class PlanStratum:
     n_more: int
     mean: float
     spread: float
+    n_first: int = -1
+    """Of ``n_more``, how many to label before planning again: half (rounded up) when the plan is rough
+    (``prediction_probability`` under 0.8), else all of them (-1: not given, read as ``n_more``)."""
 
     @property
     def n_total(self) -> int:
         return self.n_now + self.n_more
+
+    @property
+    def first_round(self) -> int:
+        """How many of ``n_more`` to label before planning again."""
+        return self.n_more if self.n_first < 0 else self.n_first
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +114,7 @@ class PlanStratum:
             "n_now": self.n_now,
             "n_more": self.n_more,
             "n_total": self.n_total,
+            "n_first": self.first_round,
             "mean": None if math.isnan(self.mean) else round(self.mean, 4),
             "spread": round(self.spread, 4),
         }
@@ -132,6 +145,11 @@ class LabellingPlan:
     @property
     def n_now(self) -> int:
         return sum(s.n_now for s in self.strata)
+
+    @property
+    def n_first(self) -> int:
+        """How many to label before planning again (all of ``n_more`` when the plan is not rough)."""
+        return sum(s.first_round for s in self.strata)
 
     @property
     def text(self) -> str:
@@ -168,6 +186,7 @@ class LabellingPlan:
             "target_width": self.target_width,
             "n_now": self.n_now,
             "n_more": self.n_more,
+            "n_first": self.n_first,
             "current_width": _rounded(self.current_width),
             "predicted_width": _rounded(self.predicted_width),
             "proportional_width": _rounded(self.proportional_width),
@@ -302,19 +321,31 @@ def plan_strata(
             f"a {target_width:g} wide interval needs more than {MAX_QUESTIONS:,} questions",
             hint="ask for a wider target",
         )
+    n_more = int(counts.sum() - now.sum())
+    rough = bool(n_more) and probability < _TRUSTED
+    more = [int(counts[i] - now[i]) for i in range(len(names))]
+    # A rough plan is followed in two rounds: half of each stratum's questions, then a plan from the
+    # larger pilot, whose spreads are then known well enough to predict the rest.
+    first = [math.ceil(m / 2) if rough else m for m in more]
     strata = tuple(
         PlanStratum(
-            name, float(weight[i]), int(now[i]), int(counts[i] - now[i]),
-            float(values[i].mean()) if values[i].size else math.nan, float(spread[i]),
+            name, float(weight[i]), int(now[i]), more[i],
+            float(values[i].mean()) if values[i].size else math.nan, float(spread[i]), first[i],
         )
         for i, name in enumerate(names)
     )  # fmt: skip
-    n_more = int(counts.sum() - now.sum())
-    if n_more and probability < _TRUSTED:
+    if rough:
+        where = ""
+        if by is not None:
+            where = (
+                " ("
+                + ", ".join(f"{f} in {by}={name}" for name, f in zip(names, first, strict=True) if f)
+                + ")"
+            )
         warnings.append(
             f"a pilot of {int(now.sum())} predicts the width only roughly (within "
             f"{WITHIN:.0%} with probability {probability:.2f}): label the first "
-            f"{math.ceil(n_more / 2)} and plan again"
+            f"{sum(first)}{where} and plan again"
         )
     return LabellingPlan(
         metric=metric, by=by, confidence=confidence, target_width=float(target_width),

@@ -22,6 +22,10 @@ def render_plan(made: LabellingPlan, format: str) -> str:
         for s in made.strata
     ]  # fmt: skip
     header = [made.by or "stratum", "weight", "now", "more", "total", "mean", "spread"]
+    if made.n_first < made.n_more:  # a rough plan: the first round's questions, then plan again
+        header.insert(4, "first")
+        for row, stratum in zip(rows, made.strata, strict=True):
+            row.insert(4, str(stratum.first_round))
     if format == "html":
         body = [
             f'<p class="headline">{escape(made.text)}</p>',
