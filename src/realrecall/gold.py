@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from itertools import chain, repeat
-from operator import attrgetter, methodcaller
+from operator import attrgetter, is_not, methodcaller
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +168,19 @@ class GoldSet(IdIndexed[GoldQuery]):
         lowest: int | None = min(chain.from_iterable(map(_VALUES, map(_JUDGED, self.queries))), default=None)
         return lowest
 
+    @cached_property
+    def bare(self) -> bool:
+        """Whether every query is its id, text, judgments and core fields alone (TREC and BEIR qrels):
+        no field of its own, no evidence, no provenance. Found once per set (three passes over the
+        queries; none for TREC qrels, bare as read): evaluate then skips its passes that look for
+        fields, evidence and provenance, 0.02 s of 100,000 queries."""
+        queries = self.queries
+        return (
+            not any(filter(None, filter(partial(is_not, NO_FIELDS), map(_METADATA, queries))))
+            and not any(map(_EVIDENCE, queries))
+            and not any(map(_PROVENANCE, queries))
+        )
+
     def qrels(self) -> dict[str, dict[str, int]]:
         """The judgments as trec_eval-style tools take them: ``{query_id: {passage_id: grade}}``."""
         return {query.query_id: dict(query.gold) for query in self.queries}
@@ -206,6 +219,7 @@ _QUERY_ID: Callable[[GoldQuery], str] = attrgetter("query_id")
 
 _JUDGED: Callable[[GoldQuery], Mapping[str, int]] = attrgetter("gold")
 _VALUES = methodcaller("values")
+_METADATA, _EVIDENCE, _PROVENANCE = map(attrgetter, ("metadata", "evidence", "provenance"))
 
 
 @bulk_step  # a query is a handful of objects that all stay: 3M qrels lines read in 4.6 s, not 7-8.5
@@ -233,7 +247,10 @@ def load_gold(
     else:
         queries = tuple(GoldQuery(**record) for record in _drained(records))
     default_name = p.parent.parent.name if p.suffix == ".tsv" else p.stem if p.is_file() else p.name
-    return GoldSet(queries, name=name or default_name, path=str(p), judge_marks=marks)
+    gold_set = GoldSet(queries, name=name or default_name, path=str(p), judge_marks=marks)
+    if records is None:
+        gold_set.__dict__["bare"] = True  # ``_judged_queries`` made every query bare: no passes to tell
+    return gold_set
 
 
 def _judged_queries(judged: dict[str, dict[str, int]], origin: str | None) -> tuple[GoldQuery, ...]:

@@ -367,6 +367,25 @@ def test_a_key_given_twice_in_a_gold_line_is_refused_not_last_one_wins(tmp_path,
     )
 
 
+def test_a_set_is_bare_when_no_query_has_fields_evidence_or_provenance(tmp_path):
+    # TREC qrels are bare as read (load_gold says so without looking); any other set is looked at.
+    from realrecall.evidence import Evidence
+    from realrecall.gold import GoldSet
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 p1 1\nq1 0 p2 0\nq2 0 p3 2\n")
+    loaded = load_gold(path)
+    assert loaded.bare is True
+    assert GoldSet(loaded.queries).bare is True  # found by looking: the same
+    plain = GoldQuery("q3", "text", {"p": 1}, "real", "lookup", "en")
+    assert GoldSet((plain,)).bare is True
+    assert GoldSet((plain, GoldQuery("q4", "", {"p": 1}, metadata={"team": "a"}))).bare is False
+    assert GoldSet((plain, GoldQuery("q4", "", {}, evidence=(Evidence("D", "t"),)))).bare is False
+    jsonl = tmp_path / "gold.jsonl"
+    jsonl.write_text('{"query_id": "q1", "query": "x", "gold": {"p": 1}, "ticket": 7}\n')
+    assert load_gold(jsonl).bare is False
+
+
 @pytest.mark.parametrize("origin", ["real", None])
 def test_a_trec_qrels_query_is_made_as_the_constructor_makes_it(tmp_path, origin):
     # load_gold makes qrels queries without GoldQuery.__post_init__ (the reader checked the grades):

@@ -339,9 +339,8 @@ def _needs_several(gold_sets: Sequence[GoldSet], threshold: int) -> bool:
     """Whether a query of any set has two or more relevant gold passages, or two evidence spans."""
     for gold in gold_sets:
         # Most sets judge one passage a query: one C-level pass rules them out.
-        if (
-            max(map(len, map(_GOLD, gold)), default=0) < 2
-            and max(map(len, map(_EVIDENCE, gold)), default=0) < 2
+        if max(map(len, map(_GOLD, gold)), default=0) < 2 and (
+            gold.bare or max(map(len, map(_EVIDENCE, gold)), default=0) < 2
         ):
             continue
         if any(len(query.relevant(threshold)) >= 2 or len(query.evidence) >= 2 for query in gold):
@@ -416,7 +415,7 @@ def _resolved(
     Without a corpus nothing can be resolved: ids are used as they are, and queries anchored by
     evidence alone score 0 (said in a warning; ``gold_from="evidence"`` is refused).
     """
-    with_evidence = list(filter(_EVIDENCE, gold))
+    with_evidence = [] if gold.bare else list(filter(_EVIDENCE, gold))
     if corpus is None:
         if with_evidence and gold_from == "evidence":
             raise InputError(
@@ -658,7 +657,11 @@ def _style_leak_warnings(gold_sets: Sequence[GoldSet]) -> list[str]:
     """A warning for each real set holding questions that were style examples of a synthetic set
     evaluated beside it (``style_leak_warning``); the results carry it to calibrate and run."""
     # C-level passes over the queries (a million qrels queries: 0.01 s, not 0.15).
-    styled = [g for g in gold_sets if any(p.style_example_ids for p in filter(None, map(_PROVENANCE, g)))]
+    styled = [
+        g
+        for g in gold_sets
+        if not g.bare and any(p.style_example_ids for p in filter(None, map(_PROVENANCE, g)))
+    ]
     real = [g for g in gold_sets if "real" in map(_ORIGIN, g)]
     found = (style_leak_warning(s, r) for s in styled for r in real if r is not s)
     return [warning for warning in found if warning is not None]
@@ -713,7 +716,7 @@ class _Labels:
     def gold_counts(self) -> list[Any]:
         """``query.field(GOLD_COUNT)`` of every query: its own field, else its relevant passages
         (grade >= 1) counted over all queries at once (a frozenset per query took 0.6 s of 100k)."""
-        if all(map(_IS_NO_FIELDS, map(_METADATA, self.gold))):
+        if self.gold.bare or all(map(_IS_NO_FIELDS, map(_METADATA, self.gold))):
             return _relevant_counts(self.gold)  # qrels queries: no record, no field of their own
         own = list(map(_own_gold_count, self.gold))
         if None not in own:
@@ -903,7 +906,7 @@ class _EvaluatedQueries(QueryRecords):
 
     def _field_column(self) -> Iterable[dict[str, Any]]:
         gold, by = self.gold, self.by
-        if by or _any_fields(gold) or any(map(_PROVENANCE, gold)):
+        if by or (not gold.bare and (_any_fields(gold) or any(map(_PROVENANCE, gold)))):
             return (record_fields(_fields(query, by)) for query in gold)
         # Queries with no field of their own (TREC and BEIR qrels): one shared empty record, coded
         # (a million queries: 0.1 s, not 0.7).
@@ -1008,6 +1011,8 @@ def _by_slice(item: tuple[tuple[Any, int], dict[str, float]]) -> tuple[int, int,
 
 def _reserved_field_warnings(gold: GoldSet) -> list[str]:
     """A gold-set field named like a per-query key (``top``, ``metrics``...) cannot be recorded."""
+    if gold.bare:
+        return []
     # NO_FIELDS, shared by every qrels query, is passed over: its iteration is Python code.
     names = set(chain.from_iterable(filter(partial(is_not, NO_FIELDS), map(_METADATA, gold))))
     taken = sorted(names.intersection(RESERVED_FIELDS))
