@@ -196,3 +196,28 @@ def test_a_bad_value_of_a_report_commands_option_is_its_settings_rule(tmp_path):
     assert ppi.err_lines == ["error: --confidence must be between 0 and 1, got 1.0; e.g. 0.95"]
     grade = cli.run("judge", "agreement", "h.qrels", "j.qrels", "--threshold", "0", cwd=tmp_path)
     assert grade.err_lines == ["error: --threshold must be a grade >= 1, got 0; e.g. 2 for graded labels"]
+
+
+def test_a_library_calls_advice_names_the_setting_as_the_commands_option():
+    """``named_as_options``: a setting's error and a silent endpoint's advice name the option; an error
+    about a setting the command does not have is left as the library raised it."""
+    from realrecall.cli.settings_options import named_as_options
+    from realrecall.errors import EndpointSilent, SettingError
+    from realrecall.generate.config import GenerateConfig
+
+    silent = EndpointSilent("no answer", label="the client's LLMConfig(timeout=...)")
+    with pytest.raises(EndpointSilent) as caught, named_as_options(GenerateConfig):
+        raise silent
+    assert str(caught.value) == (
+        "no answer: check that the endpoint is running, or allow more time with --request-timeout "
+        "(a rerun resumes)"
+    )
+    assert caught.value.__cause__ is silent
+    by = pytest.raises(SettingError, match=r"^pipeline.toml:3: --by must name gold-set fields$")
+    with by, named_as_options(EvaluateSettings):
+        raise SettingError("by", "must name gold-set fields", path="pipeline.toml", line=3)
+    with pytest.raises(EndpointSilent, match=r"time with --timeout \("), named_as_options(JudgeSettings):
+        raise silent  # the judge's option of the same setting
+    with pytest.raises(EndpointSilent) as unknown, named_as_options(PPISettings):
+        raise silent
+    assert unknown.value is silent

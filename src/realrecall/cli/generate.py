@@ -18,13 +18,11 @@ from typer.core import TyperCommand
 
 from realrecall.cli.application import app, err, is_interactive, note, out, output_option, user_errors, warn
 from realrecall.cli.console import plain
-from realrecall.cli.settings_options import Group, settings_options
-from realrecall.errors import EndpointSilent
+from realrecall.cli.settings_options import Group, named_as_options, settings_options
 from realrecall.files import check_distinct, output_error
 
 # Only the settings at start-up: the generator (asyncio, curate, numpy) loads when it runs.
 from realrecall.generate.config import GenerateConfig
-from realrecall.settings import setting_fields
 
 if TYPE_CHECKING:
     from realrecall.generate import CostEstimate, GenerateProgress, GenerateSummary
@@ -88,19 +86,12 @@ def generate_command(
         # The Batch API is asked by generate itself, at the settings' endpoint (--base-url).
         needs_client = (config.backend == "llm" or config.judge) and not config.batch_settings.batch
         client = make_client(config) if needs_client else None
-        with progress_bar() as on_progress:
-            try:
-                summary = generate(
-                    chunks, output, config, client=client, progress=on_progress, batch_status=report_batch
-                )
-            except EndpointSilent as exc:
-                raise exc.labelled(option_of(exc.setting)) from exc
+        # The advice of a silent endpoint names --request-timeout, the option the client was made from.
+        with progress_bar() as on_progress, named_as_options(GenerateConfig):
+            summary = generate(
+                chunks, output, config, client=client, progress=on_progress, batch_status=report_batch
+            )
         render_summary(summary)
-
-
-def option_of(setting: str) -> str:
-    """The command line's option of a setting of generate: ``request_timeout`` -> ``--request-timeout``."""
-    return next(item.option for item in setting_fields(GenerateConfig) if item.name == setting)
 
 
 def check_paths(
