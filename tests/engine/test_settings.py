@@ -191,3 +191,36 @@ def test_run_engine_local_over_an_engine_section_naming_ray_runs_here_without_ra
     assert result.returncode == 0, result.stderr
     written = json.loads((pipeline.parent / "realrecall-runs" / "results.json").read_text("utf-8"))
     assert "engine" not in written  # the local engine's results
+
+
+BATCH = '[generate]\noutput = "synthetic.jsonl"\nbackend = "llm"\nmodel = "gpt-4o-mini"\nbatch = true\n'
+
+
+def test_the_batch_api_on_the_ray_engine_is_refused_as_pipeline_toml_is_read(pipeline):
+    text = PIPELINE.replace('[generate]\noutput = "synthetic.jsonl"\nbackend = "extractive"\n', BATCH)
+    pipeline.write_text(text.replace('engine = "local"', 'engine = "ray"'), "utf-8")
+    line = text.splitlines().index("batch = true") + 1
+    with pytest.raises(InputError) as error:
+        load_pipeline_config(pipeline)
+    assert str(error.value) == (
+        f'{pipeline}:{line}: [generate] batch = true and [engine] engine = "ray" are two ways to send '
+        'the requests; drop batch = true from [generate], or set engine = "local" in [engine]'
+    )
+    result = cli.run("run", str(pipeline), cwd=pipeline.parent)
+    assert result.returncode == 2
+    assert result.err_lines == [f"error: {error.value}"]
+    assert not (pipeline.parent / "realrecall-runs").exists()
+
+
+def test_the_batch_api_with_run_engine_ray_is_refused_before_any_work(pipeline):
+    pipeline.write_text(
+        PIPELINE.replace('[generate]\noutput = "synthetic.jsonl"\nbackend = "extractive"\n', BATCH)
+    )
+    assert load_pipeline_config(pipeline).generate.batch_settings.batch  # on the local engine: kept
+    result = cli.run("run", str(pipeline), "--engine", "ray", cwd=pipeline.parent)
+    assert result.returncode == 2
+    assert result.err_lines == [
+        f"error: {pipeline}: [generate] batch = true and the Ray engine are two ways to send the requests; "
+        "drop batch = true from [generate], or run on the local engine"
+    ]
+    assert not (pipeline.parent / "realrecall-runs").exists()

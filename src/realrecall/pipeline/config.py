@@ -150,6 +150,12 @@ class PipelineConfig:
     """``[engine]``: where every stage's work runs (this process, or one Ray cluster for the run)."""
 
     def __post_init__(self) -> None:
+        if self.generate.batch_settings.batch and self.engine.on_ray:  # `run --engine ray`, or Python
+            raise InputError(
+                "[generate] batch = true and the Ray engine are two ways to send the requests",
+                path=self.path,
+                hint="drop batch = true from [generate], or run on the local engine",
+            )
         for stage in ("generate", "evaluate"):
             if getattr(self, stage).engine_settings != EngineSettings():
                 raise SettingError(
@@ -231,11 +237,19 @@ def load_pipeline_config(path: str | Path) -> PipelineConfig:
     drifting = {key: value for key, value in drift.items() if key != "traffic"}
     drift_settings = check.stage("drift", DriftSettings(), drifting, base)
     engine = check.stage("engine", EngineSettings(), section["engine"], base)
+    generation = check.generate({key: value for key, value in generate.items() if key != "output"})
+    if generation.batch_settings.batch and engine.on_ray:
+        # Said here, not once generation starts (after the corpus is read, maybe after a long wait).
+        check.fail(
+            "generate", "batch",
+            '[generate] batch = true and [engine] engine = "ray" are two ways to send the requests',
+            hint='drop batch = true from [generate], or set engine = "local" in [engine]',
+        )  # fmt: skip
     return PipelineConfig(
         path=p,
         corpus=resolve(section["corpus"]["path"]),
         synthetic=resolve(generate["output"]),
-        generate=check.generate({key: value for key, value in generate.items() if key != "output"}),
+        generate=generation,
         evaluate=evaluation,
         calibrate=calibration,
         real=resolve(section["real"]["path"]) if "path" in section["real"] else None,
