@@ -20,7 +20,7 @@ import pytest
 from generate.fakes import make_corpus
 from realrecall.engine import EngineSettings
 from realrecall.errors import EngineError, InputError, UserCodeError
-from realrecall.evaluate import evaluate, evaluate_files, load_results, write_results
+from realrecall.evaluate import evaluate, evaluate_files, load_results
 from realrecall.generate import GenerateConfig, generate
 from realrecall.gold import load_gold
 from realrecall.llm import LLMConfig, OpenAIChatClient
@@ -46,25 +46,6 @@ def without_created_and_engine(results: dict[str, Any]) -> dict[str, Any]:
 
 def per_query(result: Any) -> dict[tuple[str, str], dict[str, float]]:
     return {(q.gold_set, q.query_id): dict(q.metrics) for q in result.queries}
-
-
-def test_the_bundled_sample_on_ray_writes_the_local_results_json_but_created_and_engine(
-    ray_cluster, tmp_path
-):
-    gold = [(SAMPLE / "real_questions.jsonl", "real")]
-    options: dict[str, Any] = {"corpus": SAMPLE / "docs_corpus.jsonl", "k": (1, 5, 10), "by": ("type",)}
-    local = evaluate_files(gold, **options)
-    on_ray = evaluate_files(gold, **options, **ON_RAY)
-    write_results(local, tmp_path / "local.json")
-    write_results(on_ray, tmp_path / "ray.json")
-    local_file = json.loads((tmp_path / "local.json").read_text("utf-8"))
-    ray_file = json.loads((tmp_path / "ray.json").read_text("utf-8"))
-
-    assert ray_file["engine"] == "ray"
-    assert "engine" not in local_file
-    assert without_created_and_engine(ray_file) == without_created_and_engine(local_file)
-    assert per_query(on_ray) == per_query(local)
-    assert load_results(tmp_path / "ray.json").engine == "ray"
 
 
 @pytest.mark.reference_data
@@ -98,7 +79,7 @@ def test_a_custom_retrievers_error_on_ray_is_the_local_engines_one_line(ray_clus
     with pytest.raises(UserCodeError) as local:
         evaluate_files(gold, **options)
     with pytest.raises(UserCodeError) as on_ray:
-        evaluate_files(gold, **options, **ON_RAY)
+        evaluate_files(gold, **options, **ON_RAY, retrieval_actors=1)
     assert str(on_ray.value) == str(local.value)
 
 
@@ -130,8 +111,10 @@ def lines(path: Path) -> list[dict[str, Any]]:
 def test_generation_survives_a_killed_actor_with_each_request_sent_once_and_a_rerun_sends_none(
     ray_cluster, server, tmp_path
 ):
-    # One request at a time, so the actor that dies holds no other request the endpoint has seen.
-    config = GenerateConfig(per_chunk=2, strategy="direct", concurrency=1, engine_settings=RAY)
+    # One request at a time, so the actor that dies holds no other request the endpoint has seen; one
+    # actor (the pool's spreading is the duplicates test's): Ray restarts it in a new process.
+    one_actor = dataclasses.replace(RAY, generation_actors=1)
+    config = GenerateConfig(per_chunk=2, strategy="direct", concurrency=1, engine_settings=one_actor)
     marker = tmp_path / "died"
     client = DyingChatClient(llm_config(server), marker=marker, die_at=3)
     output = tmp_path / "synthetic.jsonl"
@@ -156,11 +139,12 @@ def test_an_actor_that_keeps_dying_stops_generation_in_one_line_keeping_only_who
     ray_cluster, server, tmp_path
 ):
     output = tmp_path / "synthetic.jsonl"
-    with pytest.raises(EngineError, match="died 3 times") as failure:
+    once = EngineSettings(engine="ray", actor_retries=1, generation_actors=1)  # a process a death: few
+    with pytest.raises(EngineError, match="died 2 times") as failure:
         generate(
             make_corpus(2),
             output,
-            GenerateConfig(strategy="direct", concurrency=1, engine_settings=RAY),
+            GenerateConfig(strategy="direct", concurrency=1, engine_settings=once),
             client=AlwaysDyingChatClient(),
         )
     assert "\n" not in str(failure.value)
@@ -209,31 +193,11 @@ metric = "recall@3"
 [engine]
 engine = "ray"
 actor_retries = 1
+retrieval_actors = 1
 """
 
 
-def test_a_pipeline_on_the_ray_engine_writes_the_local_runs_results_but_created_and_engine(
-    ray_cluster, tmp_path
-):
-    config = tmp_path / "pipeline.toml"
-    inputs = {"corpus": SAMPLE / "docs_corpus.jsonl", "real": SAMPLE / "real_questions.jsonl"}
-    config.write_text(PIPELINE.format(**inputs), "utf-8")
-    on_ray = load_pipeline_config(config)
-    assert on_ray.engine.on_ray
-    local = dataclasses.replace(on_ray, engine=EngineSettings())
-    results = tmp_path / "realrecall-runs" / "results.json"
-    written = {}
-    # The same job (same outputs) on each engine in turn: the second run's generation is the first's.
-    for name, job in (("local", local), ("ray", on_ray)):
-        run_pipeline(job)
-        written[name] = json.loads(results.read_text("utf-8"))
-
-    assert written["ray"]["engine"] == "ray"
-    assert "engine" not in written["local"]
-    assert without_created_and_engine(written["ray"]) == without_created_and_engine(written["local"])
-
-
-def test_pipelines_run_together_on_ray_each_write_the_local_runs_results_but_created_and_engine(
+def test_pipelines_on_ray_one_or_together_write_the_local_runs_results_but_created_and_engine(
     ray_cluster, tmp_path
 ):
     inputs = {"corpus": SAMPLE / "docs_corpus.jsonl", "real": SAMPLE / "real_questions.jsonl"}
@@ -243,14 +207,22 @@ def test_pipelines_run_together_on_ray_each_write_the_local_runs_results_but_cre
         folder.mkdir()
         (folder / "pipeline.toml").write_text(PIPELINE.format(**inputs).replace("[1, 3]", k), "utf-8")
         configs.append(load_pipeline_config(folder / "pipeline.toml"))
+    assert all(config.engine.on_ray for config in configs)
     local = [dataclasses.replace(config, engine=EngineSettings()) for config in configs]
     written: dict[str, list[dict[str, Any]]] = {}
-    # The same job on each engine in turn: the second run's generation is the first's.
-    for name, jobs in (("local", local), ("ray", configs)):
-        done = run_pipelines(jobs)
-        written[name] = [json.loads(result.results_path.read_text("utf-8")) for result in done]
+    # The same jobs (same outputs) on each engine in turn: the later runs' generation is the first's.
+    # One pipeline is one Ray Data job in this process; several are one Ray task a pipeline.
+    done = run_pipelines(local)
+    written["local"] = [json.loads(result.results_path.read_text("utf-8")) for result in done]
+    one = run_pipeline(configs[0])
+    written["ray, one"] = [json.loads(one.results_path.read_text("utf-8"))]
+    assert load_results(one.results_path).engine == "ray"
+    done = run_pipelines(configs)
+    written["ray"] = [json.loads(result.results_path.read_text("utf-8")) for result in done]
 
     assert [results["engine"] for results in written["ray"]] == ["ray", "ray"]
+    assert written["ray, one"][0]["engine"] == "ray"
+    assert "engine" not in written["local"][0]
     # Each pipeline scored by its own settings: its own cut-offs.
     first, second = (results["metrics"] for results in written["ray"])
     assert "recall@1" in first
@@ -260,6 +232,9 @@ def test_pipelines_run_together_on_ray_each_write_the_local_runs_results_but_cre
     assert [without_created_and_engine(r) for r in written["ray"]] == [
         without_created_and_engine(r) for r in written["local"]
     ]
+    assert without_created_and_engine(written["ray, one"][0]) == without_created_and_engine(
+        written["local"][0]
+    )
 
 
 def cached_vectors(folder: Path) -> dict[tuple[str, str], bytes]:
@@ -330,7 +305,7 @@ def test_a_retrieval_actor_that_dies_is_restarted_and_its_part_searched_again(ra
     marker, retriever = dying_retriever(tmp_path, always=False)
     gold = [(SAMPLE / "real_questions.jsonl", "real")]
     options: dict[str, Any] = {"corpus": SAMPLE / "docs_corpus.jsonl", "retriever": retriever, "k": (1, 5)}
-    on_ray = evaluate_files(gold, **options, **ON_RAY)
+    on_ray = evaluate_files(gold, **options, **ON_RAY, retrieval_actors=1)
     assert marker.exists()  # an actor died with a part in hand
     local = evaluate_files(gold, **options)  # the marker exists: here, nothing dies
     assert per_query(on_ray) == per_query(local)
@@ -389,7 +364,8 @@ def test_ctrl_c_during_generation_on_ray_leaves_whole_records_and_a_rerun_sends_
             pressed.append(progress.done)
             raise KeyboardInterrupt
 
-    config = GenerateConfig(per_chunk=2, strategy="direct", concurrency=2, engine_settings=RAY)
+    one_actor = dataclasses.replace(RAY, generation_actors=1)
+    config = GenerateConfig(per_chunk=2, strategy="direct", concurrency=2, engine_settings=one_actor)
     client = OpenAIChatClient(llm_config(server))
     output = tmp_path / "synthetic.jsonl"
     with pytest.raises(KeyboardInterrupt):
@@ -404,3 +380,30 @@ def test_ctrl_c_during_generation_on_ray_leaves_whole_records_and_a_rerun_sends_
     unique = {json.dumps([body["messages"], body.get("seed")], sort_keys=True) for body in bodies}
     assert summary.total == len(lines(output)) == 12
     assert len(unique) == 12  # no slot's request sent twice with the same seed
+
+
+def embedded_texts(server: FakeOpenAI) -> list[str]:
+    inputs = [body["input"] for body in server.bodies("embeddings")]
+    return sorted(text for item in inputs for text in ([item] if isinstance(item, str) else item))
+
+
+def test_dense_on_ray_sends_the_corpus_to_the_endpoint_once_as_the_local_engine_does(
+    ray_cluster, fake_openai, tmp_path
+):
+    gold = [(SAMPLE / "real_questions.jsonl", "real")]
+    options: dict[str, Any] = {
+        "corpus": SAMPLE / "docs_corpus.jsonl",
+        "retriever": "dense",
+        "retriever_options": {"embed_model": "text-embedding-3-small", "base_url": fake_openai.base_url},
+        "k": (1, 5),
+    }
+    local = evaluate_files(gold, **options, cache_dir=tmp_path / "local")
+    sent_locally = embedded_texts(fake_openai)
+    on_ray = evaluate_files(gold, **options, **ON_RAY, cache_dir=tmp_path / "ray")
+    sent = embedded_texts(fake_openai)
+
+    # The corpus embedded once, on the driver (not once a retrieval actor), the queries in the actors.
+    assert len(sent_locally) == len(lines(SAMPLE / "docs_corpus.jsonl")) + len(local.queries)
+    assert sorted(sent_locally + sent_locally) == sent
+    assert per_query(on_ray) == per_query(local)
+    assert without_created_and_engine(on_ray.to_dict()) == without_created_and_engine(local.to_dict())

@@ -2,7 +2,7 @@
 
 Work goes out in *parts* (a batch of queries, a slice of the corpus, one pipeline), each a pickled
 Python object, so whatever a stage hands over comes back exactly as it went (no conversion to Arrow
-types on the way). Three shapes:
+types on the way). Four shapes:
 
 - ``Cluster.map``: a Ray Data job, ``map_batches`` over the parts, either in a pool of actors that each
   run a ``setup`` once (build the retriever's index, load the embedding model) then its function on
@@ -11,6 +11,9 @@ types on the way). Three shapes:
 - ``Cluster.tasks``: one Ray task per item (``realrecall run`` over many pipelines).
 - ``Cluster.chat_client``: a ``ChatClient`` whose requests are sent by a pool of actors, each holding
   its own LLM client; the answers come back to the driver, whose cache and store decide what is kept.
+- ``Cluster.pool``: actors that each hold one object for the whole run (a loaded embedding model),
+  asked from the driver or from other actors of the run (local-dense's retrieval actors embed their
+  queries there, so the model is loaded once a run, not once a stage).
 
 An actor that dies is restarted and its work retried ``actor_retries`` times, then the run stops with
 one ``EngineError`` line. A project error raised in a worker (a bad retriever option, a custom
@@ -39,7 +42,7 @@ from realrecall.settings import EngineSettings
 if TYPE_CHECKING:
     from realrecall.llm.types import ChatClient, ChatRequest, ChatResult
 
-__all__ = ["MISSING_EXTRA", "Cluster", "Stage", "open_cluster"]
+__all__ = ["MISSING_EXTRA", "ActorPool", "Cluster", "Stage", "open_cluster"]
 
 MISSING_EXTRA = "the ray engine needs the optional extra: pip install 'realrecall[ray]'"
 
@@ -238,11 +241,21 @@ class Cluster:
         gives; started on the first request (a run answered wholly from the cache starts none)."""
         return _ActorChatClient(self, make, self.pool_size(actors))
 
+    def pool(self, setup: Callable[[], object], size: int, *, what: str) -> ActorPool:
+        """``size`` actors that each hold ``setup()``'s object for the rest of the run (a loaded model),
+        asked through the ``ActorPool`` (picklable: other actors of the run may ask it too)."""
+        return ActorPool(
+            tuple(self._start_actors(_ObjectActor, size, setup)), what, self.settings.actor_retries
+        )
+
     def _start_actors(self, cls: type, size: int, *args: Any) -> list[Any]:
         # No CPU reserved: a chat actor waits on the endpoint. A call whose actor dies is sent again
         # by Ray once the actor is back, at most ``actor_retries`` times.
+        # Spread over the nodes: with no CPU to reserve, Ray would otherwise pack them on one.
         retries = self.settings.actor_retries
-        remote = self._ray.remote(cls).options(max_restarts=retries, max_task_retries=retries, num_cpus=0)
+        remote = self._ray.remote(cls).options(
+            max_restarts=retries, max_task_retries=retries, num_cpus=0, scheduling_strategy="SPREAD"
+        )
         actors = [remote.remote(*args) for _ in range(size)]
         self._actors.extend(actors)
         return actors
@@ -294,6 +307,116 @@ class _ActorChatClient:
             with contextlib.suppress(Exception):
                 self._cluster._ray.kill(actor, no_restart=True)
         self._actors = []
+
+
+class ActorPool:
+    """A pool of actors that each hold one object for the run (``Cluster.pool``): one of its methods
+    called on one item (``call``, from any process of the run), or on many items spread over the pool
+    (``map``, from the driver, with progress). An actor that dies is restarted (its object made again)
+    and the call sent again, at most ``retries`` times, then one EngineError line naming ``what``.
+    """
+
+    def __init__(self, actors: tuple[Any, ...], what: str, retries: int) -> None:
+        self._actors = actors
+        self._what = what
+        self._retries = retries
+        self._turn = itertools.count(os.getpid())  # each process that asks starts on its own actor
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ActorPool, (self._actors, self._what, self._retries))
+
+    def attribute(self, name: str) -> Any:
+        """An attribute of the object the pool's first actor holds (its description, say)."""
+        return self._get([self._actors[0].attribute.remote(name)])[0]
+
+    def call(self, method: str, item: Any) -> Any:
+        """``object.method(item)`` in one of the pool's actors."""
+        actor = self._actors[next(self._turn) % len(self._actors)]
+        return self._get([actor.call.remote(method, item)])[0]
+
+    def map(
+        self,
+        method: str,
+        items: Sequence[Any],
+        *,
+        sizes: Sequence[int] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        arrived: Callable[[int, Any], None] | None = None,
+    ) -> list[Any]:
+        """``object.method(item)`` for each item, spread over the actors, the results in the items'
+        order; ``progress(done, total)`` counts ``sizes`` (default 1 an item) and ``arrived(index,
+        result)`` is called with each result, both as results come back."""
+        counts = list(sizes) if sizes is not None else [1] * len(items)
+        actors = itertools.cycle(self._actors)
+        refs = [next(actors).call.remote(method, item) for item in items]
+        return self._get(refs, counts, progress, arrived)
+
+    def _get(
+        self,
+        refs: list[Any],
+        counts: list[int] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+        arrived: Callable[[int, Any], None] | None = None,
+    ) -> list[Any]:
+        ray = _import_ray()
+        pending = {ref: index for index, ref in enumerate(refs)}
+        results: list[Any] = [None] * len(refs)
+        finished: set[int] = set()
+        failed: dict[int, _Failed] = {}
+        done, total = 0, sum(counts) if counts is not None else 0
+        if progress is not None:
+            progress(0, total)
+        try:
+            while pending:
+                ready, _ = ray.wait(list(pending), num_returns=1)
+                for ref in ready:
+                    index = pending.pop(ref)
+                    result = ray.get(ref)
+                    finished.add(index)
+                    if isinstance(result, _Failed):
+                        failed[index] = result
+                        continue
+                    results[index] = result
+                    done += counts[index] if counts is not None else 1
+                    if arrived is not None:
+                        arrived(index, result)
+                _raise_first(failed, finished)
+                if progress is not None:
+                    progress(done, total)
+        except ray.exceptions.RayError as exc:
+            raise _engine_error(exc, self._what, self._retries) from None
+        finally:
+            for ref in pending:
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref)
+        return results
+
+
+class _ObjectActor:
+    """One actor of an ``ActorPool``: ``setup()``'s object, made once, asked one item a call.
+
+    A project error in the setup (a model folder that is not one) is kept and given back for each
+    call, so the caller raises it as itself: raised from ``__init__``, Ray would only say it died.
+    """
+
+    def __init__(self, setup: Callable[[], object]) -> None:
+        self._object: object = None
+        self._failed: _Failed | None = None
+        try:
+            self._object = setup()
+        except RealrecallError as exc:
+            self._failed = _Failed.of(exc)
+
+    def attribute(self, name: str) -> Any:
+        return self._failed if self._failed is not None else getattr(self._object, name)
+
+    def call(self, method: str, item: Any) -> Any:
+        if self._failed is not None:
+            return self._failed
+        try:
+            return getattr(self._object, method)(item)
+        except RealrecallError as exc:
+            return _Failed.of(exc)
 
 
 class _ChatActor:

@@ -28,11 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from realrecall.engine.cluster import Cluster, Stage
+from realrecall.engine.cluster import ActorPool, Cluster, Stage
 from realrecall.errors import InputError
 from realrecall.evaluate.retrievers.base import retrieve
-from realrecall.evaluate.retrievers.dense import embed_corpus_at_once
-from realrecall.evaluate.retrievers.hybrid import HybridOptions
+from realrecall.evaluate.retrievers.dense import (
+    DenseOptions,
+    dense_embedder,
+    embed_corpus,
+    embed_corpus_at_once,
+)
+from realrecall.evaluate.retrievers.hybrid import HybridOptions, part
 from realrecall.evaluate.retrievers.local_dense import (
     LOCAL_SLICE,
     LocalDenseOptions,
@@ -236,48 +241,87 @@ def _source(retriever: Retriever) -> RetrieverRecipe | Retriever:
 
 
 def _corpus_embedded(cluster: Cluster, retriever: Retriever) -> RetrieverRecipe | Retriever:
-    """What the retrieval actors build from (``_source``), for ``local-dense`` (alone, or as hybrid's
+    """What the retrieval actors build from (``_source``): for ``dense``, its corpus's rows embedded
+    on the driver (``_embedded_here``); for ``local-dense`` (alone, or as hybrid's
     dense half) with its corpus's rows in it: embedded by a pool of embedding actors (each loading the
-    model once), so that each retrieval actor embeds only its queries.
+    model once), which then embed the retrieval actors' queries too (``_PoolEmbedder``): the model is
+    loaded once a run, in the pool, and never in a retrieval actor.
 
     The pool gets the very calls the local engine makes, side by side (``embed_corpus_at_once``):
     the same batches, so the same rows to the last bit; the cache is read and written here, on the
-    driver, and the recipe's ``index_progress`` (the driver's bar) counts the corpus's texts.
+    driver (each call's rows as they come back, so Ctrl-C keeps them), and the recipe's
+    ``index_progress`` (the driver's bar) counts the corpus's texts.
     """
     source = _source(retriever)
     if not isinstance(source, RetrieverRecipe) or not isinstance(source.name, str) or not len(source.corpus):
         return source
 
     options = make_options(find_spec(source.name), source.options, defaults=source.defaults)
-    if not isinstance(options, LocalDenseOptions) or (
-        isinstance(options, HybridOptions) and options.dense_component != "local-dense"
-    ):
+    if isinstance(options, HybridOptions) and options.dense_component == "dense":
+        return _embedded_here(source, part(options, DenseOptions), retriever)
+    if isinstance(options, DenseOptions) and not isinstance(options, HybridOptions):
+        return _embedded_here(source, options, retriever)
+    if not isinstance(options, LocalDenseOptions):
         return source
     path = model_path(options)
-    stage = Stage(
-        "embedding",
-        setup=functools.partial(_embedding, path, options.batch_size),
-        actors=cluster.settings.retrieval_actors,
-    )
+    name = embedder_name(path)
+    # One actor a corpus call at most (a small corpus loads the model once); they stay for the queries.
+    calls = max(1, math.ceil(len(source.corpus) / LOCAL_SLICE))
+    size = cluster.pool_size(cluster.settings.retrieval_actors, calls)
+    pool = cluster.pool(functools.partial(_embedding, path, options.batch_size), size, what="embedding")
 
-    def embed_calls(calls: list[list[str]], progress: Callable[[int, int], None] | None) -> list[np.ndarray]:
+    def embed_calls(
+        calls: list[list[str]],
+        progress: Callable[[int, int], None] | None,
+        arrived: Callable[[int, np.ndarray], None] | None,
+    ) -> list[np.ndarray]:
         sizes = [len(call) for call in calls]
-        done: list[np.ndarray] = cluster.map(calls, stage, sizes=sizes, progress=progress)
+        done: list[np.ndarray] = pool.map("embed", calls, sizes=sizes, progress=progress, arrived=arrived)
         return done
 
     rows = embed_corpus_at_once(
         source.corpus,
-        embedder_name(path),
+        name,
         embed_calls,
         source.settings,
         slice_size=LOCAL_SLICE,
         progress=_index_progress(retriever),
         length_sorted=True,
     )
-    embedded = CorpusEmbeddings(embedder_name(path), tuple(source.corpus.ids), rows)
+    queries = _PoolEmbedder(pool, name, str(pool.attribute("description")))
+    embedded = CorpusEmbeddings(name, tuple(source.corpus.ids), rows, query_embedder=queries)
     return dataclasses.replace(
         source, settings=dataclasses.replace(source.settings, corpus_embeddings=embedded)
     )
+
+
+def _embedded_here(source: RetrieverRecipe, options: DenseOptions, retriever: Retriever) -> RetrieverRecipe:
+    """``dense`` (an endpoint's model, or an embedder given in Python), alone or as hybrid's half, with
+    its corpus's rows in it: embedded here, on the driver, as the local engine embeds them (the same
+    slices through the cache, each slice's new vectors kept as it comes back, the driver's bar), so
+    the corpus is sent to the endpoint once, not once a retrieval actor; the actors embed their queries.
+    """
+    embedder = dense_embedder(options, source.settings)
+    rows = embed_corpus(source.corpus, embedder, progress=_index_progress(retriever))
+    embedded = CorpusEmbeddings(embedder.name, tuple(source.corpus.ids), rows)
+    return dataclasses.replace(
+        source, settings=dataclasses.replace(source.settings, corpus_embeddings=embedded)
+    )
+
+
+class _PoolEmbedder:
+    """An ``Embedder`` whose texts go to the run's embedding actors (``_corpus_embedded``): a retrieval
+    actor's queries are embedded by the model loaded there, in the very calls the local engine makes
+    (so the same vectors), and the retrieval actor loads no model of its own."""
+
+    def __init__(self, pool: ActorPool, name: str, description: str) -> None:
+        self._pool = pool
+        self.name = name
+        self.description = description
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors: np.ndarray = self._pool.call("embed", list(texts))
+        return vectors
 
 
 def _index_progress(retriever: Retriever) -> Callable[[int, int], None] | None:
@@ -288,9 +332,9 @@ def _index_progress(retriever: Retriever) -> Callable[[int, int], None] | None:
     return recipe.settings.index_progress if isinstance(recipe, RetrieverRecipe) else None
 
 
-def _embedding(path: Path, batch_size: int) -> Callable[[list[str]], np.ndarray]:
-    """In each embedding actor, once: the model loaded; then per call, its texts embedded."""
-    return SentenceTransformerEmbedder(path, batch_size=batch_size).embed
+def _embedding(path: Path, batch_size: int) -> SentenceTransformerEmbedder:
+    """In each embedding actor, once: the model loaded (the pool then asks its ``embed``)."""
+    return SentenceTransformerEmbedder(path, batch_size=batch_size)
 
 
 def _searcher(source: RetrieverRecipe | Retriever, depth: int, scoring: Scoring) -> Callable[[_Part], _Done]:

@@ -170,9 +170,12 @@ def test_embedding_at_once_makes_the_calls_and_rows_of_embedding_slice_after_sli
     batches: list[list[list[str]]] = []
     seen: list[tuple[int, int]] = []
 
-    def embed_calls(calls: list[list[str]], progress: Any) -> list[np.ndarray]:
+    def embed_calls(calls: list[list[str]], progress: Any, arrived: Any) -> list[np.ndarray]:
         batches.append(calls)
-        return [elsewhere.embed(call) for call in calls]
+        made = [elsewhere.embed(call) for call in calls]
+        for index, rows in enumerate(made):
+            arrived(index, rows)
+        return made
 
     rows = embed_corpus_at_once(
         REPEATS,
@@ -195,3 +198,25 @@ def test_embedding_at_once_makes_the_calls_and_rows_of_embedding_slice_after_sli
             expected,
         )
         assert again.each == []  # the rows made at once were cached
+
+
+def test_embedding_at_once_keeps_each_calls_rows_in_the_cache_as_they_come_back(tmp_path: Path) -> None:
+    # Ctrl-C while the Ray engine's actors embed a corpus: the calls already back are in the cache, as
+    # embed_corpus keeps each slice it finished; a rerun sends only the others.
+    from realrecall.evaluate.retrievers.dense import embed_corpus, embed_corpus_at_once
+    from realrecall.evaluate.retrievers.embedding_cache import CachedEmbedder
+
+    elsewhere = CallRecorder()
+
+    def interrupted(calls: list[list[str]], progress: Any, arrived: Any) -> list[np.ndarray]:
+        arrived(1, elsewhere.embed(calls[1]))  # the second call came back first
+        raise KeyboardInterrupt
+
+    settings = RunSettings(cache_dir=tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        embed_corpus_at_once(REPEATS, elsewhere.name, interrupted, settings, slice_size=3)
+    rerun = CallRecorder()
+    rows = embed_corpus(REPEATS, CachedEmbedder(rerun, tmp_path), slice_size=3)
+    assert sum(map(len, rerun.each)) == len({chunk.text for chunk in REPEATS}) - len(set(elsewhere.each[0]))
+    assert not set(elsewhere.each[0]) & {text for call in rerun.each for text in call}
+    assert np.array_equal(rows, embed_corpus(REPEATS, HashingEmbedder(), slice_size=3))

@@ -35,14 +35,23 @@ __all__ = [
     "DenseOptions",
     "DenseRetriever",
     "EmbedCalls",
+    "dense_embedder",
     "embed_corpus",
     "embed_corpus_at_once",
     "normalise_rows",
 ]
 
 # Every call ``embed_corpus`` would make to the embedder, made at once (in parallel, elsewhere): the
-# texts of each call, and ``progress(done, total)`` counting their texts; one array of rows a call.
-EmbedCalls = Callable[[list[list[str]], "Callable[[int, int], None] | None"], "list[np.ndarray]"]
+# texts of each call, ``progress(done, total)`` counting their texts, and ``arrived(index, rows)``
+# called with each call's rows as they come back; one array of rows a call, in the calls' order.
+EmbedCalls = Callable[
+    [
+        list[list[str]],
+        "Callable[[int, int], None] | None",
+        "Callable[[int, np.ndarray], None] | None",
+    ],
+    "list[np.ndarray]",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,9 +160,11 @@ def embed_corpus_at_once(
 
     The calls are the very ones the embedder would get slice after slice, in that order: a slice's
     texts, or through the cache each slice's distinct texts that neither the cache nor an earlier
-    slice holds. A model pads each batch to its longest text, so the rows of a text depend (in the last
-    bits) on the texts embedded with it; the same calls give the same rows, bit for bit. The new rows
-    are written to the cache here. ``progress`` counts the corpus's texts, as ``embed_corpus``'s does.
+    slice holds (``CachedEmbedder.plan``). A model pads each batch to its longest text, so the rows of
+    a text depend (in the last bits) on the texts embedded with it; the same calls give the same rows,
+    bit for bit. Each call's new rows are written to the cache here as they come back, so an
+    interrupted run keeps them, as ``embed_corpus`` keeps each slice. ``progress`` counts the corpus's
+    texts, as ``embed_corpus``'s does.
     """
     import numpy as np
 
@@ -162,55 +173,48 @@ def embed_corpus_at_once(
     asked = [texts[i] for i in order] if order is not None else texts
     slices = [asked[start : start + slice_size] for start in range(0, len(asked), slice_size)]
     cache = with_cache(_Remote(embedder_name, embed_calls), settings)
-    if not isinstance(cache, CachedEmbedder):
-        calls = slices
-        known: dict[str, np.ndarray] = {}
+    cached = cache if isinstance(cache, CachedEmbedder) else None
+    known: dict[str, np.ndarray] = {}
+    if cached is None:
+        wanted = slices
     else:
-        keys = [text_key(text) for text in asked]
-        known = cache.lookup(list(dict.fromkeys(keys)))
-        planned: set[str] = set()
-        calls = []
-        for start in range(0, len(asked), slice_size):
-            unique = dict(zip(keys[start : start + slice_size], slices[start // slice_size], strict=True))
-            missing = [key for key in unique if key not in known and key not in planned]
-            planned.update(missing)
-            calls.append([unique[key] for key in missing])
+        known, missing = cached.plan(slices)
+        wanted = [list(call.values()) for call in missing if call]
     total = len(asked)
-    wanted = [call for call in calls if call]
-    already = total - (sum(len(call) for call in wanted) if isinstance(cache, CachedEmbedder) else total)
+    already = total - sum(len(call) for call in wanted)
+    new: dict[str, np.ndarray] = {}
 
     def counted(done: int, _total: int) -> None:
         if progress is not None:
             progress(min(total, already + done), total)
 
+    def arrived(index: int, rows: np.ndarray) -> None:
+        call = wanted[index]
+        made = dict(zip(map(text_key, call), checked_vectors(rows, len(call), embedder_name), strict=True))
+        if cached is not None:
+            cached.store(made)
+        new.update(made)
+
     if progress is not None:
         progress(already, total)
-    made = embed_calls(wanted, counted if progress is not None else None) if wanted else []
-    vectors = [
-        checked_vectors(rows, len(call), embedder_name) for call, rows in zip(wanted, made, strict=True)
-    ]
-    if not isinstance(cache, CachedEmbedder):
-        sorted_rows = np.concatenate(vectors)
+    made = embed_calls(wanted, counted if progress is not None else None, arrived) if wanted else []
+    if cached is None:
+        sorted_rows = np.concatenate(
+            [checked_vectors(rows, len(call), embedder_name) for call, rows in zip(wanted, made, strict=True)]
+        )
     else:
-        new = {
-            text_key(text): row
-            for call, rows in zip(wanted, vectors, strict=True)
-            for text, row in zip(call, rows, strict=True)
-        }
-        if new:
-            cache.store(new)
         found = {**known, **new}
         if len({vector.shape[0] for vector in found.values()}) > 1:
             # Rows of an older model under the same name in the cache: the cache recomputes a slice
             # holding both, so the slices go through it one after the other, as embed_corpus sends them.
             return embed_corpus(
                 corpus,
-                cache,
+                cached,
                 slice_size=slice_size,
                 progress=progress,
                 length_sorted=length_sorted,
             )
-        sorted_rows = np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
+        sorted_rows = np.stack([found[text_key(text)] for text in asked]).astype(np.float32, copy=False)
     if progress is not None:
         progress(total, total)
     if order is None:
@@ -228,7 +232,7 @@ class _Remote:
         self._embed_calls = embed_calls
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed_calls([list(texts)], None)[0]
+        return self._embed_calls([list(texts)], None, None)[0]
 
 
 def _embed(
@@ -285,8 +289,18 @@ def with_cache(embedder: Embedder, settings: RunSettings) -> Embedder:
 
 def build_dense(corpus: Corpus, options: DenseOptions, settings: RunSettings) -> DenseRetriever:
     """``dense``: the embedder given in the options, else the OpenAI-compatible one for ``embed_model``."""
+    return DenseRetriever(
+        corpus,
+        dense_embedder(options, settings),
+        progress=settings.index_progress,
+        embedded=settings.corpus_embeddings,
+    )
+
+
+def dense_embedder(options: DenseOptions, settings: RunSettings) -> Embedder:
+    """``dense``'s embedder behind the cache: the options' own, else the endpoint's ``embed_model``."""
     embedder = options.embedder if options.embedder is not None else _openai_embedder(options, settings)
-    return DenseRetriever(corpus, with_cache(embedder, settings), progress=settings.index_progress)
+    return with_cache(embedder, settings)
 
 
 def _openai_embedder(options: DenseOptions, settings: RunSettings) -> Embedder:

@@ -65,12 +65,9 @@ class CachedEmbedder:
             return np.zeros((0, 0), dtype=np.float32)
         keys = [text_key(text) for text in texts]
         unique: dict[str, str] = dict(zip(keys, texts, strict=True))
-        found = self._read(list(unique))
-        missing = [key for key in unique if key not in found]
+        found, (missing,) = self.plan([texts])
         if missing:
-            vectors = checked_vectors(
-                self.inner.embed([unique[key] for key in missing]), len(missing), self.name
-            )
+            vectors = checked_vectors(self.inner.embed(list(missing.values())), len(missing), self.name)
             self.misses += len(missing)
             new = dict(zip(missing, vectors, strict=True))
             self._write(new)
@@ -84,9 +81,21 @@ class CachedEmbedder:
             self._write(found)
         return np.stack([found[key] for key in keys]).astype(np.float32, copy=False)
 
-    def lookup(self, keys: list[str]) -> dict[str, np.ndarray]:
-        """The vectors the cache holds for these keys (``text_key``), by key; the others are absent."""
-        return self._read(keys)
+    def plan(self, calls: Sequence[Sequence[str]]) -> tuple[dict[str, np.ndarray], list[dict[str, str]]]:
+        """What ``embed`` of each call, one after the other, would ask ``inner`` for: the vectors the
+        cache holds for the calls' texts (by key), and each call's distinct texts (by key, in order)
+        that neither the cache nor an earlier call holds."""
+        keys = [[text_key(text) for text in call] for call in calls]
+        found = self._read(list(dict.fromkeys(key for call in keys for key in call)))
+        planned: set[str] = set()
+        missing = []
+        for call, call_keys in zip(calls, keys, strict=True):
+            unique = dict(zip(call_keys, call, strict=True))
+            missing.append(
+                {key: text for key, text in unique.items() if key not in found and key not in planned}
+            )
+            planned.update(missing[-1])
+        return found, missing
 
     def store(self, vectors: dict[str, np.ndarray]) -> None:
         """Vectors made elsewhere by this embedder, by key, written in one transaction."""

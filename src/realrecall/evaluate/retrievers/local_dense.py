@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from realrecall.corpus import Corpus
 from realrecall.errors import InputError
-from realrecall.evaluate.retrievers.base import library_version
+from realrecall.evaluate.retrievers.base import Embedder, library_version
 from realrecall.evaluate.retrievers.dense import DenseRetriever, with_cache
 from realrecall.evaluate.retrievers.options import RetrieverSpec, RunSettings
 
@@ -131,8 +131,20 @@ def use_every_cpu() -> None:
 
 
 def build_local_dense(corpus: Corpus, options: LocalDenseOptions, settings: RunSettings) -> DenseRetriever:
-    """``local-dense``: the local model (default all-MiniLM-L6-v2) behind the embedding cache."""
-    embedder = SentenceTransformerEmbedder(model_path(options), batch_size=options.batch_size)
+    """``local-dense``: the local model (default all-MiniLM-L6-v2) behind the embedding cache (or, on
+    the Ray engine, the embedder of the model loaded elsewhere that ``settings.corpus_embeddings``
+    brings with the corpus's rows)."""
+    path = model_path(options)
+    embedded = settings.corpus_embeddings
+    embedder: Embedder
+    if (
+        embedded is not None
+        and embedded.query_embedder is not None
+        and embedded.embedder == embedder_name(path)
+    ):
+        embedder = embedded.query_embedder
+    else:
+        embedder = SentenceTransformerEmbedder(path, batch_size=options.batch_size)
     return DenseRetriever(
         corpus,
         with_cache(embedder, settings),

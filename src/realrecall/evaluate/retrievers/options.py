@@ -72,12 +72,14 @@ class CorpusEmbeddings:
     actor pool and hands the rows to each retrieval actor, which then embeds only its queries.
 
     ``rows``: one raw (not yet normalised) float32 vector a chunk, in the order of ``ids``;
-    ``embedder``: the name of the embedder that made them. Compared by identity (an array has no
-    one truth value)."""
+    ``embedder``: the name of the embedder that made them; ``query_embedder``: an ``Embedder`` of that
+    name for the queries (the Ray engine's pool of embedding actors), used instead of loading the
+    model again. Compared by identity (an array has no one truth value)."""
 
     embedder: str
     ids: tuple[str, ...]
     rows: Any
+    query_embedder: Any = None
 
 
 # Why a shared type beside each retriever's options: these settings say how this run calls a
