@@ -1,6 +1,7 @@
 """The Ray engine beside the local engine: ``evaluate_files`` on SciFact with BM25, in one run.
 
     .venv/bin/python benchmarks/bench_engine.py [--rounds 3] [--cpus 2] [--queries 300]
+        [--retriever bm25|local-dense] [--docs N]
 
 Needs the extra (``pip install 'realrecall[ray]'``) and ``shared/reference-data/scifact``. Contenders
 take turns, several rounds, medians of wall time:
@@ -13,8 +14,12 @@ take turns, several rounds, medians of wall time:
   ``realrecall evaluate --engine ray`` pays.
 
 ``--queries N`` repeats SciFact's 300 queries (new ids, same texts and judgments) up to N, so the
-share of the job spent on searching grows. Every round checks that the per-query values are the local
-engine's (exactly). Wall time only: the work of the Ray engine is in other processes.
+share of the job spent on searching grows. ``--retriever local-dense`` embeds with the bundled MiniLM
+(``realrecall[local]``), the embedding cache off, so every run loads the model and embeds the corpus
+and the queries; ``--docs N`` cuts the corpus to the queries' judged chunks and the first others up to
+N (MiniLM embeds 10 to 20 SciFact abstracts a second on 2 CPUs). Every round checks that the
+per-query values are the local engine's (exactly). Wall time only: the work of the Ray engine is in
+other processes.
 """
 
 from __future__ import annotations
@@ -50,6 +55,24 @@ def gold_file(scifact: Path, queries: int, folder: Path) -> Path:
     return path
 
 
+def corpus_file(scifact: Path, docs: int, gold: Path, folder: Path) -> Path:
+    """SciFact's corpus cut to the judged chunks of ``gold`` and the first others, ``docs`` in all."""
+    import json
+
+    judged = {doc for line in gold.open(encoding="utf-8") for doc in json.loads(line)["gold"]}
+    room = max(0, docs - len(judged))
+    kept = []
+    for line in (scifact / "corpus.jsonl").read_text("utf-8").splitlines():
+        if json.loads(line)["_id"] in judged:
+            kept.append(line)
+        elif room > 0:
+            kept.append(line)
+            room -= 1
+    path = folder / "corpus.jsonl"
+    path.write_text("".join(line + "\n" for line in kept), "utf-8")
+    return path
+
+
 def per_query(result: object) -> dict[tuple[str, str], dict[str, float]]:
     return {(q.gold_set, q.query_id): dict(q.metrics) for q in result.queries}  # type: ignore[attr-defined]
 
@@ -59,6 +82,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--cpus", type=int, default=2)
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--retriever", choices=("bm25", "local-dense"), default="bm25")
+    parser.add_argument("--docs", type=int, default=None, help="cut the corpus to N chunks")
     args = parser.parse_args()
     reference = find_reference_data()
     if reference is None:
@@ -68,7 +93,12 @@ def main() -> None:
     scifact = reference / "scifact"
     with tempfile.TemporaryDirectory() as folder:
         gold = gold_file(scifact, args.queries, Path(folder))
-        options: dict[str, object] = {"corpus": scifact / "corpus.jsonl", "k": (1, 10, 100)}
+        corpus = scifact / "corpus.jsonl"
+        if args.docs is not None:
+            corpus = corpus_file(scifact, args.docs, gold, Path(folder))
+        options: dict[str, object] = {"corpus": corpus, "k": (1, 10, 100), "retriever": args.retriever}
+        if args.retriever == "local-dense":
+            options["use_cache"] = False  # every run embeds everything: no run reads another's vectors
 
         start = time.perf_counter()
         cold = evaluate_files([gold], **options, engine="ray", num_cpus=args.cpus)  # type: ignore[arg-type]
@@ -90,7 +120,11 @@ def main() -> None:
             ray.shutdown()
     load = os.getloadavg()[0]
     local_median, ray_median = statistics.median(times["local"]), statistics.median(times["ray"])
-    print(f"SciFact BM25, {args.queries} queries, {args.cpus} CPUs, {args.rounds} rounds (load {load:.1f})")
+    docs = f", {args.docs} chunks" if args.docs is not None else ""
+    print(
+        f"SciFact {args.retriever}, {args.queries} queries{docs}, {args.cpus} CPUs, {args.rounds} rounds "
+        f"(load {load:.1f})"
+    )
     print("| engine | wall (median) | ratio to local |")
     print("|---|---:|---:|")
     print(f"| local | {local_median:.2f} s | 1.00 |")
