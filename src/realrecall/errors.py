@@ -9,7 +9,7 @@
      ├── LLMError                   an OpenAI-compatible endpoint kept failing after retries: exit code 1
      │    ├── LLMCallError          one call gave up: carries the reason, the HTTP status and the attempts
      │    ├── BatchUnanswered       a request the Batch API rounds never answered
-     │    └── EndpointSilent        generate: question after question got no answer; names the timeout
+     │    └── EndpointSilent        generate, judge: request after request got no answer; names the timeout
      ├── EngineError                the Ray cluster cannot be reached, or its workers kept dying: exit 1
      └── GateFailed                 a quality gate (--fail-under, --max-gap) was crossed: exit code 1
 
@@ -209,11 +209,13 @@ class BatchUnanswered(LLMError):
 
 
 class EndpointSilent(LLMError):
-    """The model endpoint answered none of the last questions, each after its whole retry budget.
+    """The model endpoint answered none of the last requests (generate's questions, the judge's pairs),
+    each after its whole retry budget.
 
     The advice names the setting that allows more time (``setting``) the way the caller gives it
-    (``labelled``): ``--request-timeout`` on the command line, ``[generate] request_timeout`` in a
-    pipeline; from Python, the setting's own name.
+    (``labelled``): ``--request-timeout`` on the command line (the judge's ``--timeout``),
+    ``[generate] request_timeout`` in a pipeline; from Python, what governs a passed client (``label``:
+    its ``LLMConfig(timeout=...)``), else the setting's own name.
     """
 
     def __init__(self, problem: str, *, setting: str = "request_timeout", label: str | None = None) -> None:

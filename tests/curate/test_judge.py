@@ -313,3 +313,127 @@ def test_judge_batch_fails_an_item_the_batch_refused_without_submitting_it_again
     assert len(_labels(workspace)) == len(pairs) - 1
     (failure,) = (workspace / "judged.failures.jsonl").read_text().splitlines()
     assert "the batch refused this request (400" in json.loads(failure)["reason"]
+
+
+def _pool(folder: Path) -> tuple[Any, list[Any], Any]:
+    """judge_pool's gold set, runs and corpus from the workspace."""
+    from realrecall.corpus import load_corpus
+
+    return (
+        load_gold(folder / "real.jsonl"),
+        [read_per_query(folder / "pq.jsonl")],
+        load_corpus(folder / "corpus.jsonl"),
+    )
+
+
+def test_judge_pool_takes_batch_as_a_setting_alone_or_over_a_settings_object(
+    workspace: Path, fake_openai
+) -> None:
+    """``batch=True`` is JudgeSettings' field (it once landed in a ``BatchOptions`` parameter): the
+    Batch API at OPENAI_BASE_URL, polled every ``poll_interval``, each poll told to ``batch_status``."""
+    from realrecall.curate.judge import judge_pool
+    from realrecall.curate.judge_settings import JudgeSettings
+    from realrecall.llm import BatchStatus
+
+    fake_openai.chat_handler = _grade_handler
+    gold, runs, corpus = _pool(workspace)
+    statuses: list[BatchStatus] = []
+    summary = judge_pool(
+        gold, runs, corpus, workspace / "a.jsonl", model="judge-model", k=3, batch=True, poll_interval=0.01,
+        batch_status=statuses.append,
+    )  # fmt: skip
+    pairs = pool_pairs(gold, runs, 3)
+    assert (summary.pooled, summary.graded) == (len(pairs), len(pairs))
+    assert (fake_openai.count("batches"), fake_openai.count("chat")) == (1, 0)
+    assert statuses[-1].status == "completed"
+    over = JudgeSettings(model="judge-model", k=3, batch_settings=BatchSettings(poll_interval=5.0))
+    again = judge_pool(
+        gold, runs, corpus, workspace / "b.jsonl", settings=over, batch=True, poll_interval=0.01
+    )
+    assert again.graded == len(pairs)
+    assert (fake_openai.count("batches"), fake_openai.count("chat")) == (2, 0)
+
+
+def test_judge_pool_refuses_batchoptions_naming_what_replaced_them(workspace: Path) -> None:
+    from realrecall.curate.judge import judge_pool
+    from realrecall.errors import SettingError
+    from realrecall.generate import BatchOptions
+
+    with pytest.raises(
+        SettingError, match=r"^batch is a setting now, true or false: BatchOptions are no longer passed to "
+        r"judge_pool; give batch=True, with poll_interval and batch_timeout as settings"
+    ):  # fmt: skip
+        judge_pool(*_pool(workspace), workspace / "o.jsonl", model="m", batch=BatchOptions())
+
+
+def test_judge_pool_sends_the_batches_where_realrecalls_own_client_sends(
+    workspace: Path, fake_openai, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from realrecall.curate.judge import judge_pool
+    from realrecall.llm import LLMConfig, OpenAIChatClient
+
+    fake_openai.chat_handler = _grade_handler
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens: not asked
+    client = OpenAIChatClient(LLMConfig(base_url=fake_openai.base_url, max_attempts=2))
+    summary = judge_pool(
+        *_pool(workspace),
+        workspace / "o.jsonl",
+        client=client,
+        model="m",
+        k=3,
+        batch=True,
+        poll_interval=0.01,
+    )
+    assert summary.graded == summary.pooled > 0
+    assert (fake_openai.count("batches"), fake_openai.count("chat")) == (1, 0)
+
+
+def test_judge_pool_needs_a_client_or_batch_and_a_client_naming_no_endpoint_sends_no_batch(
+    workspace: Path,
+) -> None:
+    from generate.fakes import FakeChatClient
+    from realrecall.curate.judge import judge_pool
+    from realrecall.errors import InputError
+
+    with pytest.raises(InputError, match=r"^the judge needs a chat client to ask its model; pass client="):
+        judge_pool(*_pool(workspace), workspace / "o.jsonl", model="m")
+    with pytest.raises(
+        InputError, match=r"^the Batch API is asked at an endpoint, and a FakeChatClient names none; leave "
+        r"client out \(the batches go to OPENAI_BASE_URL\)"
+    ):  # fmt: skip
+        judge_pool(*_pool(workspace), workspace / "o.jsonl", client=FakeChatClient(), model="m", batch=True)
+    assert not (workspace / "o.jsonl").exists()
+
+
+SILENT_ADVICE = ": check that the endpoint is running, or allow more time with {} (a rerun resumes)"
+
+
+def test_a_silent_endpoint_advises_the_clients_timeout_from_python_and_timeout_on_the_command_line(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real client against a loopback server that accepts and never answers, one attempt a request:
+    the advice names the time allowed where the user sets it (issue 28's rule, as generate's)."""
+    import functools
+
+    from realrecall.curate.judge import judge_pool
+    from realrecall.errors import EndpointSilent
+    from realrecall.llm import LLMConfig, OpenAIChatClient
+    from support.silent_server import SilentServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-placeholder-key")
+    with SilentServer() as server:
+        client = OpenAIChatClient(LLMConfig(base_url=f"{server.url}/v1", timeout=0.2, max_attempts=1))
+        with pytest.raises(EndpointSilent) as caught:
+            judge_pool(*_pool(workspace), workspace / "a.jsonl", client=client, model="m", k=3, concurrency=3)
+        assert str(caught.value).endswith(
+            "stopped after 3 pairs in a row got no answer"
+            + SILENT_ADVICE.format("the client's LLMConfig(timeout=...)")
+        )
+        # The command makes its client with --timeout (and here one attempt a request).
+        monkeypatch.setattr("realrecall.llm.LLMConfig", functools.partial(LLMConfig, max_attempts=1))
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{server.url}/v1")
+        done = _judge(workspace, "--timeout", "0.2", "--concurrency", "3")
+    assert done.returncode == 1
+    assert done.err_lines[-1].endswith(
+        "stopped after 3 pairs in a row got no answer" + SILENT_ADVICE.format("--timeout")
+    )

@@ -18,7 +18,7 @@ from realrecall.cli.application import (
     user_errors,
     warn,
 )
-from realrecall.cli.settings_options import Group, settings_options
+from realrecall.cli.settings_options import Group, named_as_options, settings_options
 from realrecall.curate.judge_settings import JudgeSettings
 from realrecall.errors import InputError
 
@@ -81,25 +81,21 @@ def judge(
         from realrecall.files import check_file_output
 
         check_file_output(output, label="the output", why="judge reads its labels back to resume")
+        from realrecall.cli.generate import report_batch
         from realrecall.corpus import load_corpus
         from realrecall.curate.judge import judge_pool
         from realrecall.evaluate.results import read_per_query
         from realrecall.gold import load_gold
         from realrecall.llm import LLMConfig, OpenAIChatClient
 
-        config = LLMConfig(timeout=settings.request_timeout)
-        from realrecall.cli.generate import report_batch
-        from realrecall.generate import BatchOptions
-
-        batching = settings.batch_settings
-        options = None
-        if batching.batch:
-            options = BatchOptions.from_settings(batching, config, on_status=report_batch)
-        client = None if batching.batch else OpenAIChatClient(config)
-        with ProgressBar("judging", min_total=20) as bar:
+        # With --batch, judge_pool asks the Batch API itself (at OPENAI_BASE_URL): no client to make.
+        batching = settings.batch_settings.batch
+        client = None if batching else OpenAIChatClient(LLMConfig(timeout=settings.request_timeout))
+        # The advice of a silent endpoint names --timeout, the option the client was made from.
+        with ProgressBar("judging", min_total=20) as bar, named_as_options(JudgeSettings):
             summary = judge_pool(
                 load_gold(gold), [read_per_query(p) for p in per_query], load_corpus(corpus), output,
-                client=client, batch=options, settings=settings, progress=bar,
+                client=client, settings=settings, progress=bar, batch_status=report_batch,
             )  # fmt: skip
         stage = summary.stage
         spent = "" if stage.cost is None else f", cost {stage.cost:.4f}"

@@ -17,11 +17,11 @@ The labels go beside the gold set, never into it:
   counts, so the reports say what rests on the judge even in a file merged with people's labels;
 - the cache, failures and summary sidecars ``generate`` keeps (``generate.store``).
 
-With ``batch`` (``realrecall judge --batch``), the pairs not yet graded are asked through the
-provider's Batch API instead (``generate.batch``: upload, create, poll, download; resumed after a kill
-from the state file beside the output), in rounds: the second attempt of a pair whose first answer was
-not a grade goes in the next batch. The answers land in the same cache, and the labels are then
-written from it exactly as after live requests.
+With ``batch`` (``realrecall judge --batch``, ``judge_pool(..., batch=True)``), the pairs not yet
+graded are asked through the provider's Batch API instead (``generate.batch``: upload, create, poll,
+download; resumed after a kill from the state file beside the output), in rounds: the second attempt
+of a pair whose first answer was not a grade goes in the next batch. The answers land in the same
+cache, and the labels are then written from it exactly as after live requests.
 
 A pair whose answer is not a valid grade after the retries is a failure (in the failures file and the
 summary), never a grade. Figures from judge labels are never to be quoted alone: check the judge with
@@ -40,17 +40,24 @@ from typing import Any
 
 from realrecall.corpus import Corpus
 from realrecall.curate.judge_settings import JudgeSettings
-from realrecall.errors import Deferred, InputError, LLMError, SettingError
+from realrecall.errors import Deferred, EndpointSilent, InputError, LLMError, SettingError
 from realrecall.evaluate.results import QueryResult
 from realrecall.files import atomic_write_text, check_file_output
 from realrecall.formats.judge_marks import judge_mark
 from realrecall.generate.asking import RequestCollector, ask, derive_seed
-from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
+from realrecall.generate.batch import (
+    BatchOptions,
+    BatchTotals,
+    LeftoverClient,
+    answer_in_batches,
+    batch_endpoint,
+    refuse_batch_options,
+)
 from realrecall.generate.store import GenerationStore
 from realrecall.generate.summary import StageCounter, StageSummary
 from realrecall.generate.templates import PromptTemplate, builtin_prompt, delimit_data, render
 from realrecall.gold import GoldSet
-from realrecall.llm.types import UNANSWERED, ChatClient, ChatRequest
+from realrecall.llm.types import UNANSWERED, BatchStatus, ChatClient, ChatRequest, LLMConfig
 from realrecall.settings import settings_with
 
 __all__ = ["JUDGE_GRADE_SCHEMA", "JudgeSummary", "judge_pool", "parse_grade", "pool_pairs"]
@@ -140,23 +147,36 @@ def judge_pool(
     output: str | Path,
     *,
     client: ChatClient | None = None,
-    batch: BatchOptions | None = None,
     settings: JudgeSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    batch_status: Callable[[BatchStatus], None] | None = None,
     **options: Any,
 ) -> JudgeSummary:
     """Grade the pooled pairs (see the module doc) and write the labels beside the gold set.
 
-    ``settings`` (``JudgeSettings``, or its fields as keywords over it): the judge's ``model``
-    (required), the pool depth ``k``, the requests in flight and the prices of the cost summary. The
-    client keeps its own timeout (``request_timeout`` is what the CLI gives the client it makes).
-    Answers come through ``client`` live, or with ``batch`` through the provider's Batch API.
+    ``settings`` (``JudgeSettings``, or its fields as keywords over it: ``model="gpt-4o-mini"``,
+    ``k=20``, ``batch=True``): the judge's ``model`` (required), the pool depth ``k``, the requests in
+    flight, the prices of the cost summary and whether the Batch API is asked. Answers come through
+    ``client`` live; with the settings' ``batch``, through the Batch API instead, at the endpoint of
+    ``client`` when it is realrecall's own (its address, key and retries), else at ``OPENAI_BASE_URL``
+    with ``request_timeout``; ``batch_status`` is told each poll. A live client keeps its own timeout
+    (``request_timeout`` is what the CLI gives the client it makes).
     """
+    refuse_batch_options(options, what="judge_pool", settings="poll_interval and batch_timeout")
     settings = settings_with(JudgeSettings, settings, options, what="judge_pool")
     if settings.model is None:
         raise SettingError("model", "is required: the judge's model at the endpoint", hint="e.g. gpt-4o-mini")
-    if (client is None) == (batch is None):
-        raise InputError("give the judge a chat client or batch options, one of the two")
+    batch = None
+    if settings.batch_settings.batch:
+        endpoint = batch_endpoint(
+            client, LLMConfig(timeout=settings.request_timeout), default_named="OPENAI_BASE_URL"
+        )
+        batch = BatchOptions.from_settings(settings.batch_settings, endpoint, on_status=batch_status)
+    elif client is None:
+        raise InputError(
+            "the judge needs a chat client to ask its model",
+            hint="pass client=OpenAIChatClient(LLMConfig()), or batch=True for the Batch API",
+        )
     model, k, concurrency = settings.model, settings.k, settings.concurrency
     price_in, price_out = settings.price_in, settings.price_out
     output_path = Path(output)
@@ -268,9 +288,11 @@ async def _grade_all(
         # silent, and every other pair would wait out its whole retry budget the same way.
         if silent is not None and unanswered >= max(3, concurrency):
             stopped = True
-            raise LLMError(
-                f"{silent}; stopped after {unanswered} pairs in a row got no answer: check that the "
-                "endpoint is running, or allow more time with --timeout (a rerun resumes)"
+            # The time allowed is the client's own (judge_pool makes none); the CLI, which makes the
+            # client from request_timeout, names that setting its way (--timeout).
+            raise EndpointSilent(
+                f"{silent}; stopped after {unanswered} pairs in a row got no answer",
+                label="the client's LLMConfig(timeout=...)",
             )
         done += 1
         failed += graded is None

@@ -30,7 +30,8 @@ class JudgeSettings(StageSettings):
     request_timeout: Annotated[float, "Seconds to wait for one answer.", Flag("--timeout")] = 60.0
     batch_settings: BatchSettings = field(default_factory=BatchSettings)
     """Whether the pairs are graded through the Batch API and how it is polled; set by its fields'
-    names. Like ``request_timeout``, what the CLI makes the run's ``BatchOptions`` from."""
+    names (``batch``, ``poll_interval``, ``batch_timeout``); ``judge_pool`` makes the run's
+    ``BatchOptions`` from them."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from realrecall import llm
-from realrecall.errors import BatchUnanswered, InputError, LLMCallError, LLMError
+from realrecall.errors import BatchUnanswered, InputError, LLMCallError, LLMError, SettingError
 from realrecall.files import atomic_write_text
 from realrecall.generate.asking import RequestCollector, cache_entry
 from realrecall.generate.store import GenerationStore
@@ -48,7 +48,9 @@ __all__ = [
     "BatchTotals",
     "LeftoverClient",
     "answer_in_batches",
+    "batch_endpoint",
     "batch_state_path",
+    "refuse_batch_options",
     "retryable",
 ]
 
@@ -81,6 +83,37 @@ class BatchOptions:
         return cls(
             llm=llm, poll_interval=settings.poll_interval, timeout=settings.batch_timeout, on_status=on_status
         )
+
+
+def refuse_batch_options(options: Mapping[str, object], *, what: str, settings: str) -> None:
+    """``batch=BatchOptions(...)``, how a Batch API run was asked of ``what`` before ``batch`` became
+    a setting, gets a line saying what replaced it (``settings``: the other settings of the run's batches)."""
+    if isinstance(options.get("batch"), BatchOptions):
+        raise SettingError(
+            "batch",
+            f"is a setting now, true or false: BatchOptions are no longer passed to {what}",
+            hint=f"give batch=True, with {settings} as settings (or client= realrecall's client for its "
+            "endpoint), and batch_status= to see each poll",
+        )
+
+
+def batch_endpoint(client: object, default: LLMConfig, *, default_named: str) -> LLMConfig:
+    """Where a run's batches go: where realrecall's own ``client`` sends (its address, key variable and
+    retries), else ``default``, the endpoint of the run's settings (``default_named``: its address as
+    the user sets it). The batches are sent by realrecall itself, so any other client names no endpoint
+    it could use."""
+    from realrecall.llm import DeferredChatClient, OpenAIChatClient
+
+    if client is None:
+        return default
+    if isinstance(client, OpenAIChatClient):
+        return client.resolved_config()
+    if isinstance(client, DeferredChatClient):
+        return client.config
+    raise InputError(
+        f"the Batch API is asked at an endpoint, and a {type(client).__name__} names none",
+        hint=f"leave client out (the batches go to {default_named}), or give realrecall's OpenAIChatClient",
+    )
 
 
 class LeftoverClient:

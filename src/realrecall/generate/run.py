@@ -22,11 +22,18 @@ from typing import Any
 
 from realrecall._version import __version__
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, RealrecallError, SettingError
+from realrecall.errors import InputError, RealrecallError
 from realrecall.files import atomic_write_text
 from realrecall.generate.analysis_cache import AnalysisCache
 from realrecall.generate.asking import RequestCollector
-from realrecall.generate.batch import BatchOptions, BatchTotals, LeftoverClient, answer_in_batches
+from realrecall.generate.batch import (
+    BatchOptions,
+    BatchTotals,
+    LeftoverClient,
+    answer_in_batches,
+    batch_endpoint,
+    refuse_batch_options,
+)
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.pairs import pair_counts, pair_warning
 from realrecall.generate.planner import Slot
@@ -43,7 +50,7 @@ from realrecall.generate.summary import (
     run_spend,
     total_spend,
 )
-from realrecall.llm.types import UNANSWERED, BatchStatus, ChatClient, LLMConfig
+from realrecall.llm.types import UNANSWERED, BatchStatus, ChatClient
 from realrecall.settings import settings_with
 
 __all__ = ["agenerate", "generate"]
@@ -121,44 +128,20 @@ async def agenerate(
 
 
 def _settings(settings: GenerateConfig | None, options: dict[str, Any]) -> GenerateConfig:
-    """The settings a call runs with (``settings_with``); ``batch=BatchOptions(...)``, how a Batch API
-    run was asked for before ``batch`` became a setting, gets a line saying what replaced it."""
-    if isinstance(options.get("batch"), BatchOptions):
-        raise SettingError(
-            "batch",
-            "is a setting now, true or false: BatchOptions are no longer passed to generate",
-            hint="give batch=True, with poll_interval, batch_timeout and base_url as settings (or "
-            "client= realrecall's client for its endpoint), and batch_status= to see each poll",
-        )
+    """The settings a call runs with (``settings_with``); ``batch=BatchOptions(...)`` is refused."""
+    refuse_batch_options(options, what="generate", settings="poll_interval, batch_timeout and base_url")
     return settings_with(GenerateConfig, settings, options, what="generate")
 
 
 def _batch_options(
     config: GenerateConfig, client: ChatClient | None, on_status: BatchStatusCallback | None
 ) -> BatchOptions | None:
-    """How the Batch API is asked when the settings' ``batch`` says so and a model is needed at all."""
+    """How the Batch API is asked when the settings' ``batch`` says so and a model is needed at all: at
+    the endpoint of realrecall's own ``client``, else the settings' (``base_url``, ``request_timeout``)."""
     if not config.batch_settings.batch or not (config.backend == "llm" or config.judge):
         return None
-    endpoint = _batch_endpoint(config, client)
+    endpoint = batch_endpoint(client, config.llm_config(), default_named="base_url")
     return BatchOptions.from_settings(config.batch_settings, endpoint, on_status=on_status)
-
-
-def _batch_endpoint(config: GenerateConfig, client: ChatClient | None) -> LLMConfig:
-    """Where the batches go: where realrecall's own client sends (its address, key variable and
-    retries), else the endpoint of the settings (``base_url``, ``request_timeout``). The batches are
-    sent by realrecall itself, so any other client names no endpoint it could use."""
-    from realrecall.llm import DeferredChatClient, OpenAIChatClient
-
-    if client is None:
-        return config.llm_config()
-    if isinstance(client, OpenAIChatClient):
-        return client.resolved_config()
-    if isinstance(client, DeferredChatClient):
-        return client.config
-    raise InputError(
-        f"the Batch API is asked at an endpoint, and a {type(client).__name__} names none",
-        hint="leave client out (the batches go to base_url), or give realrecall's OpenAIChatClient",
-    )
 
 
 def _client_recipe(client: ChatClient) -> Callable[[], ChatClient]:
