@@ -3,6 +3,7 @@
     RealrecallError                 base: the CLI catches this (and only this) and exits non-zero
      ├── InputError                 a file or value the user gave is wrong: exit code 2
      │    ├── SettingError          one setting of a stage (k, confidence...) is wrong, whoever gave it
+     │    ├── ServerSilent          a vector store's server did not answer in time; names the timeout
      │    ├── OutputError           an output cannot be written (disk full, a folder, one of the inputs)
      │    └── UserCodeError         the user's own code (a custom retriever) failed; traceback with --debug
      │         └── RetrieverQueryError   ... on one query: raised, timed out or returned no ids
@@ -47,6 +48,7 @@ __all__ = [
     "OutputError",
     "RealrecallError",
     "RetrieverQueryError",
+    "ServerSilent",
     "SettingError",
     "UserCodeError",
 ]
@@ -123,6 +125,32 @@ class SettingError(InputError):
     ) -> SettingError:
         """The same error with the setting named ``label`` (``--k``, ``[evaluate] k``) and a place."""
         return SettingError(self.setting, self.problem, hint=self.hint, label=label, path=path, line=line)
+
+
+class ServerSilent(InputError):
+    """A vector store's server gave no answer to one request within ``seconds`` (exit code 2: the
+    address or the time allowed is the user's to fix).
+
+    As ``EndpointSilent``'s, the advice names the setting that allows more time (``setting``) the way
+    the caller gives it (``labelled``): ``--request-timeout`` on the command line, ``[evaluate]
+    request_timeout`` in a pipeline; from Python, the setting's own name.
+    """
+
+    def __init__(
+        self, server: str, seconds: float, *, setting: str = "request_timeout", label: str | None = None
+    ) -> None:
+        self.server = server
+        self.seconds = seconds
+        self.setting = setting
+        super().__init__(
+            f"{server} gave no answer within {seconds:g} s",
+            hint="check that the server is running and answering, or allow more time with "
+            f"{setting if label is None else label}",
+        )
+
+    def labelled(self, label: str) -> ServerSilent:
+        """The same error with the setting named ``label``."""
+        return ServerSilent(self.server, self.seconds, setting=self.setting, label=label)
 
 
 class OutputError(InputError):

@@ -21,7 +21,7 @@ from realrecall.cli.application import (
     warn,
 )
 from realrecall.cli.retriever_help import RETRIEVER_SUFFIXES, RetrieverHelp
-from realrecall.cli.settings_options import Group, options_given, settings_options
+from realrecall.cli.settings_options import Group, named_as_options, options_given, settings_options
 from realrecall.errors import InputError
 from realrecall.evaluate.settings import EvaluateSettings
 
@@ -99,9 +99,10 @@ def calibrate(
                 raise InputError("one-call mode needs both --synthetic and --real")
             from realrecall.calibrate.one_call import evaluate_and_calibrate
 
-            report = evaluate_and_calibrate(
-                synthetic, real, corpus=corpus, run=run, evaluation=evaluation, settings=settings
-            )
+            with named_as_options(EvaluateSettings):  # a silent store's advice: --request-timeout
+                report = evaluate_and_calibrate(
+                    synthetic, real, corpus=corpus, run=run, evaluation=evaluation, settings=settings
+                )
         else:
             if not results:
                 raise InputError("no results given", hint="pass results.json, or --synthetic G1 --real G2")

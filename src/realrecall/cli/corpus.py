@@ -9,6 +9,7 @@ import typer
 
 from realrecall.cli.application import ProgressBar, command_group, note, output_option, user_errors
 from realrecall.cli.retriever_help import STORES, RetrieverHelp
+from realrecall.errors import ServerSilent
 from realrecall.evaluate.retrievers.options import REQUEST_TIMEOUT, parse_option_assignments
 
 corpus_app = command_group("corpus", "Work with corpora: export one from a vector store.")
@@ -39,8 +40,11 @@ def export(
 
         options = parse_option_assignments(option or [], flag="--option")
         with ProgressBar("exporting") as progress:
-            written = export_corpus(
-                store, output, options=options, page_size=page_size, progress=progress,
-                request_timeout=request_timeout,
-            )  # fmt: skip
+            try:
+                written = export_corpus(
+                    store, output, options=options, page_size=page_size, progress=progress,
+                    request_timeout=request_timeout,
+                )  # fmt: skip
+            except ServerSilent as exc:  # the advice names the option, not export_corpus's keyword
+                raise exc.labelled("--request-timeout") from exc
         note(f"{written} chunks written to {output}", style="")

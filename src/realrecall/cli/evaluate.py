@@ -24,7 +24,7 @@ from realrecall.cli.application import (
 )
 from realrecall.cli.console import plain
 from realrecall.cli.retriever_help import RETRIEVER_SUFFIXES, RetrieverHelp
-from realrecall.cli.settings_options import Group, settings_options
+from realrecall.cli.settings_options import Group, named_as_options, settings_options
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER, EvaluateSettings
 
 if TYPE_CHECKING:
@@ -133,9 +133,11 @@ def _evaluate(
     from realrecall.evaluate import evaluate_files
 
     # Two bars, one after the other: a dense retriever embeds the corpus before any query is retrieved.
+    # A silent store server's advice names --request-timeout (named_as_options).
     with (
         ProgressBar("embedding", min_total=200) as embedding,
         ProgressBar("retrieving", min_total=200) as progress,
+        named_as_options(EvaluateSettings),
     ):
         return evaluate_files(
             gold, corpus=corpus, run=run, origin=origin, settings=settings, index_progress=embedding,

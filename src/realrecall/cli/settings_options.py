@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import typer
 
 from realrecall.cli.application import user_errors
-from realrecall.errors import EndpointSilent, SettingError
+from realrecall.errors import EndpointSilent, ServerSilent, SettingError
 from realrecall.settings import SettingField, Settings, Text, setting_fields, settings_from, shown
 
 __all__ = ["Group", "Over", "named_as_options", "options_given", "settings_options"]
@@ -128,10 +128,11 @@ def options_given(settings: Settings, *, besides: Iterable[str] = ()) -> list[st
 def named_as_options(cls: type[Settings]) -> Iterator[None]:
     """A library call's setting error names the setting as this command's option (``calibrate_by`` ->
     ``--by``), as a bad value typed on the command line does; the file and hint stay. So does the
-    advice of an endpoint that answered nothing (``request_timeout`` -> ``--request-timeout``)."""
+    advice of an endpoint or a store's server that answered nothing (``request_timeout`` ->
+    ``--request-timeout``)."""
     try:
         yield
-    except (SettingError, EndpointSilent) as exc:
+    except (SettingError, EndpointSilent, ServerSilent) as exc:
         item = {item.name: item for item in _options(cls)}.get(exc.setting)
         if item is None:
             raise

@@ -12,12 +12,12 @@ import datetime as dt
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from realrecall.errors import EndpointSilent, GateFailed, InputError
+from realrecall.errors import EndpointSilent, GateFailed, InputError, ServerSilent
 from realrecall.evaluate.settings import DEFAULT_RETRIEVER
 from realrecall.files import check_distinct
 from realrecall.pipeline.config import PipelineConfig
@@ -98,9 +98,9 @@ def run_pipeline(
     with run_lock(config.path, wait=wait, on_wait=say, on_takeover=on_warning), open_cluster(config.engine):
         staged = _generated(config, client, now or dt.datetime.now(dt.UTC), say, paths)
         say("evaluating on the synthetic and real sets")
-        done = _finished(
-            staged, staged.inputs.evaluate(more_gold=[staged.synthetic]), say, on_warning, on_result
-        )
+        with _stores_named_in(config):
+            evaluation = staged.inputs.evaluate(more_gold=[staged.synthetic])
+        done = _finished(staged, evaluation, say, on_warning, on_result)
     if done.report.failed_gates:
         done.report.check_gates()
     return done
@@ -150,7 +150,8 @@ def run_pipelines(
             for config, outputs in zip(configs, paths, strict=True):
                 say(f"{config.path}: generating, evaluating, calibrating")
                 staged = _generated(config, client, started, say, outputs)
-                evaluation = staged.inputs.evaluate(more_gold=[staged.synthetic])
+                with _stores_named_in(config):
+                    evaluation = staged.inputs.evaluate(more_gold=[staged.synthetic])
                 results.append(_finished(staged, evaluation, say, on_warning, on_result))
         else:
             from realrecall.evaluate.evaluation import EvaluateCall, evaluate_each
@@ -182,6 +183,16 @@ def run_pipelines(
             )
         )
     return results
+
+
+@contextlib.contextmanager
+def _stores_named_in(config: PipelineConfig) -> Iterator[None]:
+    """A store's server that answered nothing: the advice names the key that allows more time as
+    this pipeline sets it, ``[evaluate] request_timeout in pipeline.toml`` (not the command's option)."""
+    try:
+        yield
+    except ServerSilent as exc:
+        raise exc.labelled(f"[evaluate] {exc.setting} in {config.path}") from exc
 
 
 def _output_paths(config: PipelineConfig) -> tuple[Path, Path, Mapping[str, Path]]:
@@ -274,7 +285,8 @@ def _generated(
     # Every input is read and the retriever built before generation, which may take long and cost
     # requests: a bad line in the real set or a broken retriever file must not wait for it.
     real = [(config.real, "real")] if config.real is not None else []
-    inputs = load_inputs(real, corpus=config.corpus, settings=config.stage_evaluate())
+    with _stores_named_in(config):
+        inputs = load_inputs(real, corpus=config.corpus, settings=config.stage_evaluate())
     corpus = inputs.corpus
     if corpus is None:  # load_inputs loads the corpus whenever it builds a retriever
         raise InputError("the pipeline needs a corpus", path=config.path, hint="set [corpus] path")

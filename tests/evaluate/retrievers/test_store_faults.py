@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from realrecall.corpus import load_corpus
-from realrecall.errors import InputError
+from realrecall.errors import InputError, ServerSilent
 from realrecall.evaluate.retrievers import RunSettings, build_retriever
 from realrecall.stores import export_corpus
 from support import cli
@@ -261,6 +261,8 @@ def test_an_empty_store_exports_nothing_and_says_so(built: dict[str, Path], tmp_
 
 # --- a server that accepts and never answers ----------------------------------------------------------
 
+ADVICE = "; check that the server is running and answering, or allow more time with "
+
 
 def _server_options(store: str, server: SilentServer) -> list[str]:
     if store == "chroma":
@@ -268,19 +270,25 @@ def _server_options(store: str, server: SilentServer) -> list[str]:
     return [f"url={server.url}", "collection=docs", "embed_model=m"]
 
 
-@pytest.mark.parametrize("store", ["chroma", "qdrant"])
-def test_a_silent_server_ends_evaluate_in_one_line_naming_it(store: str) -> None:
+@pytest.mark.parametrize(
+    ("store", "command"),
+    [
+        ("chroma", ["evaluate", "--gold", str(GOLD)]),
+        ("qdrant", ["evaluate", "--gold", str(GOLD)]),
+        ("chroma", ["calibrate", "--synthetic", str(GOLD), "--real", str(GOLD)]),  # one-call mode evaluates
+    ],
+)
+def test_a_silent_server_ends_evaluate_in_one_line_naming_it(store: str, command: list[str]) -> None:
     pytest.importorskip({"chroma": "chromadb", "qdrant": "qdrant_client"}[store])
     with SilentServer() as server:
         done = cli.run(
-            "evaluate", "--gold", str(GOLD), "--corpus", str(CORPUS), "--retriever", store,
+            *command, "--corpus", str(CORPUS), "--retriever", store,
             *_flags("--retriever-option", _server_options(store, server)), "--request-timeout", "0.5",
         )  # fmt: skip
     name = {"chroma": f"Chroma server at 127.0.0.1:{server.port}", "qdrant": f"Qdrant server at {server.url}"}
     assert done.returncode == 2, done.stderr
     assert done.err_lines == [
-        f"error: the {name[store]} gave no answer within 0.5 s; check that the server is running and "
-        "answering, or allow more time with --request-timeout"
+        f"error: the {name[store]} gave no answer within 0.5 s" + ADVICE + "--request-timeout"
     ]
 
 
@@ -297,6 +305,7 @@ def test_a_silent_server_ends_corpus_export_in_one_line_naming_it(store: str, tm
     assert len(done.err_lines) == 1, done.stderr
     assert "gave no answer within 0.5 s" in done.err_lines[0]
     assert str(server.port) in done.err_lines[0]
+    assert done.err_lines[0].endswith(ADVICE + "--request-timeout")
     assert not (tmp_path / "x.jsonl").exists()
 
 
@@ -309,12 +318,46 @@ def test_every_store_query_has_the_request_timeout_by_default() -> None:
         RunSettings(request_timeout=0)
 
 
-def test_a_silent_chroma_server_in_python_is_one_input_error(tmp_path: Path) -> None:
+def test_a_silent_chroma_server_in_python_is_one_input_error_naming_request_timeout(tmp_path: Path) -> None:
+    """From Python the time allowed is the keyword (``request_timeout=``) of the call or its settings."""
     pytest.importorskip("chromadb")
-    with SilentServer() as server, pytest.raises(InputError, match=r"gave no answer within 0\.3 s"):
-        build_retriever(
-            "chroma",
-            load_corpus(CORPUS),
-            options={"host": "127.0.0.1", "port": server.port, "collection": "docs"},
-            settings=RunSettings(request_timeout=0.3),
+    options = {"host": "127.0.0.1", "collection": "docs"}
+    with SilentServer() as server:
+        with pytest.raises(ServerSilent) as building:
+            build_retriever(
+                "chroma", load_corpus(CORPUS), options={**options, "port": server.port},
+                settings=RunSettings(request_timeout=0.3),
+            )  # fmt: skip
+        with pytest.raises(ServerSilent) as exporting:
+            export_corpus("chroma", tmp_path / "x.jsonl", options={**options, "port": server.port},
+                          request_timeout=0.3)  # fmt: skip
+    for caught in (building, exporting):
+        assert isinstance(caught.value, InputError)  # exit code 2, as before
+        assert str(caught.value) == (
+            f"the Chroma server at 127.0.0.1:{server.port} gave no answer within 0.3 s"
+            + ADVICE
+            + "request_timeout"
         )
+
+
+def test_a_silent_server_under_run_advises_the_pipelines_key(tmp_path: Path) -> None:
+    """``realrecall run`` builds the retriever from ``[evaluate]``: the advice names that key in that file,
+    not evaluate's option (issue 28's rule, as generate's ``[generate] request_timeout``)."""
+    pytest.importorskip("chromadb")
+    pipeline = tmp_path / "pipeline.toml"
+    with SilentServer() as server:
+        pipeline.write_text(
+            f'[corpus]\npath = "{CORPUS}"\n[real]\npath = "{GOLD}"\n'
+            '[generate]\noutput = "synthetic.jsonl"\nbackend = "extractive"\n'
+            f'[evaluate.retriever]\nname = "chroma"\nhost = "127.0.0.1"\nport = {server.port}\n'
+            'collection = "docs"\n[evaluate]\nrequest_timeout = 0.3\n',
+            encoding="utf-8",
+        )
+        done = cli.run("run", str(pipeline), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.err_lines == [
+        f"error: the Chroma server at 127.0.0.1:{server.port} gave no answer within 0.3 s"
+        + ADVICE
+        + f"[evaluate] request_timeout in {pipeline}"
+    ]
+    assert not (tmp_path / "synthetic.jsonl").exists()  # stopped before generating

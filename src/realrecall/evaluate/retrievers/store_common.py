@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from realrecall.errors import InputError, RealrecallError
+from realrecall.errors import InputError, RealrecallError, ServerSilent
 from realrecall.evaluate.retrievers.base import Embedder, check_k, check_queries
 from realrecall.evaluate.retrievers.function import FunctionRetriever
 from realrecall.evaluate.retrievers.options import RunSettings
@@ -62,7 +62,8 @@ Answer = TypeVar("Answer")
 
 
 def answered_within(seconds: float, server: str, call: Callable[[], Answer]) -> Answer:
-    """``call()``, or an InputError naming ``server`` once it has not returned within ``seconds``.
+    """``call()``, or a ServerSilent naming ``server`` once it has not returned within ``seconds``
+    (the ``request_timeout`` of the run or the export).
 
     The call runs in a daemon thread, left behind if it never returns (a socket read with no timeout
     cannot be interrupted), which does not keep the process alive. Its exception, if any, is raised here.
@@ -80,10 +81,8 @@ def answered_within(seconds: float, server: str, call: Callable[[], Answer]) -> 
 
     threading.Thread(target=run, name=f"realrecall request to {server}", daemon=True).start()
     if not finished.wait(seconds):
-        raise InputError(
-            f"{server} gave no answer within {seconds:g} s",
-            hint="check that the server is running and answering, or allow more time with --request-timeout",
-        )
+        # The advice names request_timeout; each front end names it its own way (ServerSilent.labelled).
+        raise ServerSilent(server, seconds)
     if "error" in outcome:
         raise outcome["error"]
     answer: Answer = outcome["answer"]
