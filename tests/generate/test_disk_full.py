@@ -164,9 +164,11 @@ def test_disk_full_with_the_model_backend_loses_no_paid_answer(tmp_path, small_d
     assert ids(output) == expected(range(150))
     keys = [entry["key"] for entry in records(cache)]
     assert len(keys) == len(set(keys))
-    # Every answer that reached the cache was used, none asked for twice; only those in flight or
-    # still queued for the writer when the disk filled (bounded by the workers) were lost.
-    assert 0 <= fake_openai.count("chat") - len(keys) <= 2 * 4
+    # Every answer that reached the cache was used, none asked for twice; only those lost when the
+    # disk filled were asked again: the failed commit's lines (what arrived in the writer's 10 ms
+    # window, longer on a loaded machine: 9 were seen at load 16), those queued behind it and those in
+    # flight (one a worker). A few windows' worth of the four workers, never the run's 150.
+    assert 0 <= fake_openai.count("chat") - len(keys) <= 4 * 4
 
 
 def test_batch_state_on_a_full_disk_stops_the_run_before_a_batch_is_paid_for(
