@@ -2,6 +2,8 @@
 
     .venv/bin/python benchmarks/study_plan.py                       # Cranfield (BM25) and TREC DL 2023
     .venv/bin/python benchmarks/study_plan.py --corpora cranfield --trials 1000
+    .venv/bin/python benchmarks/study_plan.py --corpora trec-dl-2023-real-vs-synthetic --strata by \
+        --runs p25,p75 --weights 0.1,0.8,0.1                      # the held-out check
 
 On data the plan's test does not use (the test uses SciFact), from ``shared/reference-data``: Cranfield
 (225 questions) scored once by BM25, and TREC DL 2023 (82 judged queries; the per-query nDCG@10 of
@@ -21,6 +23,7 @@ Prints one row per corpus, metric, stratification and target width: the share wi
 >= 0.90), the same share for a plan from the raw pilot spread (the baseline the smoothing replaces),
 ``best-scale`` (the share had every prediction been off by the one constant factor that suits these
 outcomes best, found knowing them: what a prediction of this kind could reach whatever its bias),
+``log-bias`` (the median of log(width reached / predicted): negative when the plan quotes too wide),
 ``claimed`` (the mean ``prediction_probability`` the plans gave: how often they said they would be
 within 20%), the median number of questions asked, and how often the plan was wider than proportional
 (must be 0). Then the plan followed as it advises (``TwoRounds``): when it says it is rough
@@ -56,21 +59,28 @@ from support.reference import find_reference_data
 
 WEIGHTS = {"0": 0.2, "1": 0.3, "2": 0.5}
 HEADER = (
-    "metric     strata       width  within  raw-pilot  best-scale  claimed  median+  wider  "
+    "metric     strata       width  within  raw-pilot  best-scale  log-bias  claimed  median+  wider  "
     "2-round  vs-1st  2-claimed  2-median+  replanned"
 )
 METRICS = (("recall@10", True), ("ndcg@10", False))
 
 
-def dl2023_populations(folder: Path) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """nDCG@10 per query of the best, median and worst run, with strata human (0), T5 (1), GPT-4 (2)."""
+RUNS = {"best": 1.0, "median": 0.5, "worst": 0.0, "p25": 0.25, "p75": 0.75}
+"""DL 2023 runs by their rank in mean nDCG@10: p25 and p75 are the held-out check's runs."""
+
+
+def dl2023_populations(
+    folder: Path, runs: tuple[str, ...] = ("best", "median", "worst")
+) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """nDCG@10 per query of the ``runs`` (best, median, worst, p25, p75: by rank in mean nDCG@10), with
+    strata human (0), T5 (1), GPT-4 (2)."""
     from realrecall.calibrate.query_scores import load_query_scores
 
     scores = load_query_scores(folder / "all.pass.nist.ndcgeval", "ndcg@10")
     ids = np.array([int(q) for q in scores.query_ids])
     strata = np.where(ids < 3_000_000, 0, np.where(ids < 3_100_000, 1, 2))
     order = np.argsort(scores.means)
-    chosen = [order[-1], order[len(order) // 2], order[0]]
+    chosen = [order[min(int(RUNS[run] * len(order)), len(order) - 1)] for run in runs]
     return [(scores.systems[i], scores.values[i], strata) for i in chosen]
 
 
@@ -109,10 +119,10 @@ def raw_plan_width(
 
 def trial_row(
     outcomes: np.ndarray, strata: np.ndarray, metric: str, binary: bool, stratified: bool, width: float,
-    trials: int, rng: np.random.Generator,
+    trials: int, rng: np.random.Generator, traffic: dict[str, float] = WEIGHTS,
 ) -> str:  # fmt: skip
     pops = {str(h): outcomes[strata == h] for h in range(3)} if stratified else {"all": outcomes}
-    weights = WEIGHTS if stratified else {"all": 1.0}
+    weights = traffic if stratified else {"all": 1.0}
     within = raw_within = wider = 0
     asked = []
     ratios = []
@@ -140,7 +150,8 @@ def trial_row(
     label = "by stratum" if stratified else "one stratum"
     return (
         f"{metric:<10} {label:<12} {width:5.2f}  {within / trials:6.3f}  {raw_within / trials:8.3f}  "
-        f"{_best_scale(np.array(ratios)):10.3f}  {np.mean(claimed):7.3f}  "
+        f"{_best_scale(np.array(ratios)):10.3f}  {_log_bias(np.array(ratios)):+8.3f}  "
+        f"{np.mean(claimed):7.3f}  "
         f"{int(np.median(asked)):7d}  {wider:5d}  {two.row(trials)}"
     )
 
@@ -212,6 +223,12 @@ def _best_scale(ratios: np.ndarray) -> float:
     return max(float(np.mean(np.abs(ratios / factor - 1.0) <= 0.2)) for factor in factors)
 
 
+def _log_bias(ratios: np.ndarray) -> float:
+    """The median of log(width reached / predicted): how far, and which way, a typical prediction is off
+    (0: as often wider as narrower; -0.1: the plan quotes about 10% too wide)."""
+    return float(np.median(np.log(ratios[ratios > 0]))) if np.any(ratios > 0) else math.nan
+
+
 def _reached(
     pilot: dict[str, np.ndarray], pops: dict[str, np.ndarray], more: dict[str, int],
     weights: dict[str, float], binary: bool, rng: np.random.Generator,
@@ -240,12 +257,16 @@ def main() -> None:
     parser.add_argument("--widths", default="0.06,0.1,0.15")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strata", choices=("one", "by", "both"), default="both")
+    parser.add_argument("--weights", default="0.2,0.3,0.5", help="traffic weights of the three strata")
+    parser.add_argument("--runs", default="best,median,worst", help=f"DL 2023 runs, of {', '.join(RUNS)}")
     args = parser.parse_args()
     data = find_reference_data()
     if data is None:
         sys.exit("shared/reference-data not found beside the checkout")
     widths = [float(w) for w in args.widths.split(",")]
     choices = {"one": (False,), "by": (True,), "both": (False, True)}[args.strata]
+    traffic = dict(zip("012", (float(w) for w in args.weights.split(",")), strict=True))
+    runs = tuple(args.runs.split(","))
 
     def row(
         name: str, values: np.ndarray, strata: np.ndarray, metric: str, stratified: bool, width: float
@@ -253,14 +274,13 @@ def main() -> None:
         # Each row draws from its own seed: a row's figure does not depend on the rows run before it.
         key = [args.seed, *map(ord, f"{name}/{metric}/{stratified}/{width}")]
         binary = metric == "recall@10"
-        return trial_row(
-            values, strata, metric, binary, stratified, width, args.trials, np.random.default_rng(key)
-        )
+        rng = np.random.default_rng(key)
+        return trial_row(values, strata, metric, binary, stratified, width, args.trials, rng, traffic)
 
     print("within: share of trials whose reached width is within 20% of the predicted (target >= 0.90)")
     for name in args.corpora.split(","):
         if name.startswith("trec-dl-2023"):
-            for run, values, strata in dl2023_populations(data / name):
+            for run, values, strata in dl2023_populations(data / name, runs):
                 print(
                     f"\nTREC DL 2023 run {run}: {values.size} queries, "
                     f"nDCG@10 {values.mean():.3f} (NIST labels)"
