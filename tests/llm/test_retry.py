@@ -50,7 +50,9 @@ KEY_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_
 
 
 @given(
-    key=st.text(KEY_ALPHABET, min_size=8, max_size=80),
+    # The loopback placeholder is no secret and redact leaves it alone on purpose (Hypothesis draws
+    # string constants from the code under test, so it does come up).
+    key=st.text(KEY_ALPHABET, min_size=8, max_size=80).filter(lambda key: key != PLACEHOLDER_KEY),
     before=st.text(max_size=40),
     after=st.text(max_size=40),
 )
