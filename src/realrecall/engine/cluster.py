@@ -206,35 +206,11 @@ class Cluster:
         progress: Callable[[int, int], None] | None = None,
     ) -> list[Any]:
         """``function(item)`` for each item in its own Ray task, the results in the items' order."""
-        ray = self._ray
         retries = self.settings.actor_retries
-        remote = ray.remote(max_retries=retries)(_run_task)
-        pending = {remote.remote(function, item): index for index, item in enumerate(items)}
-        results: list[Any] = [None] * len(items)
-        finished: set[int] = set()
-        failed: dict[int, _Failed] = {}
-        if progress is not None:
-            progress(0, len(items))
-        try:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                for ref in ready:
-                    index = pending.pop(ref)
-                    result = ray.get(ref)
-                    finished.add(index)
-                    if isinstance(result, _Failed):
-                        failed[index] = result
-                    else:
-                        results[index] = result
-                _raise_first(failed, finished)
-                if progress is not None:
-                    progress(len(items) - len(pending), len(items))
-        except ray.exceptions.RayError as exc:
-            raise _engine_error(exc, what, retries) from None
-        finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
-        return results
+        remote = self._ray.remote(max_retries=retries)(_run_task)
+        refs = [remote.remote(function, item) for item in items]
+        # A pipeline's task still running when another failed is killed (force): it may run for hours.
+        return _gather(refs, what=what, retries=retries, progress=progress, force_cancel=True)
 
     def chat_client(self, make: Callable[[], ChatClient], *, actors: int | None = None) -> ChatClient:
         """A ChatClient whose ``complete`` runs in a pool of actors, each holding the client ``make()``
@@ -358,38 +334,61 @@ class ActorPool:
         progress: Callable[[int, int], None] | None = None,
         arrived: Callable[[int, Any], None] | None = None,
     ) -> list[Any]:
-        ray = _import_ray()
-        pending = {ref: index for index, ref in enumerate(refs)}
-        results: list[Any] = [None] * len(refs)
-        finished: set[int] = set()
-        failed: dict[int, _Failed] = {}
-        done, total = 0, sum(counts) if counts is not None else 0
-        if progress is not None:
-            progress(0, total)
-        try:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                for ref in ready:
-                    index = pending.pop(ref)
-                    result = ray.get(ref)
-                    finished.add(index)
-                    if isinstance(result, _Failed):
-                        failed[index] = result
-                        continue
-                    results[index] = result
-                    done += counts[index] if counts is not None else 1
-                    if arrived is not None:
-                        arrived(index, result)
-                _raise_first(failed, finished)
-                if progress is not None:
-                    progress(done, total)
-        except ray.exceptions.RayError as exc:
-            raise _engine_error(exc, self._what, self._retries) from None
-        finally:
-            for ref in pending:
-                with contextlib.suppress(Exception):
-                    ray.cancel(ref)
-        return results
+        return _gather(
+            refs, what=self._what, retries=self._retries, counts=counts, progress=progress, arrived=arrived
+        )
+
+
+def _gather(
+    refs: Sequence[Any],
+    *,
+    what: str,
+    retries: int,
+    counts: Sequence[int] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    arrived: Callable[[int, Any], None] | None = None,
+    force_cancel: bool = False,
+) -> list[Any]:
+    """Each ref's result, in the refs' order, taken as they come back (``Cluster.tasks``, ``ActorPool``).
+
+    ``progress(done, total)`` counts ``counts`` (default 1 a ref) and ``arrived(index, result)`` is
+    called with each result, both as results come back. A project error raised in a worker is raised
+    here as itself (the first part's, once every part before it has finished); a Ray error is one
+    EngineError line naming ``what``. Refs still pending then are cancelled (``force_cancel``: a task
+    is killed mid-run; an actor's call cannot be).
+    """
+    ray = _import_ray()
+    pending = {ref: index for index, ref in enumerate(refs)}
+    results: list[Any] = [None] * len(refs)
+    finished: set[int] = set()
+    failed: dict[int, _Failed] = {}
+    done, total = 0, sum(counts) if counts is not None else len(refs)
+    if progress is not None:
+        progress(0, total)
+    try:
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                index = pending.pop(ref)
+                result = ray.get(ref)
+                finished.add(index)
+                if isinstance(result, _Failed):
+                    failed[index] = result
+                    continue
+                results[index] = result
+                done += counts[index] if counts is not None else 1
+                if arrived is not None:
+                    arrived(index, result)
+            _raise_first(failed, finished)
+            if progress is not None:
+                progress(done, total)
+    except ray.exceptions.RayError as exc:
+        raise _engine_error(exc, what, retries) from None
+    finally:
+        for ref in pending:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=force_cancel)
+    return results
 
 
 class _ObjectActor:
