@@ -26,6 +26,7 @@ from realrecall.formats import jsonl, sniff_run, trec_fast, trec_runs
 from realrecall.formats.trec_fast import columns as run_columns
 from realrecall.formats.trec_fast.arrow import (
     compute,
+    compute_module,
     flags,
     indices,
     numbers,
@@ -218,10 +219,9 @@ class Run:
         then never makes a Python string and a dict entry per query (about 90 MB of a million).
         """
         if self._row_index is None and self._columns is not None:
-            from pyarrow._compute import SetLookupOptions
-
             known = self._columns.query_ids
-            rows = compute("index_in", strings(query_ids, known.type), options=SetLookupOptions(known))
+            lookup = compute_module().SetLookupOptions(known)
+            rows = compute("index_in", strings(query_ids, known.type), options=lookup)
             return numbers(rows, null=-1).astype(np.int64)
         return np.fromiter(map(self._row.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids))
 

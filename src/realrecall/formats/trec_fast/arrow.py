@@ -133,11 +133,8 @@ def read_table(
     except pa.ArrowInvalid:  # a value of another type, a line of another length: another reader's
         return None
     if layout.hashes:
-        from pyarrow._compute import MatchSubstringOptions
-
-        kept = compute(
-            "invert", compute("starts_with", table.column("0"), options=MatchSubstringOptions("#"))
-        )
+        starts = compute_module().MatchSubstringOptions("#")
+        kept = compute("invert", compute("starts_with", table.column("0"), options=starts))
         if not compute("all", kept).as_py():
             table = compute("filter", table, kept)
     return table if table.num_rows else None
@@ -151,9 +148,17 @@ def compute(name: str, *args: Any, options: Any = None) -> Any:
     is ``pyarrow._compute``'s, which imports in 5 ms. Arrow's own methods that compute (``take``,
     ``filter``, ``equals`` aside) import the module too, so the readers call them here instead.
     """
-    from pyarrow._compute import call_function
+    return compute_module().call_function(name, list(args), options)
 
-    return call_function(name, list(args), options)
+
+def compute_module() -> Any:
+    """``pyarrow._compute``, or the public ``pyarrow.compute`` (which re-exports the same
+    ``call_function`` and option classes) should a pyarrow release move the private module."""
+    try:
+        import pyarrow._compute as module
+    except ImportError:
+        import pyarrow.compute as module
+    return module
 
 
 def query_starts(query_ids: pa.ChunkedArray) -> np.ndarray:
