@@ -31,7 +31,11 @@ within 20%), the median number of questions asked, and how often the plan was wi
 pilot, label what that plan asks; ``2-round`` is the share within 20% of the prediction of the plan
 followed last, ``vs-1st`` the share within 20% of the first plan's (the 30-question pilot's) prediction,
 ``2-claimed`` the mean probability the plan followed last gave, ``2-median+`` the median number labelled
-in all, ``replanned`` the share of trials that took two rounds. For recall@10 it also prints the
+in all, ``replanned`` the share of trials that took two rounds. ``followed`` is the plan followed
+round after round as it advises (``Followed``: while the plan says it is rough, label its ``n_first``
+and plan again, at most five plans), ``f-claimed`` the mean probability the plan followed last stated,
+``f-median+`` the median number labelled in all, ``rounds`` the mean number of plans made. For
+recall@10 it also prints the
 two-rate bound: no rule from a 30-question pilot is
 within 20% more often than that at both the population's rate and the nearest rate whose spread no
 +-20% window shares with it.
@@ -60,7 +64,7 @@ from support.reference import find_reference_data
 WEIGHTS = {"0": 0.2, "1": 0.3, "2": 0.5}
 HEADER = (
     "metric     strata       width  within  raw-pilot  best-scale  log-bias  claimed  median+  wider  "
-    "2-round  vs-1st  2-claimed  2-median+  replanned"
+    "2-round  vs-1st  2-claimed  2-median+  replanned  followed  f-claimed  f-median+  rounds"
 )
 METRICS = (("recall@10", True), ("ndcg@10", False))
 
@@ -130,6 +134,9 @@ def trial_row(
     two = TwoRounds()
     # The two-round draws come from a stream of their own: the one-round columns stay as they were.
     two_rng = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # type: ignore[attr-defined]
+    # And the rounds past the second from a third: the two-round columns stay as they were.
+    followed = Followed()
+    follow_rng = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # type: ignore[attr-defined]
     for _ in range(trials):
         index = rng.choice(outcomes.size, 30)
         if stratified:
@@ -143,6 +150,7 @@ def trial_row(
         reached = _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary, rng)
         within += _within(made.predicted_width, reached)
         two.follow(made, pilot, pops, weights, metric, binary, width, reached, two_rng)
+        followed.follow(made, pilot, pops, weights, metric, binary, width, reached, follow_rng)
         ratios.append(reached / made.predicted_width if made.predicted_width > 0 else 0.0)
         raw_width, raw_more = raw_plan_width(pilot, binary, width, weights)
         if raw_width > 0:
@@ -152,7 +160,7 @@ def trial_row(
         f"{metric:<10} {label:<12} {width:5.2f}  {within / trials:6.3f}  {raw_within / trials:8.3f}  "
         f"{_best_scale(np.array(ratios)):10.3f}  {_log_bias(np.array(ratios)):+8.3f}  "
         f"{np.mean(claimed):7.3f}  "
-        f"{int(np.median(asked)):7d}  {wider:5d}  {two.row(trials)}"
+        f"{int(np.median(asked)):7d}  {wider:5d}  {two.row(trials)}  {followed.row(trials)}"
     )
 
 
@@ -195,6 +203,48 @@ class TwoRounds:
         return (
             f"{self.within / trials:7.3f}  {self.within_first / trials:6.3f}  {np.mean(self.claimed):9.3f}  "
             f"{int(np.median(self.asked)):9d}  {self.replanned / trials:9.3f}"
+        )
+
+
+class Followed:
+    """The plan followed as it advises, round after round: while it says it is rough, label its
+    ``n_first`` per stratum and plan again from the larger pilot (at most :data:`MAX_ROUNDS` plans);
+    the width reached is compared with the prediction of the plan followed last."""
+
+    MAX_ROUNDS = 5
+
+    def __init__(self) -> None:
+        self.within = 0
+        self.claimed: list[float] = []
+        self.asked: list[int] = []
+        self.rounds: list[int] = []
+
+    def follow(
+        self, made: LabellingPlan, pilot: dict[str, np.ndarray], pops: dict[str, np.ndarray],
+        weights: dict[str, float], metric: str, binary: bool, width: float, reached: float,
+        rng: np.random.Generator,
+    ) -> None:  # fmt: skip
+        labelled, rounds = 0, 1
+        while made.n_first < made.n_more and rounds < self.MAX_ROUNDS:
+            first = {s.value: s.first_round for s in made.strata}
+            pilot = {
+                name: np.concatenate([pilot[name], rng.choice(pops[name], first.get(name, 0))])
+                for name in pops
+            }
+            labelled += made.n_first
+            made = plan_strata(pilot, metric=metric, binary=binary, target_width=width, weights=weights)
+            rounds += 1
+        if rounds > 1:  # else the one-round trial's own draw: the plan was labelled in one go
+            reached = _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary, rng)
+        self.within += _within(made.predicted_width, reached)
+        self.claimed.append(made.prediction_probability)
+        self.asked.append(labelled + made.n_more)
+        self.rounds.append(rounds)
+
+    def row(self, trials: int) -> str:
+        return (
+            f"{self.within / trials:8.3f}  {np.mean(self.claimed):9.3f}  {int(np.median(self.asked)):9d}  "
+            f"{np.mean(self.rounds):6.2f}"
         )
 
 
