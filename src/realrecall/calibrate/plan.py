@@ -30,12 +30,20 @@ From the real questions in hand (the pilot):
   questions still to label (and their expected gap from the pilot's mean); a short plan is then
   mostly the pilot's known spread. There the posterior's choice held less often (``docs/real-data.md``
   has both). Either way ``prediction_probability`` is the
-  posterior probability that the width reached is within 20% of the prediction.
-- **Two rounds when the prediction is rough.** Below a probability of 0.8 the plan says so and asks
-  for half of each stratum's questions first (``n_first``), then a plan from the larger pilot: the
+  posterior probability that the width reached is within 20% of the prediction. With strata that
+  posterior borrows four questions' worth of the pooled pilot, not the beta-binomial strength the
+  spreads take (up to 200 when three strata's rates look alike): that strength is itself read off a
+  few strata, and at face value it makes a stratum of 10 pilot questions as known as the whole pool.
+- **Rounds when the prediction is rough.** Below a probability of 0.9 (the share within 20% a plan
+  is held to) the plan says so and asks for half of each stratum's questions first (``n_first``),
+  then a plan from the larger pilot, which may itself say it is rough and ask for another half: the
   spreads a pilot of 30 pins poorly (a stratum of 5 pilot questions, a rate near 1) are then known from
-  the labelled half, and the second plan's prediction holds about as often as it says. The first
-  plan's ``n_more`` is its best count, not a promise; the second one's is the count to finish with.
+  the labelled questions, and the plan followed last predicts about as well as it says. A rough plan
+  with strata asks for no fewer questions than the smoothed spreads alone need: the expected width
+  counts the pilot's own squares as known, and a stratum with no miss in its 10 pilot questions would
+  otherwise "need" one more question, leaving nothing to label before planning again. The first
+  plan's ``n_more`` is its best count, not a promise; the one followed last gives the count to finish
+  with.
 
 Checked by simulation (``tests/calibrate/test_plan.py``, ``benchmarks/study_plan.py``, figures in
 ``docs/real-data.md``): from a 30-question pilot, label what the plan asks and compare the width
@@ -98,7 +106,7 @@ class PlanStratum:
     spread: float
     n_first: int = -1
     """Of ``n_more``, how many to label before planning again: half (rounded up) when the plan is rough
-    (``prediction_probability`` under 0.8), else all of them (-1: not given, read as ``n_more``)."""
+    (``prediction_probability`` under 0.9), else all of them (-1: not given, read as ``n_more``)."""
 
     @property
     def n_total(self) -> int:
