@@ -27,13 +27,14 @@ outcomes best, found knowing them: what a prediction of this kind could reach wh
 ``claimed`` (the mean ``prediction_probability`` the plans gave: how often they said they would be
 within 20%), the median number of questions asked, and how often the plan was wider than proportional
 (must be 0). Then the plan followed as it advises (``TwoRounds``): when it says it is rough
-(``prediction_probability`` under 0.8) label its ``n_first`` per stratum, plan again from the larger
+(``prediction_probability`` under 0.9) label its ``n_first`` per stratum, plan again from the larger
 pilot, label what that plan asks; ``2-round`` is the share within 20% of the prediction of the plan
 followed last, ``vs-1st`` the share within 20% of the first plan's (the 30-question pilot's) prediction,
 ``2-claimed`` the mean probability the plan followed last gave, ``2-median+`` the median number labelled
 in all, ``replanned`` the share of trials that took two rounds. ``followed`` is the plan followed
 round after round as it advises (``Followed``: while the plan says it is rough, label its ``n_first``
-and plan again, at most five plans), ``f-claimed`` the mean probability the plan followed last stated,
+and plan again, at most five plans), ``f-vs-1st`` the same trials' share within 20% of the first
+plan's (the 30-question pilot's) prediction, ``f-claimed`` the mean probability the plan followed last stated,
 ``f-median+`` the median number labelled in all, ``rounds`` the mean number of plans made. For
 recall@10 it also prints the
 two-rate bound: no rule from a 30-question pilot is
@@ -64,7 +65,7 @@ from support.reference import find_reference_data
 WEIGHTS = {"0": 0.2, "1": 0.3, "2": 0.5}
 HEADER = (
     "metric     strata       width  within  raw-pilot  best-scale  log-bias  claimed  median+  wider  "
-    "2-round  vs-1st  2-claimed  2-median+  replanned  followed  f-claimed  f-median+  rounds"
+    "2-round  vs-1st  2-claimed  2-median+  replanned  followed  f-vs-1st  f-claimed  f-median+  rounds"
 )
 METRICS = (("recall@10", True), ("ndcg@10", False))
 
@@ -215,6 +216,7 @@ class Followed:
 
     def __init__(self) -> None:
         self.within = 0
+        self.within_first = 0
         self.claimed: list[float] = []
         self.asked: list[int] = []
         self.rounds: list[int] = []
@@ -224,7 +226,7 @@ class Followed:
         weights: dict[str, float], metric: str, binary: bool, width: float, reached: float,
         rng: np.random.Generator,
     ) -> None:  # fmt: skip
-        labelled, rounds = 0, 1
+        labelled, rounds, first_prediction = 0, 1, made.predicted_width
         while made.n_first < made.n_more and rounds < self.MAX_ROUNDS:
             first = {s.value: s.first_round for s in made.strata}
             pilot = {
@@ -237,14 +239,15 @@ class Followed:
         if rounds > 1:  # else the one-round trial's own draw: the plan was labelled in one go
             reached = _reached(pilot, pops, {s.value: s.n_more for s in made.strata}, weights, binary, rng)
         self.within += _within(made.predicted_width, reached)
+        self.within_first += _within(first_prediction, reached)
         self.claimed.append(made.prediction_probability)
         self.asked.append(labelled + made.n_more)
         self.rounds.append(rounds)
 
     def row(self, trials: int) -> str:
         return (
-            f"{self.within / trials:8.3f}  {np.mean(self.claimed):9.3f}  {int(np.median(self.asked)):9d}  "
-            f"{np.mean(self.rounds):6.2f}"
+            f"{self.within / trials:8.3f}  {self.within_first / trials:8.3f}  {np.mean(self.claimed):9.3f}  "
+            f"{int(np.median(self.asked)):9d}  {np.mean(self.rounds):6.2f}"
         )
 
 
