@@ -169,17 +169,19 @@ class GoldSet(IdIndexed[GoldQuery]):
         return lowest
 
     @cached_property
+    def has_fields(self) -> bool:
+        """Whether any query has a field of its own; NO_FIELDS, every qrels query's, is passed over
+        unread (its length is Python code: 0.15 s for a million queries, against 0.06 s)."""
+        return any(filter(None, filter(partial(is_not, NO_FIELDS), map(_METADATA, self.queries))))
+
+    @cached_property
     def bare(self) -> bool:
         """Whether every query is its id, text, judgments and core fields alone (TREC and BEIR qrels):
         no field of its own, no evidence, no provenance. Found once per set (three passes over the
         queries; none for TREC qrels, bare as read): evaluate then skips its passes that look for
         fields, evidence and provenance, 0.02 s of 100,000 queries."""
         queries = self.queries
-        return (
-            not any(filter(None, filter(partial(is_not, NO_FIELDS), map(_METADATA, queries))))
-            and not any(map(_EVIDENCE, queries))
-            and not any(map(_PROVENANCE, queries))
-        )
+        return not self.has_fields and not any(map(_EVIDENCE, queries)) and not any(map(_PROVENANCE, queries))
 
     def qrels(self) -> dict[str, dict[str, int]]:
         """The judgments as trec_eval-style tools take them: ``{query_id: {passage_id: grade}}``."""

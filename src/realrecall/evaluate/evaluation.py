@@ -906,7 +906,7 @@ class _EvaluatedQueries(QueryRecords):
 
     def _field_column(self) -> Iterable[dict[str, Any]]:
         gold, by = self.gold, self.by
-        if by or (not gold.bare and (_any_fields(gold) or any(map(_PROVENANCE, gold)))):
+        if by or (not gold.bare and (gold.has_fields or any(map(_PROVENANCE, gold)))):
             return (record_fields(_fields(query, by)) for query in gold)
         # Queries with no field of their own (TREC and BEIR qrels): one shared empty record, coded
         # (a million queries: 0.1 s, not 0.7).
@@ -937,12 +937,6 @@ class _EvaluatedQueries(QueryRecords):
             )
             for query, fields, rank, top, values in self._rows(with_top=True)
         )
-
-
-def _any_fields(gold: GoldSet) -> bool:
-    """Whether any query has a field of its own; NO_FIELDS, every qrels query's, is passed over unread
-    (its length is Python code: 0.15 s for a million queries, against 0.06 s)."""
-    return any(filter(None, filter(partial(is_not, NO_FIELDS), map(_METADATA, gold))))
 
 
 _QUERY, _TYPE, _ORIGIN, _LANGUAGE = map(attrgetter, ("query", "type", "origin", "language"))
