@@ -254,6 +254,13 @@ class EndpointSilent(LLMError):
             f"{setting if label is None else label} (a rerun resumes)"
         )
 
+    @classmethod
+    def of_client(cls, problem: str) -> EndpointSilent:
+        """The error as ``generate`` and ``judge_pool`` raise it: there the time allowed is the passed
+        client's own (they make none), so the advice names its ``LLMConfig(timeout=...)``; the CLI and
+        the pipeline, which make the client from ``request_timeout``, name that setting their way."""
+        return cls(problem, label="the client's LLMConfig(timeout=...)")
+
     def labelled(self, label: str) -> EndpointSilent:
         """The same error with the setting named ``label``."""
         return EndpointSilent(self.problem, setting=self.setting, label=label)

@@ -288,12 +288,9 @@ async def _grade_all(
         # silent, and every other pair would wait out its whole retry budget the same way.
         if silent is not None and unanswered >= max(3, concurrency):
             stopped = True
-            # The time allowed is the client's own (judge_pool makes none); the CLI, which makes the
-            # client from request_timeout, names that setting its way (--timeout).
-            raise EndpointSilent(
-                f"{silent}; stopped after {unanswered} pairs in a row got no answer",
-                label="the client's LLMConfig(timeout=...)",
-            )
+            # The CLI, which makes the client from request_timeout, names that setting its way (--timeout).
+            problem = f"{silent}; stopped after {unanswered} pairs in a row got no answer"
+            raise EndpointSilent.of_client(problem)
         done += 1
         failed += graded is None
         if progress is not None:

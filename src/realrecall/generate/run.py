@@ -22,7 +22,7 @@ from typing import Any
 
 from realrecall._version import __version__
 from realrecall.corpus import Corpus
-from realrecall.errors import InputError, RealrecallError
+from realrecall.errors import EndpointSilent, InputError, RealrecallError
 from realrecall.files import atomic_write_text
 from realrecall.generate.analysis_cache import AnalysisCache
 from realrecall.generate.asking import RequestCollector
@@ -37,7 +37,7 @@ from realrecall.generate.batch import (
 from realrecall.generate.config import GenerateConfig
 from realrecall.generate.pairs import pair_counts, pair_warning
 from realrecall.generate.planner import Slot
-from realrecall.generate.settle import CLIENT_HINT, Settler, endpoint_silent, still_valid
+from realrecall.generate.settle import CLIENT_HINT, Settler, still_valid
 from realrecall.generate.setup import Setup, check_paths, prepare, remembered_sample_rate, screen_with_model
 from realrecall.generate.situation import copied_situations_warning
 from realrecall.generate.store import GenerationStore
@@ -234,7 +234,8 @@ async def _generate(
         if silence is not None and rejections and set(rejections) <= UNANSWERED:
             # Fewer questions than run at once, none answered: the endpoint, not the questions, failed
             # (stop_if_silent's line, which a run this small never reaches).
-            raise endpoint_silent(f"{silence}; none of the {summary.planned} questions got an answer")
+            problem = f"{silence}; none of the {summary.planned} questions got an answer"
+            raise EndpointSilent.of_client(problem)
         more = min(config.max_attempts + 3, 100)
         raise RealrecallError(
             f"no question was kept ({summary.planned} planned; rejections {reasons}); "

@@ -36,19 +36,12 @@ from realrecall.generate.summary import StageCounter
 from realrecall.llm.types import UNANSWERED, ChatClient, Usage
 from realrecall.text_features import lexical_overlap
 
-__all__ = ["CLIENT_HINT", "Settler", "endpoint_silent", "still_valid"]
+__all__ = ["CLIENT_HINT", "Settler", "still_valid"]
 
 CLIENT_HINT = (
     "pass client=OpenAIChatClient(LLMConfig()) (or batch=True for the Batch API), "
     "or use backend='extractive' without judge"
 )
-
-
-def endpoint_silent(problem: str) -> EndpointSilent:
-    """The run's end when its endpoint answers nothing. In Python the time allowed is the client's own
-    (``generate`` makes none); the CLI and the pipeline, which make the client from ``request_timeout``,
-    name that setting their way (``EndpointSilent.labelled``)."""
-    return EndpointSilent(problem, setting="request_timeout", label="the client's LLMConfig(timeout=...)")
 
 
 class Settler:
@@ -143,7 +136,8 @@ class Settler:
         self.unanswered += 1
         self.silence = exc
         if self.unanswered >= max(3, self.config.concurrency):
-            raise endpoint_silent(f"{exc}; stopped after {self.unanswered} questions in a row got no answer")
+            problem = f"{exc}; stopped after {self.unanswered} questions in a row got no answer"
+            raise EndpointSilent.of_client(problem)
 
     async def examine(self, slot: Slot, candidate: Candidate, spent: list[int]) -> str | None:
         """Keep the candidate (returns None) or return the reason it was rejected."""
