@@ -33,7 +33,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from realrecall.errors import EngineError, InputError, RealrecallError
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 __all__ = ["MISSING_EXTRA", "ActorPool", "Cluster", "Stage", "open_cluster"]
 
 MISSING_EXTRA = "the ray engine needs the optional extra: pip install 'realrecall[ray]'"
+
+T = TypeVar("T")
 
 # Seconds to wait for a cluster's address to answer before saying it cannot be reached (ray.init
 # itself waits minutes on an address where nothing listens, then exits the process).
@@ -399,12 +401,7 @@ class _ObjectActor:
     """
 
     def __init__(self, setup: Callable[[], object]) -> None:
-        self._object: object = None
-        self._failed: _Failed | None = None
-        try:
-            self._object = setup()
-        except RealrecallError as exc:
-            self._failed = _Failed.of(exc)
+        self._object, self._failed = _set_up(setup)
 
     def attribute(self, name: str) -> Any:
         return self._failed if self._failed is not None else getattr(self._object, name)
@@ -439,15 +436,18 @@ class _ActorWorker:
     """
 
     def __init__(self, setup: Callable[[], Callable[[Any], Any]]) -> None:
-        self._function: Callable[[Any], Any] | None = None
-        self._failed: _Failed | None = None
-        try:
-            self._function = setup()
-        except RealrecallError as exc:
-            self._failed = _Failed.of(exc)
+        self._function, self._failed = _set_up(setup)
 
     def __call__(self, batch: Any) -> Any:
         return _apply(batch, self._function, self._failed)
+
+
+def _set_up(setup: Callable[[], T]) -> tuple[T | None, _Failed | None]:
+    """An actor's ``setup()``, or its project error kept (``_ObjectActor``, ``_ActorWorker``)."""
+    try:
+        return setup(), None
+    except RealrecallError as exc:
+        return None, _Failed.of(exc)
 
 
 def _task_worker(batch: Any, function: Callable[[Any], Any]) -> Any:
