@@ -26,7 +26,7 @@ outcomes best, found knowing them: what a prediction of this kind could reach wh
 ``log-bias`` (the median of log(width reached / predicted): negative when the plan quotes too wide),
 ``claimed`` (the mean ``prediction_probability`` the plans gave: how often they said they would be
 within 20%), the median number of questions asked, and how often the plan was wider than proportional
-(must be 0). Then the plan followed as it advises (``TwoRounds``): when it says it is rough
+(must be 0). Then the plan followed as it advises (``Followed(TWO_ROUNDS)``): when it says it is rough
 (``prediction_probability`` under 0.9) label its ``n_first`` per stratum, plan again from the larger
 pilot, label what that plan asks; ``2-round`` is the share within 20% of the prediction of the plan
 followed last, ``vs-1st`` the share within 20% of the first plan's (the 30-question pilot's) prediction,
@@ -132,11 +132,11 @@ def trial_row(
     asked = []
     ratios = []
     claimed = []
-    two = TwoRounds()
+    two = Followed(TWO_ROUNDS)
     # The two-round draws come from a stream of their own: the one-round columns stay as they were.
     two_rng = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # type: ignore[attr-defined]
     # And the rounds past the second from a third: the two-round columns stay as they were.
-    followed = Followed()
+    followed = Followed(MOST_ROUNDS)
     follow_rng = np.random.default_rng(rng.bit_generator.seed_seq.spawn(1)[0])  # type: ignore[attr-defined]
     for _ in range(trials):
         index = rng.choice(outcomes.size, 30)
@@ -161,60 +161,20 @@ def trial_row(
         f"{metric:<10} {label:<12} {width:5.2f}  {within / trials:6.3f}  {raw_within / trials:8.3f}  "
         f"{_best_scale(np.array(ratios)):10.3f}  {_log_bias(np.array(ratios)):+8.3f}  "
         f"{np.mean(claimed):7.3f}  "
-        f"{int(np.median(asked)):7d}  {wider:5d}  {two.row(trials)}  {followed.row(trials)}"
+        f"{int(np.median(asked)):7d}  {wider:5d}  "
+        f"{two.row(trials, two_rounds=True)}  {followed.row(trials, two_rounds=False)}"
     )
-
-
-class TwoRounds:
-    """The plan followed as it advises: when it says it is rough, label its ``n_first`` per stratum,
-    plan again from the larger pilot and label what that plan asks; the width reached is compared with
-    the prediction of the plan followed last (the first one's when it was not rough)."""
-
-    def __init__(self) -> None:
-        self.within = 0
-        self.within_first = 0
-        self.replanned = 0
-        self.claimed: list[float] = []
-        self.asked: list[int] = []
-
-    def follow(
-        self, made: LabellingPlan, pilot: dict[str, np.ndarray], pops: dict[str, np.ndarray],
-        weights: dict[str, float], metric: str, binary: bool, width: float, reached: float,
-        rng: np.random.Generator,
-    ) -> None:  # fmt: skip
-        if made.n_first == made.n_more:
-            self.within += _within(made.predicted_width, reached)
-            self.within_first += _within(made.predicted_width, reached)
-            self.claimed.append(made.prediction_probability)
-            self.asked.append(made.n_more)
-            return
-        self.replanned += 1
-        first = {s.value: s.first_round for s in made.strata}
-        larger = {
-            name: np.concatenate([pilot[name], rng.choice(pops[name], first.get(name, 0))]) for name in pops
-        }
-        again = plan_strata(larger, metric=metric, binary=binary, target_width=width, weights=weights)
-        final = _reached(larger, pops, {s.value: s.n_more for s in again.strata}, weights, binary, rng)
-        self.within += _within(again.predicted_width, final)
-        self.within_first += _within(made.predicted_width, final)
-        self.claimed.append(again.prediction_probability)
-        self.asked.append(made.n_first + again.n_more)
-
-    def row(self, trials: int) -> str:
-        return (
-            f"{self.within / trials:7.3f}  {self.within_first / trials:6.3f}  {np.mean(self.claimed):9.3f}  "
-            f"{int(np.median(self.asked)):9d}  {self.replanned / trials:9.3f}"
-        )
 
 
 class Followed:
     """The plan followed as it advises, round after round: while it says it is rough, label its
-    ``n_first`` per stratum and plan again from the larger pilot (at most :data:`MAX_ROUNDS` plans);
-    the width reached is compared with the prediction of the plan followed last."""
+    ``n_first`` per stratum and plan again from the larger pilot (at most ``max_rounds`` plans), then
+    label what the plan followed last asks; the width reached is compared with that plan's prediction
+    (``within``) and with the first plan's, the 30-question pilot's (``within_first``). With
+    ``max_rounds=2`` it is the study's two rounds (``TWO_ROUNDS``)."""
 
-    MAX_ROUNDS = 5
-
-    def __init__(self) -> None:
+    def __init__(self, max_rounds: int) -> None:
+        self.max_rounds = max_rounds
         self.within = 0
         self.within_first = 0
         self.claimed: list[float] = []
@@ -227,7 +187,7 @@ class Followed:
         rng: np.random.Generator,
     ) -> None:  # fmt: skip
         labelled, rounds, first_prediction = 0, 1, made.predicted_width
-        while made.n_first < made.n_more and rounds < self.MAX_ROUNDS:
+        while made.n_first < made.n_more and rounds < self.max_rounds:
             first = {s.value: s.first_round for s in made.strata}
             pilot = {
                 name: np.concatenate([pilot[name], rng.choice(pops[name], first.get(name, 0))])
@@ -244,11 +204,22 @@ class Followed:
         self.asked.append(labelled + made.n_more)
         self.rounds.append(rounds)
 
-    def row(self, trials: int) -> str:
+    def row(self, trials: int, *, two_rounds: bool) -> str:
+        """The columns ``2-round .. replanned`` (``two_rounds``: the share that planned twice) or
+        ``followed .. rounds`` (the mean number of plans)."""
+        if two_rounds:
+            replanned = np.mean(np.array(self.rounds) > 1)
+            return (
+                f"{self.within / trials:7.3f}  {self.within_first / trials:6.3f}  "
+                f"{np.mean(self.claimed):9.3f}  {int(np.median(self.asked)):9d}  {replanned:9.3f}"
+            )
         return (
             f"{self.within / trials:8.3f}  {self.within_first / trials:8.3f}  {np.mean(self.claimed):9.3f}  "
             f"{int(np.median(self.asked)):9d}  {np.mean(self.rounds):6.2f}"
         )
+
+
+TWO_ROUNDS, MOST_ROUNDS = 2, 5
 
 
 def two_rate_bound(rate: float, pilot: int = 30) -> tuple[float, float]:
